@@ -1,0 +1,125 @@
+"""Commands every dataset gets: ``validate``, ``inspect``, ``stats``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from dataforge.errors import ValidationFailed
+
+
+@click.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--deep", is_flag=True, help="Decode every row of every array (slower).")
+@click.option("--quiet", is_flag=True, help="No progress output.")
+def validate(directory: Path, as_json: bool, deep: bool, quiet: bool) -> None:
+    """Check DIRECTORY: sha256 and size of every file, missing/extra files, schema, every
+    episode, and the invariants its pipeline registers. Exit 0 if all hold, 1 otherwise."""
+    from dataforge.progress import make_progress
+    from dataforge.store.validation import validate as run_validate
+
+    report = run_validate(directory, deep=deep, progress=make_progress(quiet or as_json))
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=1))
+    else:
+        for note in report.notes:
+            click.echo(f"note: {note}")
+        for p in report.problems:
+            click.echo(p.line())
+        c = report.checked
+        if report.ok:
+            inv = len(c.get("invariants", []))
+            click.echo(
+                f"OK {directory}: {c.get('episodes', 0)} episodes in {c.get('shards', 0)} "
+                f"shards, {c.get('files', 0)} files sha256-verified"
+                + (f", {inv} {c.get('pipeline')} invariants hold" if inv else "")
+            )
+    if not report.ok:
+        raise ValidationFailed(f"{directory}: {len(report.problems)} problems found")
+
+
+@click.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--episode", "episode_id", default=None, help="Show this episode's arrays.")
+@click.option(
+    "--preview",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write a contact sheet PNG of the episode's images (first episode by default).",
+)
+@click.option(
+    "--frames",
+    type=click.IntRange(min=1, max=32),
+    default=4,
+    show_default=True,
+    help="Frames per array in the preview.",
+)
+def inspect(directory: Path, episode_id: str | None, preview: Path | None, frames: int) -> None:
+    """Summarise DIRECTORY: what it is, how it was made, its arrays; optionally one episode and a
+    preview image."""
+    from rich.console import Console
+
+    from dataforge.errors import UsageError
+    from dataforge.store import open_dataset
+    from dataforge.viz.preview import write_preview
+    from dataforge.viz.tables import dataset_table, episode_table, schema_table
+
+    console = Console()
+    with open_dataset(directory) as ds:
+        console.print(dataset_table(ds))
+        console.print(schema_table(ds.schema))
+        if episode_id is None and preview is None:
+            ids = ds.episode_ids
+            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+            console.print(f"episodes: {shown}")
+            return
+        eid = episode_id if episode_id is not None else (ds.episode_ids or [None])[0]
+        if eid not in ds:
+            raise UsageError(
+                f"no episode {eid!r} in {directory} (see 'dataforge inspect {directory}' for ids)"
+            )
+        ep = ds[eid]
+        console.print(episode_table(ep))
+        meta = json.dumps(ep.metadata, sort_keys=True)
+        console.print(f"metadata: {meta[:800]}{' ...' if len(meta) > 800 else ''}", markup=False)
+        if preview is not None:
+            try:
+                write_preview(ep, preview, frames=frames)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+            console.print(f"preview written to {preview}")
+
+
+@click.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
+@click.option(
+    "--plot",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write histograms of the distributions to this PNG.",
+)
+def stats(directory: Path, as_json: bool, plot: Path | None) -> None:
+    """Counts and distributions of DIRECTORY (generic, plus those its pipeline defines)."""
+    from rich.console import Console
+
+    from dataforge.stats import compute_stats
+    from dataforge.store import open_dataset
+    from dataforge.viz.tables import stats_table
+
+    with open_dataset(directory) as ds:
+        result = compute_stats(ds)
+    summary = result.to_dict()
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        Console().print(stats_table(summary))
+    if plot is not None:
+        from dataforge.viz.plots import plot_distributions
+
+        plot_distributions(result.distributions, plot, title=summary["dataset"]["name"])
+        if not as_json:
+            click.echo(f"plot written to {plot}")

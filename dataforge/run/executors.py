@@ -1,0 +1,160 @@
+"""Executors: run unit tasks and yield their results as they finish (order does not matter).
+
+- ``LocalExecutor``: ``workers == 1`` runs in this process; more uses a pool of spawned processes
+  (spawn, not fork: zarr keeps an event-loop thread). Workers ignore SIGINT (the driver handles
+  Ctrl-C and terminates them) and die with the driver (PR_SET_PDEATHSIG on Linux).
+- ``RayExecutor``: one Ray task per unit, on a local Ray instance with ``workers`` CPUs or on the
+  cluster at ``ray_address``. Ray is imported only here. With a multi-node cluster the output
+  directory must be on a file system every node mounts at the same path: workers write their
+  shards into its staging folder and the driver renames them into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from dataforge.errors import DataforgeError, missing_dependency
+from dataforge.run.options import ExecutionOptions
+
+_TRACKER_FILTER = "ignore:resource_tracker:UserWarning"
+
+Task = Any
+Fn = Callable[[Task], Any]
+
+
+class Executor:
+    def imap_unordered(self, fn: Fn, tasks: Sequence[Task]) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def close(self, cancel: bool = False) -> None:
+        pass
+
+
+def _limit_threads() -> None:
+    """Parallel workers each get one thread for BLAS, OpenMP and chunk encoding."""
+    os.environ.setdefault("DATAFORGE_ENCODE_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the driver
+    try:
+        import numcodecs.blosc
+
+        numcodecs.blosc.set_nthreads(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+class LocalExecutor(Executor):
+    def __init__(self, workers: int = 1) -> None:
+        self.workers = workers
+        self._pool: Any = None
+
+    def imap_unordered(self, fn: Fn, tasks: Sequence[Task]) -> Iterator[Any]:
+        if self.workers == 1 or len(tasks) <= 1:
+            for task in tasks:
+                yield fn(task)
+            return
+        _limit_threads()
+        # After Ctrl-C the terminated pool's queue semaphores are still registered when the
+        # driver exits; multiprocessing's resource tracker then removes them and warns. The
+        # clean-up is right, the warning is noise on an interrupted run: the tracker (started
+        # with the pool) inherits this filter.
+        if _TRACKER_FILTER not in sys.warnoptions:
+            sys.warnoptions.append(_TRACKER_FILTER)
+        ctx = multiprocessing.get_context("spawn")
+        self._pool = ctx.Pool(min(self.workers, len(tasks)), initializer=_worker_init)
+        yield from self._pool.imap_unordered(fn, tasks, chunksize=1)
+
+    def close(self, cancel: bool = False) -> None:
+        if self._pool is None:
+            return
+        if cancel:
+            self._pool.terminate()
+        else:
+            self._pool.close()
+        self._pool.join()
+        self._pool = None
+
+
+class RayExecutor(Executor):
+    def __init__(self, workers: int = 1, address: str | None = None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise missing_dependency("ray", "ray", "--executor ray") from None
+        self._ray = ray
+        self.workers = workers
+        self.address = address
+        self._pending: list[Any] = []
+        self._started = False
+
+    def _init(self) -> None:
+        import logging
+
+        ray = self._ray
+        if ray.is_initialized():
+            return
+        kwargs: dict[str, Any] = {
+            "include_dashboard": False,
+            "logging_level": logging.ERROR,
+            "log_to_driver": False,
+            "configure_logging": True,
+        }
+        if self.address:
+            kwargs["address"] = self.address
+        else:
+            kwargs["num_cpus"] = self.workers
+        try:
+            ray.init(**kwargs)
+        except ConnectionError as exc:
+            raise DataforgeError(f"cannot connect to Ray at {self.address}: {exc}") from None
+        self._started = True
+
+    def imap_unordered(self, fn: Fn, tasks: Sequence[Task]) -> Iterator[Any]:
+        if not tasks:
+            return
+        ray = self._ray
+        self._init()
+        remote = ray.remote(num_cpus=1, max_retries=0)(fn)
+        self._pending = [remote.remote(t) for t in tasks]
+        while self._pending:
+            done, self._pending = ray.wait(self._pending, num_returns=1)
+            try:
+                yield ray.get(done[0])
+            except ray.exceptions.RayTaskError as exc:
+                cause = getattr(exc, "cause", None)
+                if isinstance(cause, BaseException):
+                    raise cause from None
+                raise DataforgeError(str(exc).splitlines()[0]) from None
+
+    def close(self, cancel: bool = False) -> None:
+        ray = self._ray
+        if cancel:
+            for ref in self._pending:
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
+        self._pending = []
+        if self._started:
+            ray.shutdown()
+            self._started = False
+
+
+def make_executor(options: ExecutionOptions) -> Executor:
+    if options.executor == "ray":
+        return RayExecutor(options.workers, options.ray_address)
+    return LocalExecutor(options.workers)

@@ -1,0 +1,450 @@
+"""Build a dataset directory shard by shard: commit, journal, resume, finalize.
+
+The life of a dataset directory:
+
+1. ``DatasetBuilder.open`` checks what is there. An empty or new directory starts a run; a
+   directory holding a run (``.dataforge/run.json``) or a dataset (``manifest.json``) with the
+   same ``config_hash`` resumes it; another configuration is refused unless ``overwrite``; any
+   other non-empty directory is refused. Shards that were renamed into ``shards/`` but not yet
+   journaled (a crash in between) and anything left in staging are removed: only journaled shards
+   count as committed.
+2. Workers write shards into ``.dataforge/staging/<run>/`` (``write_shard``); ``commit`` renames a
+   finished shard into ``shards/`` and appends its record (files, sha256, episodes) to
+   ``.dataforge/journal.jsonl`` with an fsync.
+3. ``finalize`` writes ``episodes.csv``, the pipeline's extra files, ``croissant.json`` and, last,
+   ``manifest.json``; then removes the journal, run.json and staging.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import platform
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dataforge._version import __version__
+from dataforge.errors import ConfigMismatchError, DatasetError, SchemaError, UsageError
+from dataforge.store.atomic import atomic_write_bytes, atomic_write_text, commit_path, remove_path
+from dataforge.store.croissant import croissant_metadata, episode_index_csv
+from dataforge.store.episode import EpisodeLocation
+from dataforge.store.hashing import FileEntry, file_entry
+from dataforge.store.layout import (
+    CONTROL_DIR,
+    CROISSANT,
+    EPISODE_INDEX,
+    FORMAT_VERSION,
+    JOURNAL_FILE,
+    MANIFEST,
+    RUN_FILE,
+    SHARDS_DIR,
+    check_unit_id,
+    control_dir,
+    staging_dir,
+)
+from dataforge.store.manifest import (
+    Manifest,
+    ShardEntry,
+    config_hash,
+    read_manifest,
+    write_manifest,
+)
+from dataforge.store.schema import Schema
+from dataforge.store.shard import ShardRecord
+
+RESERVED = {MANIFEST, CROISSANT, EPISODE_INDEX, SHARDS_DIR, CONTROL_DIR}
+_ENV_PACKAGES = ("numpy", "zarr", "numcodecs", "h5py", "hdf5plugin")
+
+
+@dataclass(frozen=True)
+class DatasetHeader:
+    """What determines a dataset's content. Its hash decides whether a directory can resume."""
+
+    name: str
+    pipeline: str
+    format: str
+    seed: int
+    config: Mapping[str, Any]
+    schema: Schema
+    units: tuple[str, ...] | None = None
+    description: str = ""
+    license_url: str | None = None
+    url: str | None = None
+    citation: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.units is not None:
+            for u in self.units:
+                check_unit_id(u)
+            if len(set(self.units)) != len(self.units):
+                raise ValueError("unit ids must be unique")
+
+    @property
+    def config_hash(self) -> str:
+        return config_hash(
+            {
+                "format_version": FORMAT_VERSION,
+                "pipeline": self.pipeline,
+                "format": self.format,
+                "seed": self.seed,
+                "config": dict(self.config),
+                "schema": self.schema.to_dict(),
+            }
+        )
+
+
+def _environment() -> dict[str, Any]:
+    versions = {}
+    for pkg in _ENV_PACKAGES:
+        try:
+            versions[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            versions[pkg] = None
+    return {"python": platform.python_version(), "platform": platform.platform(), **versions}
+
+
+def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """A short description of which settings differ between two run descriptions."""
+    diffs = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            diffs.append(f"{key} {old.get(key)!r} -> {new.get(key)!r}")
+    return "; ".join(diffs[:6]) + ("; ..." if len(diffs) > 6 else "")
+
+
+def _describe(header_like: Mapping[str, Any]) -> dict[str, Any]:
+    flat = {
+        "pipeline": header_like.get("pipeline"),
+        "format": header_like.get("format"),
+        "seed": header_like.get("seed"),
+    }
+    flat.update({f"--{k}": v for k, v in dict(header_like.get("config") or {}).items()})
+    return flat
+
+
+@dataclass
+class DirState:
+    """What a directory holds before a run touches it (read-only inspection)."""
+
+    root: Path
+    exists: bool
+    manifest: Manifest | None = None
+    run_info: dict[str, Any] | None = None
+    committed: dict[str, ShardRecord] = field(default_factory=dict)
+    foreign: list[str] = field(default_factory=list)
+
+    @property
+    def stored_hash(self) -> str | None:
+        if self.manifest is not None:
+            return self.manifest.config_hash
+        if self.run_info is not None:
+            return self.run_info.get("config_hash")
+        return None
+
+    @property
+    def stored_description(self) -> dict[str, Any]:
+        if self.manifest is not None:
+            return _describe(
+                {
+                    "pipeline": self.manifest.pipeline,
+                    "format": self.manifest.format,
+                    "seed": self.manifest.seed,
+                    "config": self.manifest.config,
+                }
+            )
+        return _describe(self.run_info or {})
+
+
+def _records_from_manifest(manifest: Manifest) -> dict[str, ShardRecord]:
+    out: dict[str, ShardRecord] = {}
+    by_unit: dict[str, list[EpisodeLocation]] = {}
+    for loc in manifest.episodes.values():
+        by_unit.setdefault(loc.unit, []).append(loc)
+    for shard in manifest.shards:
+        prefix = shard.path
+        files = {
+            p: e for p, e in manifest.files.items() if p == prefix or p.startswith(prefix + "/")
+        }
+        out[shard.unit] = ShardRecord(
+            unit=shard.unit,
+            path=shard.path,
+            episodes=tuple(by_unit.get(shard.unit, ())),
+            files=files,
+        )
+    return out
+
+
+def _read_journal(root: Path) -> dict[str, ShardRecord]:
+    path = control_dir(root) / JOURNAL_FILE
+    records: dict[str, ShardRecord] = {}
+    if not path.is_file():
+        return records
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            rec = ShardRecord.from_dict(json.loads(line))
+        except (ValueError, KeyError, TypeError):
+            break  # a torn last line from a crash: everything after it is not committed
+        if (root / rec.path).exists():
+            records[rec.unit] = rec
+    return records
+
+
+def inspect_dir(root: Path) -> DirState:
+    """Look at an output directory without changing it."""
+    root = Path(root)
+    if not root.exists():
+        return DirState(root, exists=False)
+    if not root.is_dir():
+        raise UsageError(f"output path {root} exists and is not a directory")
+    state = DirState(root, exists=True)
+    if (root / MANIFEST).exists():
+        state.manifest = read_manifest(root)
+        state.committed.update(_records_from_manifest(state.manifest))
+    run_file = control_dir(root) / RUN_FILE
+    if run_file.is_file():
+        try:
+            state.run_info = json.loads(run_file.read_text())
+        except (OSError, ValueError):
+            state.run_info = {"config_hash": None}
+        state.committed.update(_read_journal(root))
+    if state.manifest is None and state.run_info is None:
+        state.foreign = sorted(p.name for p in root.iterdir() if p.name != CONTROL_DIR)
+    return state
+
+
+class DatasetBuilder:
+    """Owns one dataset directory while a run writes it (the caller holds the lock)."""
+
+    def __init__(self, root: Path, header: DatasetHeader, state: DirState) -> None:
+        self.root = Path(root)
+        self.header = header
+        self.committed: dict[str, ShardRecord] = dict(state.committed)
+        self._episode_unit = {
+            loc.id: rec.unit for rec in self.committed.values() for loc in rec.episodes
+        }
+        self.staging = staging_dir(self.root) / f"run-{os.getpid()}-{secrets.token_hex(4)}"
+        self.previous_manifest = state.manifest
+
+    # -- opening ---------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, root: Path, header: DatasetHeader, *, overwrite: bool = False) -> DatasetBuilder:
+        root = Path(root)
+        state = inspect_dir(root)
+        if state.foreign and not overwrite:
+            raise UsageError(
+                f"refusing to write into {root}: it is not empty and holds no dataforge dataset "
+                f"(found {', '.join(state.foreign[:3])}{', ...' if len(state.foreign) > 3 else ''})"
+                "; choose another --out"
+            )
+        if state.foreign and overwrite:
+            raise UsageError(
+                f"refusing to --overwrite {root}: it holds files that dataforge did not write "
+                f"({', '.join(state.foreign[:3])}); remove them yourself or choose another --out"
+            )
+        stored = state.stored_hash
+        if stored is not None and stored != header.config_hash and not overwrite:
+            diff = config_diff(
+                state.stored_description,
+                _describe(
+                    {
+                        "pipeline": header.pipeline,
+                        "format": header.format,
+                        "seed": header.seed,
+                        "config": header.config,
+                    }
+                ),
+            )
+            raise ConfigMismatchError(
+                f"{root} holds a dataset made with another configuration (config hash "
+                f"{stored[:12]} != {header.config_hash[:12]}: {diff or 'schema or version'}); "
+                "rerun with --overwrite to replace it, or choose another --out"
+            )
+        if overwrite and state.exists:
+            wipe(root, state)
+            state = DirState(root, exists=True)
+        root.mkdir(parents=True, exist_ok=True)
+        builder = cls(root, header, state)
+        builder._clean_orphans()
+        run_info = {
+            "config_hash": header.config_hash,
+            "pipeline": header.pipeline,
+            "format": header.format,
+            "seed": header.seed,
+            "config": dict(header.config),
+        }
+        control_dir(root).mkdir(exist_ok=True)
+        if state.manifest is None:
+            atomic_write_text(control_dir(root) / RUN_FILE, json.dumps(run_info, indent=1))
+        return builder
+
+    def _clean_orphans(self) -> None:
+        remove_path(staging_dir(self.root))
+        shards = self.root / SHARDS_DIR
+        if shards.is_dir():
+            keep = {Path(rec.path).name for rec in self.committed.values()}
+            for entry in shards.iterdir():
+                if entry.name not in keep:
+                    remove_path(entry)
+
+    # -- committing ------------------------------------------------------------------------------
+    @property
+    def units_total(self) -> int | None:
+        return None if self.header.units is None else len(self.header.units)
+
+    def pending(self) -> list[str]:
+        units = self.header.units or ()
+        return [u for u in units if u not in self.committed]
+
+    def is_complete(self) -> bool:
+        return self.header.units is None or not self.pending()
+
+    def commit(self, record: ShardRecord) -> None:
+        """Rename a finished shard from staging into ``shards/`` and journal it."""
+        if self.header.units is not None and record.unit not in self.header.units:
+            raise SchemaError(f"unit {record.unit!r} is not one of this run's units")
+        staged = self.staging / Path(record.path).name
+        if record.unit in self.committed:
+            remove_path(staged)
+            raise SchemaError(f"unit {record.unit!r} was already committed")
+        clash = [loc.id for loc in record.episodes if loc.id in self._episode_unit]
+        if clash:
+            remove_path(staged)
+            raise SchemaError(
+                f"unit {record.unit!r} wrote episode {clash[0]!r}, already written by unit "
+                f"{self._episode_unit[clash[0]]!r}: episode ids must be unique in a dataset"
+            )
+        (self.root / SHARDS_DIR).mkdir(exist_ok=True)
+        commit_path(staged, self.root / record.path)
+        line = json.dumps(record.to_dict(), sort_keys=True, separators=(",", ":")) + "\n"
+        with open(control_dir(self.root) / JOURNAL_FILE, "a") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+        self.committed[record.unit] = record
+        for loc in record.episodes:
+            self._episode_unit[loc.id] = record.unit
+
+    # -- finishing -------------------------------------------------------------------------------
+    def ordered_records(self) -> list[ShardRecord]:
+        if self.header.units is not None:
+            return [self.committed[u] for u in self.header.units if u in self.committed]
+        return list(self.committed.values())
+
+    def _manifest(
+        self, files: Mapping[str, FileEntry], command: Sequence[str], execution: Mapping[str, Any]
+    ) -> Manifest:
+        records = self.ordered_records()
+        episodes = {loc.id: loc for rec in records for loc in rec.episodes}
+        rows = {name: 0 for name in self.header.schema}
+        for loc in episodes.values():
+            for name, (a, b) in loc.rows.items():
+                rows[name] += b - a
+        summary = {
+            "units": len(records),
+            "shards": len(records),
+            "episodes": len(episodes),
+            "rows": rows,
+            "files": len(files),
+            "bytes": sum(f.size for f in files.values()),
+        }
+        return Manifest(
+            name=self.header.name,
+            pipeline=self.header.pipeline,
+            dataforge_version=__version__,
+            format=self.header.format,
+            seed=self.header.seed,
+            config=dict(self.header.config),
+            config_hash=self.header.config_hash,
+            schema=self.header.schema,
+            shards=tuple(ShardEntry(r.unit, r.path, len(r.episodes)) for r in records),
+            episodes=episodes,
+            files=dict(sorted(files.items())),
+            command=tuple(command),
+            execution=dict(execution),
+            environment=_environment(),
+            summary=summary,
+        )
+
+    def finalize(
+        self,
+        *,
+        command: Sequence[str] = (),
+        execution: Mapping[str, Any] | None = None,
+        extra_files: Callable[[Any], Mapping[str, bytes]] | None = None,
+    ) -> Manifest:
+        """Write episodes.csv, extra files, croissant.json and manifest.json; clean up."""
+        if not self.is_complete():
+            raise DatasetError(
+                f"cannot finalize {self.root}: {len(self.pending())} units are not committed"
+            )
+        records = self.ordered_records()
+        files: dict[str, FileEntry] = {}
+        for rec in records:
+            files.update(rec.files)
+        episodes = [loc for rec in records for loc in rec.episodes]
+        index_path = self.root / EPISODE_INDEX
+        atomic_write_bytes(index_path, episode_index_csv(self.header.schema, episodes))
+        files[EPISODE_INDEX] = file_entry(index_path)
+        extras: dict[str, FileEntry] = {}
+        if extra_files is not None:
+            from dataforge.store.reader import Dataset
+
+            provisional = self._manifest(files, command, execution or {})
+            with Dataset(self.root, provisional) as ds:
+                produced = dict(extra_files(ds))
+            for rel, data in sorted(produced.items()):
+                target = self._extra_path(rel)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_bytes(target, data)
+                extras[rel] = file_entry(target)
+        files.update(extras)
+        doc = croissant_metadata(
+            name=self.header.name,
+            description=self.header.description or f"{self.header.pipeline} dataset by dataforge",
+            version=__version__,
+            fmt=self.header.format,
+            schema=self.header.schema,
+            index_file=files[EPISODE_INDEX],
+            license_url=self.header.license_url,
+            url=self.header.url,
+            citation=self.header.citation,
+            extra_files=extras,
+        )
+        atomic_write_text(self.root / CROISSANT, json.dumps(doc, indent=1) + "\n")
+        files[CROISSANT] = file_entry(self.root / CROISSANT)
+        manifest = self._manifest(files, command, execution or {})
+        write_manifest(self.root, manifest)
+        for name in (JOURNAL_FILE, RUN_FILE):
+            remove_path(control_dir(self.root) / name)
+        remove_path(staging_dir(self.root))
+        return manifest
+
+    def _extra_path(self, rel: str) -> Path:
+        parts = Path(rel).parts
+        if (
+            not parts
+            or Path(rel).is_absolute()
+            or ".." in parts
+            or parts[0] in RESERVED
+            or parts[0].startswith(".")
+        ):
+            raise SchemaError(f"a pipeline may not write the extra file {rel!r}")
+        return self.root / rel
+
+
+def wipe(root: Path, state: DirState) -> None:
+    """Remove what dataforge wrote in ``root`` (for ``--overwrite``); the lock stays."""
+    if state.manifest is not None:
+        for rel in state.manifest.files:
+            top = Path(rel).parts[0]
+            if top not in RESERVED:
+                remove_path(root / rel)
+    for name in (MANIFEST, CROISSANT, EPISODE_INDEX, SHARDS_DIR):
+        remove_path(root / name)
+    for name in (JOURNAL_FILE, RUN_FILE):
+        remove_path(control_dir(root) / name)
+    remove_path(staging_dir(root))

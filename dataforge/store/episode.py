@@ -1,0 +1,70 @@
+"""An episode as pipelines produce it, and where a committed episode lives."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+_EPISODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,255}$")
+
+
+def check_episode_id(episode_id: str) -> str:
+    if not isinstance(episode_id, str) or not _EPISODE_ID.match(episode_id):
+        raise ValueError(
+            f"episode id {episode_id!r} must be 1-256 characters of letters, digits and ._:/+- "
+            "starting with a letter or digit"
+        )
+    return episode_id
+
+
+def check_metadata(metadata: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Metadata must be strict JSON (no NaN/inf, string keys); return a plain-dict copy."""
+    try:
+        return json.loads(json.dumps(dict(metadata), allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: metadata is not JSON-serialisable: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One episode: named arrays (all sharing the schema) plus JSON-serialisable metadata."""
+
+    id: str
+    arrays: Mapping[str, np.ndarray]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_episode_id(self.id)
+
+
+@dataclass(frozen=True)
+class EpisodeLocation:
+    """Where a committed episode lives: its shard (path relative to the dataset root) and, per
+    array, the rows ``[start, stop)`` it occupies there."""
+
+    id: str
+    unit: str
+    shard: str
+    rows: Mapping[str, tuple[int, int]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "unit": self.unit,
+            "shard": self.shard,
+            "rows": {k: [int(a), int(b)] for k, (a, b) in self.rows.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, episode_id: str, d: Mapping[str, Any]) -> EpisodeLocation:
+        rows = {}
+        for name, span in d["rows"].items():
+            a, b = span
+            if not (isinstance(a, int) and isinstance(b, int) and 0 <= a <= b):
+                raise ValueError(f"episode {episode_id!r}: bad rows {span!r} for array {name!r}")
+            rows[name] = (a, b)
+        return cls(id=episode_id, unit=str(d["unit"]), shard=str(d["shard"]), rows=rows)

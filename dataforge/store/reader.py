@@ -1,0 +1,199 @@
+"""Read any dataforge dataset the same way, whatever its format.
+
+    ds = open_dataset("out/")            # reads manifest.json only
+    ds.episode_ids                       # ["scene-0000/ep-000", ...]
+    ep = ds["scene-0000/ep-000"]
+    ep["rgb"][5]                         # one frame, read and decoded on access
+    ep["depth"].shape, ep.metadata       # lazy: shards open on first use
+
+Results are identical numpy arrays for Zarr and HDF5 datasets of the same content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import DatasetError
+from dataforge.store.episode import EpisodeLocation
+from dataforge.store.formats import ShardReader, open_shard_reader
+from dataforge.store.manifest import Manifest, read_manifest
+from dataforge.store.schema import ArraySpec, Schema
+
+
+class LazyArray:
+    """One episode's rows of one array; indexing reads only the chunks it needs."""
+
+    def __init__(self, source: Any, start: int, stop: int, spec: ArraySpec, name: str) -> None:
+        self._source = source
+        self._start = start
+        self._stop = stop
+        self.spec = spec
+        self.name = name
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self._stop - self._start, *self.spec.trailing)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.spec.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.spec.shape)
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    def __repr__(self) -> str:
+        return f"LazyArray({self.name!r}, shape={self.shape}, dtype={self.spec.dtype})"
+
+    def read(self) -> np.ndarray:
+        """All rows of this episode."""
+        if self._stop == self._start:
+            return np.zeros(self.shape, dtype=self.dtype)
+        return np.asarray(self._source[self._start : self._stop])
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.read()
+        return out.astype(dtype) if dtype is not None else out
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        first, rest = (key[0], key[1:]) if isinstance(key, tuple) and key else (key, ())
+        n = len(self)
+        if first is Ellipsis:
+            return self.read()[key]
+        if isinstance(first, (int, np.integer)) and not isinstance(first, bool):
+            i = int(first) + n if first < 0 else int(first)
+            if not 0 <= i < n:
+                raise IndexError(f"row {first} out of range for {self.name!r} with {n} rows")
+            row = np.asarray(self._source[self._start + i])
+            return row[rest] if rest else row
+        if isinstance(first, slice):
+            a, b, step = first.indices(n)
+            if step == 1:
+                block = (
+                    np.asarray(self._source[self._start + a : self._start + b])
+                    if b > a
+                    else np.zeros((0, *self.spec.trailing), self.dtype)
+                )
+            else:
+                block = self.read()[first]
+            return block[(slice(None), *rest)] if rest else block
+        return self.read()[key]
+
+
+class StoredEpisode(Mapping[str, LazyArray]):
+    """A committed episode: lazy arrays by name, plus its metadata."""
+
+    def __init__(self, dataset: Dataset, location: EpisodeLocation) -> None:
+        self._dataset = dataset
+        self.location = location
+        self.id = location.id
+
+    def __getitem__(self, name: str) -> LazyArray:
+        if name not in self._dataset.schema:
+            raise KeyError(f"no array {name!r}; arrays are {list(self._dataset.schema)}")
+        start, stop = self.location.rows[name]
+        source = self._dataset._shard(self.location.shard).array(name)
+        return LazyArray(source, start, stop, self._dataset.schema[name], name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dataset.schema)
+
+    def __len__(self) -> int:
+        return len(self._dataset.schema)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self._dataset._shard_metadata(self.location.shard)[self.id]
+
+    def read(self) -> dict[str, np.ndarray]:
+        """Every array of this episode, fully read."""
+        return {name: self[name].read() for name in self}
+
+    def __repr__(self) -> str:
+        return f"StoredEpisode({self.id!r}, arrays={list(self)})"
+
+
+class Dataset(Mapping[str, StoredEpisode]):
+    """A dataset on disk: manifest, schema and lazily opened shards."""
+
+    def __init__(self, root: Path, manifest: Manifest) -> None:
+        self.root = Path(root)
+        self.manifest = manifest
+        self._readers: dict[str, ShardReader] = {}
+        self._metadata: dict[str, dict[str, Any]] = {}
+
+    @property
+    def schema(self) -> Schema:
+        return self.manifest.schema
+
+    @property
+    def format(self) -> str:
+        return self.manifest.format
+
+    @property
+    def episode_ids(self) -> list[str]:
+        return self.manifest.episode_ids
+
+    def __getitem__(self, episode_id: str) -> StoredEpisode:
+        try:
+            loc = self.manifest.episodes[episode_id]
+        except KeyError:
+            raise KeyError(f"no episode {episode_id!r} in {self.root}") from None
+        return StoredEpisode(self, loc)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.manifest.episodes)
+
+    def __len__(self) -> int:
+        return len(self.manifest.episodes)
+
+    def episodes(self) -> Iterator[StoredEpisode]:
+        for eid in self.manifest.episodes:
+            yield self[eid]
+
+    def _shard(self, rel: str) -> ShardReader:
+        if rel not in self._readers:
+            path = self.root / rel
+            if not path.exists():
+                raise DatasetError(f"shard {rel} is missing from {self.root}")
+            try:
+                self._readers[rel] = open_shard_reader(self.format, path)
+            except (OSError, ValueError, KeyError) as exc:
+                raise DatasetError(f"shard {rel} cannot be opened: {exc}") from None
+        return self._readers[rel]
+
+    def _shard_metadata(self, rel: str) -> dict[str, Any]:
+        if rel not in self._metadata:
+            index = self._shard(rel).index()
+            self._metadata[rel] = {e["id"]: e["metadata"] for e in index["episodes"]}
+        return self._metadata[rel]
+
+    def close(self) -> None:
+        for reader in self._readers.values():
+            reader.close()
+        self._readers.clear()
+
+    def __enter__(self) -> Dataset:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset({str(self.root)!r}, pipeline={self.manifest.pipeline!r}, "
+            f"format={self.format!r}, episodes={len(self)})"
+        )
+
+
+def open_dataset(path: str | Path) -> Dataset:
+    """Open a dataset directory written by dataforge (either format)."""
+    root = Path(path)
+    return Dataset(root, read_manifest(root))

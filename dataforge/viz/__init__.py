@@ -1,0 +1,1 @@
+"""Pictures and tables for people: contact sheets, histograms, summary tables."""
