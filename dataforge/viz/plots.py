@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from dataforge.errors import UsageError
+
 
 def plot_distributions(
     distributions: Mapping[str, Sequence[float]], out: Path, title: str = ""
@@ -17,7 +19,7 @@ def plot_distributions(
 
     items = [(k, v) for k, v in distributions.items() if len(v)]
     if not items:
-        raise ValueError("nothing to plot: the dataset has no distributions with values")
+        raise UsageError("nothing to plot: the dataset has no distributions with values")
     ncols = min(3, len(items))
     nrows = math.ceil(len(items) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
