@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-_EPISODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,255}$")
-
-
-def check_episode_id(episode_id: str) -> str:
-    if not isinstance(episode_id, str) or not _EPISODE_ID.match(episode_id):
-        raise ValueError(
-            f"episode id {episode_id!r} must be 1-256 characters of letters, digits and ._:/+- "
-            "starting with a letter or digit"
-        )
-    return episode_id
+from dataforge.store.layout import check_episode_id
 
 
 def check_metadata(metadata: Mapping[str, Any], where: str) -> dict[str, Any]:

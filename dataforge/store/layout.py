@@ -42,26 +42,41 @@ SHARD_META_ARRAY = "_episodes"
 FORMATS = ("zarr", "hdf5")
 SUFFIX = {"zarr": ".zarr", "hdf5": ".h5"}
 
-_UNIT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_ARRAY_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# name kind -> (pattern, what the pattern allows)
+_NAMES = {
+    "unit id": (
+        re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"),
+        "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit",
+    ),
+    "episode id": (
+        re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,255}$"),
+        "1-256 letters, digits and ._:/+- starting with a letter or digit",
+    ),
+    "array name": (
+        re.compile(r"^[a-z][a-z0-9_]{0,63}$"),
+        "lower-case letters, digits and '_' starting with a letter",
+    ),
+}
+
+
+def _check_name(kind: str, value: str) -> str:
+    pattern, allowed = _NAMES[kind]
+    if not isinstance(value, str) or not pattern.match(value):
+        raise ValueError(f"{kind} {value!r} must be {allowed}")
+    return value
 
 
 def check_unit_id(unit_id: str) -> str:
     """Unit ids name shard files, so they are restricted to a safe file-name alphabet."""
-    if not isinstance(unit_id, str) or not _UNIT_ID.match(unit_id):
-        raise ValueError(
-            f"unit id {unit_id!r} must be 1-128 characters of letters, digits, '.', '_' or '-' "
-            "and start with a letter or digit"
-        )
-    return unit_id
+    return _check_name("unit id", unit_id)
+
+
+def check_episode_id(episode_id: str) -> str:
+    return _check_name("episode id", episode_id)
 
 
 def check_array_name(name: str) -> str:
-    if not isinstance(name, str) or not _ARRAY_NAME.match(name):
-        raise ValueError(
-            f"array name {name!r} must be lower-case letters, digits and '_' starting with a letter"
-        )
-    return name
+    return _check_name("array name", name)
 
 
 def shard_name(unit_id: str, fmt: str) -> str:
