@@ -119,7 +119,7 @@ def run_job(
         builder = DatasetBuilder.open(root, header, overwrite=options.overwrite)
         todo = [u for u in job.units if u.id not in builder.committed]
         report = RunReport(root, total, total - len(todo), stale_lock=lock.stale)
-        if not todo and builder.previous_manifest is not None:
+        if not todo and builder.previous_manifest is not None and not builder.journal_pending:
             report.already_complete = True
             report.manifest = builder.previous_manifest
             return report

@@ -159,12 +159,16 @@ class DirState:
         return _describe(self.run_info or {})
 
 
-def _records_from_manifest(manifest: Manifest) -> dict[str, ShardRecord]:
+def _records_from_manifest(root: Path, manifest: Manifest) -> dict[str, ShardRecord]:
+    """Committed units of a finished dataset; a unit whose shard is gone counts as not committed,
+    so a rerun regenerates it."""
     out: dict[str, ShardRecord] = {}
     by_unit: dict[str, list[EpisodeLocation]] = {}
     for loc in manifest.episodes.values():
         by_unit.setdefault(loc.unit, []).append(loc)
     for shard in manifest.shards:
+        if not (root / shard.path).exists():
+            continue
         prefix = shard.path
         files = {
             p: e for p, e in manifest.files.items() if p == prefix or p.startswith(prefix + "/")
@@ -203,14 +207,14 @@ def inspect_dir(root: Path) -> DirState:
     state = DirState(root, exists=True)
     if (root / MANIFEST).exists():
         state.manifest = read_manifest(root)
-        state.committed.update(_records_from_manifest(state.manifest))
+        state.committed.update(_records_from_manifest(root, state.manifest))
     run_file = control_dir(root) / RUN_FILE
     if run_file.is_file():
         try:
             state.run_info = json.loads(run_file.read_text())
         except (OSError, ValueError):
             state.run_info = {"config_hash": None}
-        state.committed.update(_read_journal(root))
+    state.committed.update(_read_journal(root))
     if state.manifest is None and state.run_info is None:
         state.foreign = sorted(p.name for p in root.iterdir() if p.name != CONTROL_DIR)
     return state
@@ -228,6 +232,8 @@ class DatasetBuilder:
         }
         self.staging = staging_dir(self.root) / f"run-{os.getpid()}-{secrets.token_hex(4)}"
         self.previous_manifest = state.manifest
+        # units committed after the manifest was written (an interrupted repair)
+        self.journal_pending = (control_dir(self.root) / JOURNAL_FILE).is_file()
 
     # -- opening ---------------------------------------------------------------------------------
     @classmethod

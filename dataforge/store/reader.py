@@ -11,6 +11,7 @@ Results are identical numpy arrays for Zarr and HDF5 datasets of the same conten
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,14 +26,22 @@ from dataforge.store.schema import ArraySpec, Schema
 
 
 class LazyArray:
-    """One episode's rows of one array; indexing reads only the chunks it needs."""
+    """One episode's rows of one array; indexing reads only the chunks it needs. The shard is
+    looked up on every access, so a dataset may close shards it has not used lately."""
 
-    def __init__(self, source: Any, start: int, stop: int, spec: ArraySpec, name: str) -> None:
-        self._source = source
+    def __init__(
+        self, dataset: Dataset, shard: str, start: int, stop: int, spec: ArraySpec, name: str
+    ) -> None:
+        self._dataset = dataset
+        self._shard = shard
         self._start = start
         self._stop = stop
         self.spec = spec
         self.name = name
+
+    @property
+    def _source(self) -> Any:
+        return self._dataset._shard(self._shard).array(self.name)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -99,8 +108,9 @@ class StoredEpisode(Mapping[str, LazyArray]):
         if name not in self._dataset.schema:
             raise KeyError(f"no array {name!r}; arrays are {list(self._dataset.schema)}")
         start, stop = self.location.rows[name]
-        source = self._dataset._shard(self.location.shard).array(name)
-        return LazyArray(source, start, stop, self._dataset.schema[name], name)
+        return LazyArray(
+            self._dataset, self.location.shard, start, stop, self._dataset.schema[name], name
+        )
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._dataset.schema)
@@ -123,10 +133,12 @@ class StoredEpisode(Mapping[str, LazyArray]):
 class Dataset(Mapping[str, StoredEpisode]):
     """A dataset on disk: manifest, schema and lazily opened shards."""
 
+    max_open_shards = 64  # HDF5 readers hold a file handle each
+
     def __init__(self, root: Path, manifest: Manifest) -> None:
         self.root = Path(root)
         self.manifest = manifest
-        self._readers: dict[str, ShardReader] = {}
+        self._readers: OrderedDict[str, ShardReader] = OrderedDict()
         self._metadata: dict[str, dict[str, Any]] = {}
 
     @property
@@ -159,15 +171,21 @@ class Dataset(Mapping[str, StoredEpisode]):
             yield self[eid]
 
     def _shard(self, rel: str) -> ShardReader:
-        if rel not in self._readers:
-            path = self.root / rel
-            if not path.exists():
-                raise DatasetError(f"shard {rel} is missing from {self.root}")
-            try:
-                self._readers[rel] = open_shard_reader(self.format, path)
-            except (OSError, ValueError, KeyError) as exc:
-                raise DatasetError(f"shard {rel} cannot be opened: {exc}") from None
-        return self._readers[rel]
+        if rel in self._readers:
+            self._readers.move_to_end(rel)
+            return self._readers[rel]
+        path = self.root / rel
+        if not path.exists():
+            raise DatasetError(f"shard {rel} is missing from {self.root}")
+        try:
+            reader = open_shard_reader(self.format, path)
+        except (OSError, ValueError, KeyError) as exc:
+            raise DatasetError(f"shard {rel} cannot be opened: {exc}") from None
+        self._readers[rel] = reader
+        while len(self._readers) > self.max_open_shards:
+            _, oldest = self._readers.popitem(last=False)
+            oldest.close()
+        return reader
 
     def _shard_metadata(self, rel: str) -> dict[str, Any]:
         if rel not in self._metadata:

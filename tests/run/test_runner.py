@@ -73,6 +73,19 @@ def test_rerun_of_complete_dataset_changes_nothing(tmp_path):
     assert tree_digest(root) == before
 
 
+def test_rerun_regenerates_a_deleted_shard(tmp_path):
+    import shutil
+
+    root = tmp_path / "ds"
+    first = run_job(make_job(), root, ExecutionOptions())
+    shutil.rmtree(root / "shards" / "u2.zarr")
+    assert not validate(root).ok
+    again = run_job(make_job(), root, ExecutionOptions())
+    assert again.committed_now == 1 and again.already_committed == 3
+    assert validate(root).ok
+    assert dict(again.manifest.files) == dict(first.manifest.files)
+
+
 def test_other_config_refused_then_overwritten(tmp_path):
     root = tmp_path / "ds"
     run_job(make_job(), root, ExecutionOptions())

@@ -106,3 +106,14 @@ def test_hdf5_chunks_one_frame_and_blosc(family_datasets):
         assert f["depth"].chunks == (1, 12, 16)
         assert "32001" in f["depth"]._filters  # blosc
         assert not f["joint"]._filters  # codec "none"
+
+
+@pytest.mark.parametrize("fmt", ["zarr", "hdf5"])
+def test_reading_across_more_shards_than_stay_open(family_datasets, fmt):
+    root, written = family_datasets[fmt]
+    with open_dataset(root) as ds:
+        ds.max_open_shards = 1
+        arrays = {eid: ds[eid]["depth"] for eid in written}  # lazy handles on 3 shards
+        for eid, arr in arrays.items():  # each access may reopen an evicted shard
+            np.testing.assert_array_equal(arr.read(), written[eid].arrays["depth"])
+        assert len(ds._readers) == 1
