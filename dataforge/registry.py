@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dataforge.errors import DataforgeError
+
 EpisodeCheck = Callable[[Any], Iterable[str]]
 DatasetCheck = Callable[[Any], Iterable[tuple[str | None, str]]]
 StatsFn = Callable[[Any], "PipelineStats"]
@@ -81,5 +83,11 @@ def get_pipeline(name: str) -> PipelineHooks | None:
         return _REGISTRY[name]
     if name not in known_pipelines():
         return None
-    importlib.import_module(f"{PIPELINES_PACKAGE}.{name}")
+    try:
+        importlib.import_module(f"{PIPELINES_PACKAGE}.{name}")
+    except ImportError as exc:
+        raise DataforgeError(
+            f"pipeline {name!r} cannot be loaded ({exc}); is its extra installed? "
+            f"pip install 'dataforge[{name}]'"
+        ) from exc
     return _REGISTRY.get(name)

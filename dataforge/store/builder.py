@@ -84,16 +84,14 @@ class DatasetHeader:
                 raise ValueError("unit ids must be unique")
 
     @property
+    def identity(self) -> dict[str, Any]:
+        """What a user chose: pipeline, format, seed and config (shown when configs differ)."""
+        return _identity(self.pipeline, self.format, self.seed, self.config)
+
+    @property
     def config_hash(self) -> str:
         return config_hash(
-            {
-                "format_version": FORMAT_VERSION,
-                "pipeline": self.pipeline,
-                "format": self.format,
-                "seed": self.seed,
-                "config": dict(self.config),
-                "schema": self.schema.to_dict(),
-            }
+            {"format_version": FORMAT_VERSION, **self.identity, "schema": self.schema.to_dict()}
         )
 
 
@@ -116,13 +114,14 @@ def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     return "; ".join(diffs[:6]) + ("; ..." if len(diffs) > 6 else "")
 
 
-def _describe(header_like: Mapping[str, Any]) -> dict[str, Any]:
-    flat = {
-        "pipeline": header_like.get("pipeline"),
-        "format": header_like.get("format"),
-        "seed": header_like.get("seed"),
-    }
-    flat.update({f"--{k}": v for k, v in dict(header_like.get("config") or {}).items()})
+def _identity(pipeline: str, fmt: str, seed: int, config: Mapping[str, Any]) -> dict[str, Any]:
+    return {"pipeline": pipeline, "format": fmt, "seed": seed, "config": dict(config)}
+
+
+def _flat(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """An identity as option-like settings, for config_diff."""
+    flat = {k: identity.get(k) for k in ("pipeline", "format", "seed")}
+    flat.update({f"--{k}": v for k, v in dict(identity.get("config") or {}).items()})
     return flat
 
 
@@ -146,17 +145,11 @@ class DirState:
         return None
 
     @property
-    def stored_description(self) -> dict[str, Any]:
-        if self.manifest is not None:
-            return _describe(
-                {
-                    "pipeline": self.manifest.pipeline,
-                    "format": self.manifest.format,
-                    "seed": self.manifest.seed,
-                    "config": self.manifest.config,
-                }
-            )
-        return _describe(self.run_info or {})
+    def stored_identity(self) -> dict[str, Any]:
+        m = self.manifest
+        if m is not None:
+            return _identity(m.pipeline, m.format, m.seed, m.config)
+        return dict(self.run_info or {})
 
 
 def _records_from_manifest(root: Path, manifest: Manifest) -> dict[str, ShardRecord]:
@@ -253,17 +246,7 @@ class DatasetBuilder:
             )
         stored = state.stored_hash
         if stored is not None and stored != header.config_hash and not overwrite:
-            diff = config_diff(
-                state.stored_description,
-                _describe(
-                    {
-                        "pipeline": header.pipeline,
-                        "format": header.format,
-                        "seed": header.seed,
-                        "config": header.config,
-                    }
-                ),
-            )
+            diff = config_diff(_flat(state.stored_identity), _flat(header.identity))
             raise ConfigMismatchError(
                 f"{root} holds a dataset made with another configuration (config hash "
                 f"{stored[:12]} != {header.config_hash[:12]}: {diff or 'schema or version'}); "
@@ -275,13 +258,7 @@ class DatasetBuilder:
         root.mkdir(parents=True, exist_ok=True)
         builder = cls(root, header, state)
         builder._clean_orphans()
-        run_info = {
-            "config_hash": header.config_hash,
-            "pipeline": header.pipeline,
-            "format": header.format,
-            "seed": header.seed,
-            "config": dict(header.config),
-        }
+        run_info = {"config_hash": header.config_hash, **header.identity}
         control_dir(root).mkdir(exist_ok=True)
         if state.manifest is None:
             atomic_write_text(control_dir(root) / RUN_FILE, json.dumps(run_info, indent=1))
@@ -297,10 +274,6 @@ class DatasetBuilder:
                     remove_path(entry)
 
     # -- committing ------------------------------------------------------------------------------
-    @property
-    def units_total(self) -> int | None:
-        return None if self.header.units is None else len(self.header.units)
-
     def pending(self) -> list[str]:
         units = self.header.units or ()
         return [u for u in units if u not in self.committed]

@@ -84,10 +84,6 @@ def shard_name(unit_id: str, fmt: str) -> str:
     return check_unit_id(unit_id) + SUFFIX[fmt]
 
 
-def shard_relpath(unit_id: str, fmt: str) -> str:
-    return f"{SHARDS_DIR}/{shard_name(unit_id, fmt)}"
-
-
 def control_dir(root: Path) -> Path:
     return root / CONTROL_DIR
 

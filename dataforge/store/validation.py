@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -290,10 +289,3 @@ def validate(
         shards=len(manifest.shards), pipeline=manifest.pipeline, format=manifest.format
     )
     return report
-
-
-def problems_by_kind(problems: Iterable[Problem]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for p in problems:
-        out[p.kind] = out.get(p.kind, 0) + 1
-    return out
