@@ -134,6 +134,7 @@ class DirState:
     manifest: Manifest | None = None
     run_info: dict[str, Any] | None = None
     committed: dict[str, ShardRecord] = field(default_factory=dict)
+    journaled: dict[str, ShardRecord] = field(default_factory=dict)
     foreign: list[str] = field(default_factory=list)
 
     @property
@@ -207,7 +208,8 @@ def inspect_dir(root: Path) -> DirState:
             state.run_info = json.loads(run_file.read_text())
         except (OSError, ValueError):
             state.run_info = {"config_hash": None}
-    state.committed.update(_read_journal(root))
+    state.journaled = _read_journal(root)
+    state.committed.update(state.journaled)
     if state.manifest is None and state.run_info is None:
         state.foreign = sorted(p.name for p in root.iterdir() if p.name != CONTROL_DIR)
     return state
@@ -226,7 +228,7 @@ class DatasetBuilder:
         self.staging = staging_dir(self.root) / f"run-{os.getpid()}-{secrets.token_hex(4)}"
         self.previous_manifest = state.manifest
         # units committed after the manifest was written (an interrupted repair)
-        self.journal_pending = (control_dir(self.root) / JOURNAL_FILE).is_file()
+        self.journal_pending = bool(state.journaled)
 
     # -- opening ---------------------------------------------------------------------------------
     @classmethod
