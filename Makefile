@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_OUT ?= demo_out
+# External inputs (R2R, Matterport connectivity, ...): $DATAFORGE_DATA, else the shared fixtures.
+DATA ?= $(or $(DATAFORGE_DATA),../shared/data)
 PYTEST_ARGS ?=
 
 .PHONY: install demo test lint bench clean
@@ -13,13 +15,22 @@ install: $(STAMP)
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,ir2r]'
 	touch $(STAMP)
 
-# The smallest real generation available, validated. (No benchmark pipeline has landed yet:
-# the synthetic pipeline writes a small dataset through the store's public API.)
+# The smallest real generations, validated: IR2R val_seen tours (when the R2R inputs are in
+# $(DATA)) and the synthetic pipeline (no inputs at all).
 demo: install
-	@echo "== demo: no benchmark pipeline has landed yet; the synthetic pipeline exercises the store"
+	@if [ -f "$(DATA)/r2r/R2R_val_seen.json" ]; then \
+		echo "== demo: IR2R val_seen tours from $(DATA)" && \
+		$(BIN)/dataforge ir2r tours --split val_seen --data-dir $(DATA) --seed 0 \
+			--out $(DEMO_OUT)/ir2r_val_seen --overwrite && \
+		$(BIN)/dataforge validate $(DEMO_OUT)/ir2r_val_seen && \
+		$(BIN)/dataforge ir2r stats $(DEMO_OUT)/ir2r_val_seen && \
+		$(BIN)/dataforge ir2r plot $(DEMO_OUT)/ir2r_val_seen --scan 1LXtFkjw3qL --data-dir $(DATA) \
+			--out $(DEMO_OUT)/ir2r_tour.png; \
+	else echo "== demo: skipping IR2R ($(DATA)/r2r/R2R_val_seen.json not found; set DATAFORGE_DATA)"; fi
+	@echo "== demo: synthetic sphere scenes (the store's test pipeline)"
 	$(BIN)/dataforge synthetic generate --scenes 4 --episodes-per-scene 2 --frames 8 \
 		--resolution 96x72 --seed 0 --workers 2 --out $(DEMO_OUT)/synthetic --overwrite
 	$(BIN)/dataforge validate $(DEMO_OUT)/synthetic
@@ -38,6 +49,7 @@ lint: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_store.py
+	$(BIN)/python benchmarks/bench_ir2r.py --data-dir $(DATA)
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache

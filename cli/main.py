@@ -21,6 +21,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "validate": "dataforge.cli.dataset:validate",
     "inspect": "dataforge.cli.dataset:inspect",
     "stats": "dataforge.cli.dataset:stats",
+    "ir2r": "dataforge.cli.ir2r:ir2r",
     "synthetic": "dataforge.cli.synthetic:synthetic",
 }
 

@@ -78,3 +78,18 @@ def execution_options(kwargs: dict[str, Any]) -> ExecutionOptions:
         overwrite=kwargs.pop("overwrite"),
         dry_run=kwargs.pop("dry_run"),
     )
+
+
+def data_dir_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--data-dir (env DATAFORGE_DATA, default ./data): external inputs, laid out like
+    ``../shared/data/`` (``r2r/``, ``mp3d_connectivity/``, ...)."""
+    return click.option(
+        "--data-dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        envvar="DATAFORGE_DATA",
+        default=Path("data"),
+        show_default=True,
+        show_envvar=True,
+        help="Directory of external inputs, laid out like the project's shared data "
+        "(r2r/, mp3d_connectivity/, ...).",
+    )(f)

@@ -1,0 +1,257 @@
+"""``dataforge ir2r``: Iterative Room-to-Room tours (Krantz et al., IVLN, CVPR 2023)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dataforge.cli.options import data_dir_option, execution_options, generation_options
+from dataforge.cli.report import echo_run_report
+
+SOLVER_CHOICES = ("elkai", "lkh", "exact")
+ORDERING_CHOICES = ("tip-to-tail", "tip-to-tip")
+
+
+@click.group()
+def ir2r() -> None:
+    """Iterative Room-to-Room (IR2R, IR2R-CE): R2R episodes ordered into tours of a scene.
+
+    Paths of a scene are split into inter-navigable sets and each set is ordered by an
+    asymmetric TSP (LKH-3) over oracle distances between consecutive episodes; each tour is
+    repeated once per instruction. 'stats' prints the paper's Table 1, 'plot' draws a tour,
+    'score' computes t-nDTW and the episodic metrics of predictions.
+    """
+
+
+@ir2r.command()
+@click.option(
+    "--split",
+    required=True,
+    help="R2R split: train, val_seen, val_unseen or test (reads r2r/R2R_<split>.json).",
+)
+@data_dir_option
+@click.option(
+    "--solver",
+    type=click.Choice(SOLVER_CHOICES),
+    default="elkai",
+    show_default=True,
+    help="elkai: LKH-3 bundled (non-commercial licence); lkh: an LKH binary on PATH; "
+    "exact: OR-tools CP-SAT, proves the optimum (small sets).",
+)
+@click.option(
+    "--ordering",
+    type=click.Choice(ORDERING_CHOICES),
+    default=None,
+    help="tip-to-tail: cost end(i) -> start(j) (the paper); tip-to-tip: start(i) -> start(j) "
+    "(the test server's). Default: tip-to-tip for test, else tip-to-tail.",
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="LKH-3 runs per set (the best is kept).",
+)
+@click.option(
+    "--min-paths",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Drop sets (and scenes) with fewer paths; 2 reproduces the paper's Table 1.",
+)
+@click.option(
+    "--exact-time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds per set for --solver exact (then the best tour found, marked unproven).",
+)
+@click.option(
+    "--continuous",
+    is_flag=True,
+    help="IR2R-CE: tours over VLN-CE episodes with navmesh geodesics (needs --episodes, "
+    "--scenes-dir).",
+)
+@click.option(
+    "--episodes",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="--continuous: the VLN-CE episodes file, e.g. R2R_VLNCE_v1-3_preprocessed/val_seen/"
+    "val_seen.json.gz.",
+)
+@click.option(
+    "--scenes-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="--continuous: scene datasets root holding mp3d/<scan>/<scan>.navmesh.",
+)
+@click.option(
+    "--navmesh",
+    type=click.Choice(("habitat",)),
+    default="habitat",
+    show_default=True,
+    help="--continuous: the geodesic oracle (habitat-sim's pathfinder).",
+)
+@generation_options
+def tours(**kw: Any) -> None:
+    """Build the tours of one split into --out: tours_<split>.json plus a validated table."""
+    from dataforge.pipelines.ir2r.api import generate_tours
+    from dataforge.pipelines.ir2r.table import TABLE1_HEADER, table1_row
+    from dataforge.progress import make_progress
+
+    options = execution_options(kw)
+    result = generate_tours(
+        split=kw["split"],
+        out=kw["out"],
+        data_dir=kw["data_dir"],
+        seed=kw["seed"],
+        fmt=kw["fmt"],
+        options=options,
+        ordering=kw["ordering"],
+        solver=kw["solver"],
+        runs=kw["runs"],
+        min_paths=kw["min_paths"],
+        exact_time_limit_s=kw["exact_time_limit"],
+        continuous=kw["continuous"],
+        episodes=kw["episodes"],
+        scenes_dir=kw["scenes_dir"],
+        navmesh=kw["navmesh"],
+        command=["dataforge", *sys.argv[1:]],
+        progress=make_progress(kw["quiet"]),
+    )
+    echo_run_report(result.report)
+    if result.dropped_scenes:
+        n_paths = sum(len(v) for v in result.dropped_scenes.values())
+        click.echo(
+            f"dropped {len(result.dropped_scenes)} scenes with fewer than {kw['min_paths']} "
+            f"paths ({n_paths} paths)"
+        )
+    if not result.report.dry_run:
+        from dataforge.pipelines.ir2r.api import split_table
+
+        row = table1_row(split_table(kw["out"]))
+        click.echo("  ".join(f"{h} {v}" for h, v in zip(TABLE1_HEADER, row, strict=True)))
+
+
+@ir2r.command()
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the row as JSON (unrounded).")
+def stats(directory: Path, as_json: bool) -> None:
+    """The paper's Table 1 row for the tours in DIRECTORY.
+
+    Scenes, episodes, tours, tours per scene (the paper's "duplicates per set" column), and
+    tour length in episodes: mean, min, max, population SD.
+    """
+    from dataforge.pipelines.ir2r.api import split_table
+    from dataforge.pipelines.ir2r.table import TABLE1_HEADER, table1_row
+
+    t = split_table(directory)
+    if as_json:
+        click.echo(json.dumps(t, indent=1))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"IR2R Table 1 ({directory})", title_justify="left")
+    for h in TABLE1_HEADER:
+        table.add_column(h, justify="left" if h == "split" else "right")
+    table.add_row(*table1_row(t))
+    Console().print(table)
+
+
+@ir2r.command()
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--scan", required=True, help="Scene (scan id) whose tour to draw.")
+@click.option(
+    "--out", required=True, type=click.Path(path_type=Path, dir_okay=False), help="PNG to write."
+)
+@click.option("--set", "set_index", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--repetition", type=click.IntRange(min=0), default=0, show_default=True)
+@data_dir_option
+def plot(
+    directory: Path, scan: str, out: Path, set_index: int, repetition: int, data_dir: Path
+) -> None:
+    """Draw a tour of SCAN on its navigation graph, beside the split's tour-length histogram."""
+    from dataforge.pipelines.ir2r.api import plot as draw
+
+    path = draw(directory, scan, out, data_dir=data_dir, set_index=set_index, repetition=repetition)
+    click.echo(f"plot written to {path}")
+
+
+@ir2r.command()
+@click.option(
+    "--tours",
+    "tours_file",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="tours_<split>.json (IVLN format).",
+)
+@click.option(
+    "--reference",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The split's episodes: R2R_<split>.json, or a VLN-CE .json.gz for IR2R-CE.",
+)
+@click.option(
+    "--predictions",
+    "predictions_file",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help='{instr_id: [viewpoint, ...]} or {instr_id: {"trajectory": [[x, y, z], ...]}} '
+    "(or the R2R submission list).",
+)
+@click.option("--split", default=None, help="Split key of the tours file (if it holds several).")
+@data_dir_option
+@click.option(
+    "--distance",
+    type=click.Choice(("auto", "graph", "habitat", "euclidean")),
+    default="auto",
+    show_default=True,
+    help="Point distance: graph (discrete, from --data-dir), habitat (CE, --scenes-dir), or "
+    "euclidean (an approximation for CE without navmeshes). auto picks by the reference.",
+)
+@click.option("--scenes-dir", type=click.Path(path_type=Path, file_okay=False), default=None)
+@click.option("--threshold", type=float, default=3.0, show_default=True, help="nDTW d_th (m).")
+@click.option(
+    "--success-distance", type=float, default=3.0, show_default=True, help="SR/OS radius (m)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
+@click.option(
+    "--per-episode",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write every episode's metrics to this JSON file.",
+)
+def score(**kw: Any) -> None:
+    """t-nDTW (tour-level nDTW) and episodic TL, NE, OS, nDTW, SR, SPL of predictions."""
+    from dataforge.pipelines.ir2r.api import score as run_score
+    from dataforge.pipelines.ir2r.score import write_json
+
+    result = run_score(
+        tours_file=kw["tours_file"],
+        reference=kw["reference"],
+        predictions_file=kw["predictions_file"],
+        data_dir=kw["data_dir"],
+        split=kw["split"],
+        distance=kw["distance"],
+        scenes_dir=kw["scenes_dir"],
+        ndtw_threshold=kw["threshold"],
+        success_distance=kw["success_distance"],
+    )
+    if kw["per_episode"] is not None:
+        write_json(kw["per_episode"], result.per_episode)
+    d = result.to_dict()
+    if kw["as_json"]:
+        click.echo(json.dumps(d, indent=1))
+        return
+    e = result.episodic
+    click.echo(
+        f"{result.split}: {result.episodes} episodes in {result.tours} tours  "
+        f"t-nDTW {100 * result.t_ndtw:.1f}  TL {e['trajectory_length']:.2f}  "
+        f"NE {e['navigation_error']:.2f}  OS {100 * e['oracle_success']:.1f}  "
+        f"nDTW {100 * e['ndtw']:.1f}  SR {100 * e['success']:.1f}  SPL {100 * e['spl']:.1f}"
+    )

@@ -1,0 +1,184 @@
+"""Scoring IR2R predictions: episodic TL/NE/OS/nDTW/SR/SPL and the tour-level t-nDTW.
+
+t-nDTW (Krantz et al. 2022, Eq. 2): per tour, DTW over the concatenated agent-phase points and
+the concatenated reference paths, where points of different episodes are infinitely far apart
+(oracle navigation between episodes is not part of either path); normalised by the tour's
+reference points x d_th; tours weighted by their number of episodes. Point distances are
+shortest-path distances on the navigation graph (discrete) or geodesics (continuous), "as in
+tour generation"; d_th defaults to R2R's 3.0 m (the paper does not state it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import MalformedInputError, UsageError
+from dataforge.nav.dtw import tour_ndtw, weighted_tour_score
+from dataforge.nav.metrics import EpisodeMetrics, episode_metrics, mean_metrics
+from dataforge.nav.oracle import GeodesicOracle
+from dataforge.pipelines.ir2r.episodes import NavPath, _read_json
+
+PREDICTIONS_WHAT = "predictions"
+TOURS_WHAT = "IVLN tours"
+Distance = Callable[[Sequence[Any], Sequence[Any]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Score:
+    split: str
+    episodes: int
+    tours: int
+    t_ndtw: float
+    episodic: dict[str, float]
+    per_episode: dict[str, dict[str, Any]]
+
+    def to_dict(self, *, per_episode: bool = False) -> dict[str, Any]:
+        d = {
+            "split": self.split,
+            "episodes": self.episodes,
+            "tours": self.tours,
+            "t_ndtw": self.t_ndtw,
+            **self.episodic,
+        }
+        if per_episode:
+            d["per_episode"] = self.per_episode
+        return d
+
+
+def load_tours(path: Path, split: str | None = None) -> tuple[str, dict[str, list[list[Any]]]]:
+    doc = _read_json(path, TOURS_WHAT)
+    if not isinstance(doc, dict) or not doc:
+        raise MalformedInputError(f"{path}: {TOURS_WHAT} must be {{split: {{scene: [[id, ...]]}}}}")
+    if split is None:
+        if len(doc) != 1:
+            raise UsageError(f"{path} holds splits {sorted(doc)}: choose one with --split")
+        split = next(iter(doc))
+    if split not in doc:
+        raise UsageError(f"{path} has no split {split!r} (it has {sorted(doc)})")
+    scenes = doc[split]
+    if not isinstance(scenes, dict):
+        raise MalformedInputError(f"{path}: split {split!r} is not {{scene: [[id, ...]]}}")
+    for scene, tours in scenes.items():
+        if not (isinstance(tours, list) and all(isinstance(t, list) and t for t in tours)):
+            raise MalformedInputError(f"{path}: scene {scene}: tours are not non-empty lists")
+    return split, scenes
+
+
+def load_predictions(path: Path) -> dict[str, list[Any]]:
+    """``{id: [viewpoint, ...]}``, ``{id: {"trajectory": [[x, y, z], ...]}}`` or the R2R
+    submission list ``[{"instr_id": id, "trajectory": [[viewpoint, heading, elevation], ...]}]``.
+    Keys are compared as strings."""
+    doc = _read_json(path, PREDICTIONS_WHAT)
+    items: list[tuple[Any, Any]]
+    if isinstance(doc, dict):
+        items = list(doc.items())
+    elif isinstance(doc, list):
+        try:
+            items = [(r["instr_id"], r["trajectory"]) for r in doc]
+        except (TypeError, KeyError):
+            raise MalformedInputError(
+                f"{path}: a list of predictions needs instr_id and trajectory in every record"
+            ) from None
+    else:
+        raise MalformedInputError(f"{path}: {PREDICTIONS_WHAT} must be a JSON object or list")
+    out: dict[str, list[Any]] = {}
+    for key, value in items:
+        traj = value.get("trajectory") if isinstance(value, dict) else value
+        if not isinstance(traj, list) or not traj:
+            raise MalformedInputError(f"{path}: prediction {key}: empty or not a trajectory")
+        out[str(key)] = [_point(p, path, key) for p in traj]
+    return out
+
+
+def _point(p: Any, path: Path, key: Any) -> Any:
+    if isinstance(p, str):
+        return p
+    if isinstance(p, list) and p and isinstance(p[0], str):
+        return p[0]  # [viewpoint, heading, elevation]
+    if (
+        isinstance(p, list)
+        and len(p) == 3
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in p)
+    ):
+        return tuple(float(v) for v in p)
+    raise MalformedInputError(f"{path}: prediction {key}: {p!r} is not a viewpoint or xyz point")
+
+
+def reference_routes(paths: Sequence[NavPath]) -> dict[str, tuple[str, tuple[Any, ...]]]:
+    """Episode id (as a string) -> (scene, reference route)."""
+    return {str(e): (p.scene, p.route) for p in paths for e in p.episodes}
+
+
+def score_tours(
+    split: str,
+    tours: Mapping[str, list[list[Any]]],
+    references: Mapping[str, tuple[str, tuple[Any, ...]]],
+    predictions: Mapping[str, list[Any]],
+    distance_for_scene: Callable[[str], Distance],
+    *,
+    ndtw_threshold: float = 3.0,
+    success_distance: float = 3.0,
+) -> Score:
+    """Score every episode of every tour; every tour episode needs a prediction."""
+    wanted = [str(e) for scene_tours in tours.values() for t in scene_tours for e in t]
+    missing = [e for e in wanted if e not in predictions]
+    if missing:
+        raise UsageError(
+            f"{len(missing)} of {len(wanted)} tour episodes have no prediction "
+            f"(first: {missing[0]})"
+        )
+    unknown = [e for e in wanted if e not in references]
+    if unknown:
+        raise UsageError(
+            f"{len(unknown)} tour episodes are not in the reference file (first: {unknown[0]})"
+        )
+    per_episode: dict[str, EpisodeMetrics] = {}
+    tour_scores: list[float] = []
+    sizes: list[int] = []
+    for scene in sorted(tours):
+        distance = distance_for_scene(scene)
+        for tour in tours[scene]:
+            mats = []
+            for eid in map(str, tour):
+                ref_scene, route = references[eid]
+                if ref_scene != scene:
+                    raise UsageError(f"episode {eid} is in scene {ref_scene}, its tour in {scene}")
+                traj = predictions[eid]
+                per_episode[eid] = episode_metrics(
+                    list(route),
+                    traj,
+                    distance,
+                    success_distance=success_distance,
+                    ndtw_threshold=ndtw_threshold,
+                )
+                mats.append(np.asarray(distance(list(route), traj), dtype=np.float64))
+            tour_scores.append(tour_ndtw(mats, ndtw_threshold))
+            sizes.append(len(tour))
+    return Score(
+        split=split,
+        episodes=len(per_episode),
+        tours=len(sizes),
+        t_ndtw=weighted_tour_score(tour_scores, sizes),
+        episodic=mean_metrics(per_episode.values()),
+        per_episode={k: v.to_dict() for k, v in per_episode.items()},
+    )
+
+
+def oracle_distance(oracle: GeodesicOracle) -> Distance:
+    return oracle.distances
+
+
+def euclidean_distance(a: Sequence[Any], b: Sequence[Any]) -> np.ndarray:
+    pa = np.asarray(a, dtype=np.float64).reshape(-1, 3)
+    pb = np.asarray(b, dtype=np.float64).reshape(-1, 3)
+    return np.linalg.norm(pa[:, None, :] - pb[None, :, :], axis=-1)
+
+
+def write_json(path: Path, doc: Any) -> None:
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n")

@@ -1,0 +1,85 @@
+"""Helpers for IR2R tests: hand-made Matterport-style data dirs (importable: tests/ is on
+pythonpath). Fixtures are in tests/pipelines/ir2r/conftest.py."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dfhelpers import SHARED
+
+from dataforge.pipelines.ir2r.api import generate_tours
+from dataforge.run import ExecutionOptions
+
+SHARED_DATA = SHARED / "data"
+HAVE_SHARED = (SHARED_DATA / "r2r" / "R2R_val_seen.json").is_file() and (
+    SHARED_DATA / "mp3d_connectivity"
+).is_dir()
+needs_shared = pytest.mark.skipif(
+    not HAVE_SHARED, reason="needs ../shared/data (r2r/ and mp3d_connectivity/), absent here"
+)
+
+
+def write_connectivity(
+    data_dir: Path,
+    scan: str,
+    positions: dict[str, Sequence[float]],
+    edges: Iterable[tuple[str, str]],
+    *,
+    directed: bool = False,
+    excluded: Sequence[str] = (),
+) -> Path:
+    """A Matterport3D-style connectivity file: ``edges`` become ``unobstructed`` flags."""
+    ids = list(positions)
+    free = {v: [False] * len(ids) for v in ids}
+    for a, b in edges:
+        free[a][ids.index(b)] = True
+        if not directed:
+            free[b][ids.index(a)] = True
+    records = []
+    for v in ids:
+        x, y, z = positions[v]
+        pose = [1, 0, 0, x, 0, 1, 0, y, 0, 0, 1, z, 0, 0, 0, 1]
+        records.append(
+            {"image_id": v, "pose": pose, "included": v not in excluded, "unobstructed": free[v]}
+        )
+    path = data_dir / "mp3d_connectivity" / f"{scan}_connectivity.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records))
+    return path
+
+
+def r2r_record(path_id: int, scan: str, route: Sequence[str], n_instr: int = 3) -> dict[str, Any]:
+    return {
+        "path_id": path_id,
+        "scan": scan,
+        "path": list(route),
+        "heading": 0.0,
+        "distance": 1.0,
+        "instructions": [f"instruction {k} of path {path_id}" for k in range(n_instr)],
+    }
+
+
+def write_r2r(data_dir: Path, split: str, records: list[dict[str, Any]]) -> Path:
+    path = data_dir / "r2r" / f"R2R_{split}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records))
+    return path
+
+
+def line_positions(prefix: str, n: int, x0: float = 0.0) -> dict[str, list[float]]:
+    return {f"{prefix}{i}": [x0 + i, 0.0, 1.5] for i in range(n)}
+
+
+def chain(ids: Sequence[str]) -> list[tuple[str, str]]:
+    return list(itertools.pairwise(ids))
+
+
+def build(out: Path, data_dir: Path, split: str = "val_seen", **kw: Any) -> Any:
+    kw.setdefault("seed", 0)
+    kw.setdefault("fmt", "zarr")
+    return generate_tours(split=split, out=out, data_dir=data_dir, options=ExecutionOptions(), **kw)

@@ -1,0 +1,139 @@
+"""VLN episode metrics on a line graph (points 0..5, distance |a - b|), computed by hand."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from dataforge.nav.metrics import EpisodeMetrics, episode_metrics, mean_metrics
+
+
+def line(a: Sequence[int], b: Sequence[int]) -> np.ndarray:
+    """Distances on the line graph 0 - 1 - 2 - 3 - 4 - 5 (unit edges)."""
+    return np.abs(np.subtract.outer(np.asarray(a, float), np.asarray(b, float)))
+
+
+REF = [0, 1, 2, 3]  # goal 3, shortest path length 3
+
+
+def score(traj: Sequence[int], **kw: float) -> EpisodeMetrics:
+    return episode_metrics(REF, traj, line, success_distance=1.0, ndtw_threshold=3.0, **kw)
+
+
+def test_perfect_trajectory() -> None:
+    m = score([0, 1, 2, 3])
+    # TL = 1 + 1 + 1; NE = |3 - 3|; SPL = 3 / max(3, 3); DTW = 0 on the diagonal.
+    assert m == EpisodeMetrics(
+        trajectory_length=3.0,
+        navigation_error=0.0,
+        oracle_success=True,
+        success=True,
+        spl=1.0,
+        ndtw=1.0,
+    )
+
+
+def test_overshoot_that_comes_back_within_the_radius() -> None:
+    m = score([0, 1, 2, 3, 4, 5, 4])
+    # TL = 6 unit steps; NE = |4 - 3| = 1 <= 1 -> success; SPL = 3 / max(3, 6) = 0.5.
+    # DTW: the first four points align on the diagonal for 0; query points 4, 5, 4 must each be
+    # aligned to some reference point, at best to 3: 1 + 2 + 1 = 4 -> nDTW = exp(-4 / (4 * 3)).
+    assert m.trajectory_length == pytest.approx(6.0)
+    assert m.navigation_error == pytest.approx(1.0)
+    assert m.oracle_success and m.success
+    assert m.spl == pytest.approx(0.5)
+    assert m.ndtw == pytest.approx(math.exp(-4 / 12))
+
+
+def test_overshoot_that_stops_too_far() -> None:
+    m = score([0, 1, 2, 3, 4, 5])
+    # TL = 5; NE = |5 - 3| = 2 > 1 -> fail, but it passed the goal -> oracle success; SPL = 0.
+    # DTW: 4 -> 3 costs 1, 5 -> 3 costs 2 -> 3; nDTW = exp(-3 / 12).
+    assert m.trajectory_length == pytest.approx(5.0)
+    assert m.navigation_error == pytest.approx(2.0)
+    assert m.oracle_success and not m.success
+    assert m.spl == 0.0
+    assert m.ndtw == pytest.approx(math.exp(-3 / 12))
+
+
+def test_failing_trajectory() -> None:
+    m = score([0, 1, 0])
+    # TL = 1 + 1 = 2; NE = |0 - 3| = 3; closest approach |1 - 3| = 2 > 1 -> no oracle success.
+    # DTW, rows ref 0..3, cols query [0, 1, 0], dist rows [0,1,0] [1,0,1] [2,1,2] [3,2,3]:
+    #   D11=0 D12=1 D13=1; D21=1 D22=0 D23=1; D31=3 D32=1 D33=2; D41=6 D42=3 D43=4 -> DTW 4.
+    m_dict = m.to_dict()
+    assert m_dict == {
+        "trajectory_length": 2.0,
+        "navigation_error": 3.0,
+        "oracle_success": False,
+        "success": False,
+        "spl": 0.0,
+        "ndtw": pytest.approx(math.exp(-4 / 12)),
+    }
+
+
+def test_default_radii_are_three() -> None:
+    # With the R2R default of 3, ending at 0 (NE = 3) counts as a success; SPL = 3 / max(3, 2)
+    # = 1 even though the agent walked only 2 (TL below the shortest path is capped by max).
+    m = episode_metrics(REF, [0, 1, 0], line)
+    assert m.success and m.oracle_success
+    assert m.spl == 1.0
+    assert m.ndtw == pytest.approx(math.exp(-4 / 12))
+
+
+def test_start_equals_goal() -> None:
+    # shortest = 0: a success scores SPL 1 whatever the path length.
+    assert episode_metrics([2], [2], line, success_distance=0.5).spl == 1.0
+    m = episode_metrics([2], [2, 3, 2], line, success_distance=0.5)
+    assert m.trajectory_length == 2.0 and m.success and m.spl == 1.0
+    assert episode_metrics([2], [2, 3], line, success_distance=0.5).spl == 0.0
+
+
+def test_viewpoint_ids_and_unreachable_points() -> None:
+    # Points need not be numbers: viewpoint ids with a lookup table; "z" is unreachable.
+    pos = {"a": 0.0, "b": 1.0, "c": 2.5, "z": math.nan}
+
+    def graph(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        out = np.abs(np.subtract.outer([pos[x] for x in a], [pos[y] for y in b]))
+        return np.where(np.isnan(out), np.inf, out)
+
+    m = episode_metrics(["a", "b", "c"], ["a", "b", "c"], graph)
+    assert (m.trajectory_length, m.navigation_error, m.spl, m.ndtw) == (2.5, 0.0, 1.0, 1.0)
+    lost = episode_metrics(["a", "b", "c"], ["a", "z"], graph)
+    assert lost.trajectory_length == math.inf and lost.navigation_error == math.inf
+    assert not lost.success and lost.oracle_success  # "a" is within 3 of "c"
+    assert lost.spl == 0.0 and lost.ndtw == 0.0
+
+
+def test_bad_inputs() -> None:
+    with pytest.raises(ValueError, match="empty trajectory"):
+        episode_metrics(REF, [], line)
+    with pytest.raises(ValueError, match="empty reference"):
+        episode_metrics([], [0], line)
+    with pytest.raises(ValueError, match="threshold"):
+        episode_metrics(REF, [0], line, ndtw_threshold=0.0)
+    with pytest.raises(ValueError, match="success_distance"):
+        episode_metrics(REF, [0], line, success_distance=-1.0)
+    with pytest.raises(ValueError, match="shape"):
+        episode_metrics(REF, [0, 1], lambda a, b: np.zeros((1, 1)))
+
+
+def test_mean_metrics() -> None:
+    perfect = score([0, 1, 2, 3])
+    overshoot = score([0, 1, 2, 3, 4, 5])
+    failing = score([0, 1, 0])
+    means = mean_metrics(iter([perfect, overshoot, failing]))
+    assert means == {
+        "trajectory_length": pytest.approx((3 + 5 + 2) / 3),
+        "navigation_error": pytest.approx((0 + 2 + 3) / 3),
+        "oracle_success": pytest.approx(2 / 3),
+        "success": pytest.approx(1 / 3),
+        "spl": pytest.approx(1 / 3),
+        "ndtw": pytest.approx((1 + math.exp(-3 / 12) + math.exp(-4 / 12)) / 3),
+    }
+    assert all(isinstance(v, float) for v in means.values())
+    with pytest.raises(ValueError, match="no episodes"):
+        mean_metrics([])

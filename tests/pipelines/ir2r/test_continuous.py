@@ -1,0 +1,117 @@
+"""IR2R-CE: tours over VLN-CE episodes through the geodesic-oracle interface."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from dfhelpers import run_cli
+
+from dataforge.errors import MissingDependencyError
+from dataforge.pipelines.ir2r import generate
+from dataforge.pipelines.ir2r.api import generate_tours
+from dataforge.run import ExecutionOptions
+from dataforge.store.validation import validate
+
+
+class WalledOracle:
+    """Euclidean distances, except that a wall at x = 5 cannot be crossed (inf)."""
+
+    name = "walled"
+
+    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+        a, b = np.asarray(sources, float), np.asarray(targets, float)
+        d = np.linalg.norm(a[:, None] - b[None], axis=-1)
+        d[(a[:, None, 0] < 5) != (b[None, :, 0] < 5)] = np.inf
+        return d
+
+
+def episode(eid: int, traj: int, scene: str, start: list[float], goal: list[float]) -> dict:
+    return {
+        "episode_id": eid,
+        "trajectory_id": traj,
+        "scene_id": f"mp3d/{scene}/{scene}.glb",
+        "start_position": start,
+        "start_rotation": [0, 0, 0, 1],
+        "goals": [{"position": goal, "radius": 3.0}],
+        "reference_path": [start, goal],
+        "instruction": {"instruction_text": f"go {eid}"},
+    }
+
+
+def write_vlnce(path: Path) -> Path:
+    eps = []
+    eid = 100
+    # scene A: trajectories 1-3 west of the wall, trajectory 4 alone east of it (dropped).
+    for traj, (start, goal) in {
+        1: ([0, 0, 0], [1, 0, 0]),
+        2: ([4, 0, 0], [3, 0, 0]),
+        3: ([2, 0, 1], [2, 0, 3]),
+        4: ([8, 0, 0], [9, 0, 0]),
+    }.items():
+        for _ in range(3 if traj != 3 else 2):
+            eps.append(episode(eid, traj, "sceneA", start, goal))
+            eid += 1
+    # scene B: one trajectory only (dropped like a one-path scan).
+    eps.append(episode(eid, 9, "sceneB", [0, 0, 0], [1, 0, 0]))
+    path.write_bytes(gzip.compress(json.dumps({"episodes": eps}).encode()))
+    return path
+
+
+def test_ce_tours_use_episode_ids_and_drop_unreachable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(generate, "scene_oracle", lambda cfg, params: WalledOracle())
+    monkeypatch.setattr(generate, "require_navmesh_backend", lambda name: None)
+    out = tmp_path / "ce"
+    result = generate_tours(
+        split="val_seen",
+        out=out,
+        data_dir=tmp_path,
+        seed=0,
+        fmt="hdf5",
+        options=ExecutionOptions(),
+        continuous=True,
+        episodes=write_vlnce(tmp_path / "val_seen.json.gz"),
+        scenes_dir=tmp_path / "scenes",
+    )
+    assert result.dropped_scenes == {"sceneB": [9]}
+    doc = json.loads((out / "tours_val_seen.json").read_text())
+    tours = doc["val_seen"]["sceneA"]
+    assert len(tours) == 2  # n = min(3, 3, 2) for the set {1, 2, 3}
+    traj_of = {100 + k: t for k, t in enumerate([1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 4])}
+    for tour in tours:
+        assert all(isinstance(e, int) for e in tour)
+        assert sorted(traj_of[e] for e in tour) == [1, 2, 3]
+    assert len({e for t in tours for e in t}) == 6
+    report = validate(out)
+    assert report.ok, report.problems
+    from dataforge.store import open_dataset
+
+    with open_dataset(out) as ds:
+        first = ds["sceneA/set-00/tour-0"]
+        assert first.metadata["dropped_paths"] == [4]
+        np.testing.assert_allclose(first["start_position"].read()[0], [0, 0, 0])
+
+
+def test_ce_without_habitat_is_one_clear_error(tmp_path: Path) -> None:
+    try:
+        import habitat_sim  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("habitat-sim is installed here")
+    with pytest.raises(MissingDependencyError, match="habitat-sim"):
+        generate.require_navmesh_backend("habitat")
+    r = run_cli(
+        "ir2r", "tours", "--split", "val_seen", "--continuous",
+        "--episodes", str(write_vlnce(tmp_path / "e.json.gz")),
+        "--scenes-dir", str(tmp_path), "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.count("\n") == 1 and "conda install habitat-sim" in r.stderr
