@@ -17,13 +17,14 @@ from __future__ import annotations
 from dataforge.tsp.costs import path_cost, to_integer_costs
 from dataforge.tsp.partition import mutually_reachable_groups
 from dataforge.tsp.solution import PathSolution
-from dataforge.tsp.solve import SOLVERS, solve_open_path
+from dataforge.tsp.solve import SOLVERS, require_solver, solve_open_path
 
 __all__ = [
     "SOLVERS",
     "PathSolution",
     "mutually_reachable_groups",
     "path_cost",
+    "require_solver",
     "solve_open_path",
     "to_integer_costs",
 ]

@@ -64,3 +64,25 @@ def solve_open_path(
         raise DataforgeError(f"solver {solver!r} reported bound {sol.bound} above cost {cost}")
     bound = cost if sol.optimal else sol.bound
     return dataclasses.replace(sol, order=order, cost=cost, bound=bound)
+
+
+def require_solver(solver: str) -> None:
+    """Fail fast (before any work) when ``solver``'s library or binary is missing."""
+    if solver not in SOLVERS:
+        raise UsageError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    from dataforge.errors import missing_dependency
+
+    if solver == "lkh":
+        from dataforge.tsp.lkh_binary import find_lkh
+
+        find_lkh()
+    elif solver == "elkai":
+        try:
+            import elkai  # noqa: F401
+        except ImportError:
+            raise missing_dependency("elkai", "ir2r", "the LKH-3 ATSP solver") from None
+    else:
+        try:
+            from ortools.sat.python import cp_model  # noqa: F401
+        except ImportError:
+            raise missing_dependency("ortools", "ir2r", "the exact CP-SAT ATSP solver") from None

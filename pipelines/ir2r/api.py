@@ -12,6 +12,7 @@ from dataforge.pipelines.ir2r.config import IR2RConfig
 from dataforge.pipelines.ir2r.generate import build_job, plan_continuous, plan_discrete
 from dataforge.progress import Progress
 from dataforge.run import ExecutionOptions, RunReport, run_job
+from dataforge.tsp import require_solver
 
 
 @dataclass
@@ -53,6 +54,7 @@ def generate_tours(
         continuous=continuous,
         navmesh=navmesh,
     )
+    require_solver(solver)
     if continuous:
         if episodes is None or scenes_dir is None:
             raise UsageError("--continuous needs --episodes FILE and --scenes-dir DIR")

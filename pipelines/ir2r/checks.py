@@ -130,7 +130,7 @@ def stats(ds: Any) -> PipelineStats:
     return PipelineStats(
         counts={
             "scenes": t["scenes"],
-            "episodes": t["episodes"],
+            "R2R episodes in tours": t["episodes"],
             "tours": t["tours"],
             "tours per scene": round(t["tours_per_scene"], 2),
             "tour length mean": round(t["tour_length"]["mean"], 2),

@@ -210,8 +210,18 @@ def tours_document(ds: Any, split: str) -> dict[str, dict[str, list[list[Any]]]]
 
 
 def tours_json(ds: Any, split: str) -> dict[str, bytes]:
+    """The tours file: plain JSON, one tour per line (diffable, and any JSON reader loads it)."""
     doc = tours_document(ds, split)
-    return {tours_filename(split): json.dumps(doc, indent=1).encode() + b"\n"}
+    lines = ["{" + json.dumps(split) + ": {"]
+    scenes = list(doc[split].items())
+    for i, (scene, tours) in enumerate(scenes):
+        lines.append(f" {json.dumps(scene)}: [")
+        body = [f"  {json.dumps(t)}" for t in tours]
+        lines.append(",\n".join(body))
+        lines.append(" ]" + ("," if i + 1 < len(scenes) else ""))
+    lines.append("}}")
+    text = "\n".join(lines) + "\n"
+    return {tours_filename(split): text.encode()}
 
 
 def build_job(cfg: IR2RConfig, units: list[WorkUnit], *, seed: int, fmt: str) -> Job:

@@ -134,3 +134,55 @@ def test_missing_and_malformed_inputs(small_data: Path, tmp_path: Path) -> None:
         build(tmp_path / "o6", small_data)
     for k in range(1, 7):
         assert not (tmp_path / f"o{k}").exists() or not any((tmp_path / f"o{k}").iterdir())
+
+
+def test_lkh_without_a_binary_fails_before_any_work(
+    small_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataforge.errors import MissingDependencyError
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(MissingDependencyError, match="LKH-3 binary on PATH"):
+        build(tmp_path / "out", small_data, solver="lkh")
+    assert not (tmp_path / "out").exists()
+
+
+def test_exact_solver_gives_the_same_corridor_tour(small_data: Path, tmp_path: Path) -> None:
+    build(tmp_path / "a", small_data)
+    build(tmp_path / "b", small_data, solver="exact")
+    a = json.loads((tmp_path / "a" / "tours_val_seen.json").read_text())
+    b = json.loads((tmp_path / "b" / "tours_val_seen.json").read_text())
+    assert a == b
+
+
+def test_test_split_is_tip_to_tip_over_starts_only(small_data: Path, tmp_path: Path) -> None:
+    # R2R test records carry only a start viewpoint: tours chain starts (the test server's rule).
+    recs = [r2r_record(i, "lineA", [f"v{s}"]) for i, s in enumerate([7, 0, 3, 9])]
+    write_r2r(small_data, "test", recs)
+    out = tmp_path / "test"
+    result = build(out, small_data, split="test")
+    assert result.config.ordering == "tip-to-tip"
+    with open_dataset(out) as ds:
+        ep = ds["lineA/set-00/tour-0"]
+        starts = ep["start_position"].read()[:, 0].tolist()
+        assert starts in ([0, 3, 7, 9], [9, 7, 3, 0])
+        expected = [0, 3, 4, 2] if starts[0] == 0 else [0, 2, 4, 3]
+        np.testing.assert_allclose(ep["transition_m"].read(), expected)
+    assert validate(out).ok
+
+
+def test_worker_processes_write_the_same_bytes(small_data: Path, tmp_path: Path) -> None:
+    from dfhelpers import tree_digest
+
+    from dataforge.pipelines.ir2r.api import generate_tours
+    from dataforge.run import ExecutionOptions
+
+    build(tmp_path / "one", small_data)
+    generate_tours(
+        split="val_seen", out=tmp_path / "two", data_dir=small_data, seed=0, fmt="zarr",
+        options=ExecutionOptions(workers=2),
+    )  # fmt: skip
+    a, b = tree_digest(tmp_path / "one"), tree_digest(tmp_path / "two")
+    data = [k for k in a if k.startswith("shards/") or k.endswith((".csv", ".json"))]
+    data = [k for k in data if k != "manifest.json"]
+    assert data and all(a[k] == b[k] for k in data)
