@@ -1,0 +1,263 @@
+"""A house as a JSON-serialisable world graph: rooms, receptacles and objects.
+
+* Rooms: id, type, floor polygon (x, z) and its area (m²).
+* Receptacles: every object whose asset is a receptacle, or that has children. Its axis-aligned
+  box, the area of its top face (its box's plan-view footprint) and the free part of it (cm²):
+  the top face minus the footprints of the children resting on the top, clipped at 0. A child
+  rests on the top when its box bottom is at least at the parent's top minus
+  :data:`ON_TOP_TOLERANCE_M`; children below that are inside (shelves, drawers, a fridge, a
+  sofa's seat) and take no top surface.
+* Objects: id, type, asset, position, rotation, parent (the receptacle it is in or on, None for
+  top-level objects) and the room whose floor polygon contains its position.
+
+Everything is listed sorted by id (plain string order), so the same house gives the same JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import shapely
+from shapely.geometry import Point, Polygon
+
+from dataforge.errors import MalformedInputError, UsageError
+from dataforge.world.assets import AssetCatalogue
+from dataforge.world.boxes import Aabb, OrientedBox, object_box
+from dataforge.world.house import House, HouseObject
+
+Vec3 = tuple[float, float, float]
+XZ = tuple[float, float]
+
+ON_TOP_TOLERANCE_M = 0.03
+"""A child whose box bottom is at most this far below its parent's top rests on the top."""
+
+M2_TO_CM2 = 1e4
+GRAPH_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class RoomNode:
+    id: str
+    room_type: str
+    polygon: tuple[XZ, ...]
+    area_m2: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "room_type": self.room_type,
+            "polygon": [list(p) for p in self.polygon],
+            "area_m2": self.area_m2,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RoomNode:
+        return cls(
+            id=str(data["id"]),
+            room_type=str(data["room_type"]),
+            polygon=tuple((float(x), float(z)) for x, z in data["polygon"]),
+            area_m2=float(data["area_m2"]),
+        )
+
+
+@dataclass(frozen=True)
+class ReceptacleNode:
+    """A receptacle; ``on_top_ids`` are the children counted against its free top surface."""
+
+    id: str
+    object_type: str
+    aabb: Aabb
+    top_area_cm2: float
+    free_area_cm2: float
+    child_ids: tuple[str, ...] = ()
+    on_top_ids: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object_type": self.object_type,
+            "aabb_min": list(self.aabb.lo),
+            "aabb_max": list(self.aabb.hi),
+            "top_area_cm2": self.top_area_cm2,
+            "free_area_cm2": self.free_area_cm2,
+            "child_ids": list(self.child_ids),
+            "on_top_ids": list(self.on_top_ids),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReceptacleNode:
+        return cls(
+            id=str(data["id"]),
+            object_type=str(data["object_type"]),
+            aabb=Aabb.from_dict({"lo": data["aabb_min"], "hi": data["aabb_max"]}),
+            top_area_cm2=float(data["top_area_cm2"]),
+            free_area_cm2=float(data["free_area_cm2"]),
+            child_ids=tuple(data.get("child_ids", ())),
+            on_top_ids=tuple(data.get("on_top_ids", ())),
+        )
+
+
+@dataclass(frozen=True)
+class ObjectNode:
+    id: str
+    object_type: str
+    asset_id: str
+    position: Vec3
+    rotation: Vec3
+    parent_id: str | None
+    room_id: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object_type": self.object_type,
+            "asset_id": self.asset_id,
+            "position": list(self.position),
+            "rotation": list(self.rotation),
+            "parent_id": self.parent_id,
+            "room_id": self.room_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ObjectNode:
+        return cls(
+            id=str(data["id"]),
+            object_type=str(data["object_type"]),
+            asset_id=str(data["asset_id"]),
+            position=_vec(data["position"]),
+            rotation=_vec(data["rotation"]),
+            parent_id=data.get("parent_id"),
+            room_id=data.get("room_id"),
+        )
+
+
+@dataclass(frozen=True)
+class WorldGraph:
+    """Rooms, receptacles and objects of one house, each sorted by id."""
+
+    house: str
+    rooms: tuple[RoomNode, ...]
+    receptacles: tuple[ReceptacleNode, ...]
+    objects: tuple[ObjectNode, ...]
+
+    def room(self, room_id: str) -> RoomNode:
+        return _find(self.rooms, room_id, "room")
+
+    def receptacle(self, object_id: str) -> ReceptacleNode:
+        return _find(self.receptacles, object_id, "receptacle")
+
+    def object(self, object_id: str) -> ObjectNode:
+        return _find(self.objects, object_id, "object")
+
+    def objects_in_room(self, room_id: str) -> tuple[ObjectNode, ...]:
+        return tuple(o for o in self.objects if o.room_id == room_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": GRAPH_FORMAT,
+            "house": self.house,
+            "rooms": [r.to_dict() for r in self.rooms],
+            "receptacles": [r.to_dict() for r in self.receptacles],
+            "objects": [o.to_dict() for o in self.objects],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WorldGraph:
+        if not isinstance(data, Mapping) or data.get("format") != GRAPH_FORMAT:
+            found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
+            raise MalformedInputError(f"world graph: format {found!r} is not {GRAPH_FORMAT}")
+        try:
+            return cls(
+                house=str(data["house"]),
+                rooms=tuple(RoomNode.from_dict(r) for r in data["rooms"]),
+                receptacles=tuple(ReceptacleNode.from_dict(r) for r in data["receptacles"]),
+                objects=tuple(ObjectNode.from_dict(o) for o in data["objects"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise MalformedInputError(f"world graph: malformed ({exc!r})") from None
+
+
+def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
+    """Describe ``house`` (see the module docstring)."""
+    polygons = {r.id: Polygon(r.floor_polygon) for r in house.rooms}
+    boxes = {o.id: object_box(o, catalogue) for o in house.objects}
+    rooms = tuple(
+        RoomNode(r.id, r.room_type, r.floor_polygon, float(polygons[r.id].area))
+        for r in sorted(house.rooms, key=lambda r: r.id)
+    )
+    children: dict[str, list[HouseObject]] = {}
+    for o in house.objects:
+        if o.parent_id is not None:
+            children.setdefault(o.parent_id, []).append(o)
+    receptacles = []
+    for o in sorted(house.objects, key=lambda o: o.id):
+        kids = sorted(children.get(o.id, []), key=lambda c: c.id)
+        if not (kids or catalogue.asset(o.asset_id).receptacle):
+            continue
+        box = boxes[o.id]
+        on_top = [c for c in kids if boxes[c.id].bottom >= box.top - ON_TOP_TOLERANCE_M]
+        top, free = top_surface_cm2(box, [boxes[c.id] for c in on_top])
+        receptacles.append(
+            ReceptacleNode(
+                id=o.id,
+                object_type=o.object_type,
+                aabb=box.aabb(),
+                top_area_cm2=top,
+                free_area_cm2=free,
+                child_ids=tuple(c.id for c in kids),
+                on_top_ids=tuple(c.id for c in on_top),
+            )
+        )
+    objects = tuple(
+        ObjectNode(
+            id=o.id,
+            object_type=o.object_type,
+            asset_id=o.asset_id,
+            position=o.position,
+            rotation=o.rotation,
+            parent_id=o.parent_id,
+            room_id=room_of(o.position, polygons, boxes[o.id]),
+        )
+        for o in sorted(house.objects, key=lambda o: o.id)
+    )
+    return WorldGraph(house.name, rooms, tuple(receptacles), objects)
+
+
+def top_surface_cm2(box: OrientedBox, resting: Iterable[OrientedBox]) -> tuple[float, float]:
+    """(top face area, free top area) in cm² of ``box`` with the ``resting`` boxes on it: the free
+    area is the top face minus the union of their footprints, clipped at 0."""
+    top = box.footprint()
+    shadows = [b.footprint() for b in resting]
+    occupied = shapely.union_all(shadows).intersection(top) if shadows else Polygon()
+    top_cm2 = top.area * M2_TO_CM2
+    free_cm2 = max(top_cm2 - occupied.area * M2_TO_CM2, 0.0)
+    return round(top_cm2, 3), round(free_cm2, 3)
+
+
+def room_of(
+    position: Vec3, polygons: Mapping[str, Polygon], box: OrientedBox | None = None
+) -> str | None:
+    """The room whose floor polygon contains ``position`` (x, z); on a shared boundary, the one
+    the box's footprint overlaps most (then the smallest id); None outside every room."""
+    point = Point(position[0], position[2])
+    inside = sorted(rid for rid, poly in polygons.items() if poly.covers(point))
+    if len(inside) <= 1:
+        return inside[0] if inside else None
+    if box is None:
+        return inside[0]
+    shadow = box.footprint()
+    return max(inside, key=lambda rid: polygons[rid].intersection(shadow).area)  # first of ties
+
+
+def _find(nodes: Sequence[Any], node_id: str, kind: str) -> Any:
+    for node in nodes:
+        if node.id == node_id:
+            return node
+    raise UsageError(f"world graph has no {kind} {node_id!r}")
+
+
+def _vec(values: Any) -> Vec3:
+    x, y, z = values
+    return (float(x), float(y), float(z))
