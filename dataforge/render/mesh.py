@@ -130,6 +130,19 @@ def box_mesh(
     return Mesh(verts, _quads_to_faces(_BOX_QUADS), **_ids(color, instance_id, semantic_id))
 
 
+def box_mesh_from_corners(
+    corners: ArrayLike,
+    *,
+    color: ArrayLike = DEFAULT_COLOR,
+    instance_id: int = 1,
+    semantic_id: int = 0,
+) -> Mesh:
+    """A box from its 8 corners in :func:`box_corners` order (bits x=4, y=2, z=1): for boxes
+    turned about more than the vertical axis."""
+    verts = np.asarray(corners, dtype=np.float64).reshape(8, 3)
+    return Mesh(verts, _quads_to_faces(_BOX_QUADS), **_ids(color, instance_id, semantic_id))
+
+
 def cylinder_mesh(
     center_bottom: ArrayLike,
     radius: float,

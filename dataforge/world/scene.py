@@ -1,0 +1,227 @@
+"""A house as something to render: meshes with stable instance ids and semantic classes.
+
+Geometry (``house_scene``):
+- floors: one slab per room at its floor height; ceilings (optional) at the tallest wall's top;
+- walls: ProcTHOR walls are zero-thickness planes, one per room side, so the two sides of an
+  interior wall coincide. Each side is pushed ``WALL_INSET`` (5 mm) into its own room, which
+  keeps both sides visible without z-fighting; door and window holes are cut from both sides
+  (hole ends are projected onto each side, so either side's direction works);
+- objects: every object (children included) as its oriented bounding box, with the real
+  asset size from the ProcTHOR database. Door leaves are not drawn (doors count as open).
+
+Ids: instance ids come from an :class:`InstanceIds` registry keyed by the house element's id
+(``room|3``, ``wall|...``, an object id), so an element keeps its id while objects are added or
+removed, and masks name walls and floors too. Semantic ids: 0 nothing, then ``Floor``,
+``Wall``, ``Ceiling``, then every ProcTHOR object type in sorted order, then custom labels
+(:meth:`SemanticTable.add`, e.g. a goal cylinder) in the order they are added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from shapely.geometry import Point, Polygon
+
+from dataforge.errors import UsageError
+from dataforge.render.mesh import Mesh, Scene, box_mesh_from_corners, polygon_slab, wall_mesh
+from dataforge.world.assets import AssetCatalogue
+from dataforge.world.boxes import object_box
+from dataforge.world.house import House, Wall
+
+WALL_INSET = 0.005
+STRUCTURE_CLASSES = ("Floor", "Wall", "Ceiling")
+FLOOR_COLOR = (150, 120, 90)
+CEILING_COLOR = (235, 235, 230)
+WALL_COLOR = (215, 210, 200)
+
+
+class SemanticTable:
+    """Semantic class names <-> ids (0 is nothing)."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names: list[str] = ["nothing"]
+        self._ids: dict[str, int] = {}
+        for name in names:
+            self.add(name)
+
+    def add(self, name: str) -> int:
+        """The id of ``name``, adding it at the end if new."""
+        if name not in self._ids:
+            self._ids[name] = len(self.names)
+            self.names.append(name)
+        return self._ids[name]
+
+    def id(self, name: str) -> int:
+        try:
+            return self._ids[name]
+        except KeyError:
+            raise UsageError(f"unknown semantic class {name!r}") from None
+
+    @classmethod
+    def for_catalogue(cls, catalogue: AssetCatalogue) -> SemanticTable:
+        return cls([*STRUCTURE_CLASSES, *sorted(catalogue.types())])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"names": self.names}
+
+
+class InstanceIds:
+    """Stable instance ids by element id: the first id asked for an element is kept for good."""
+
+    def __init__(self, assigned: Mapping[str, int] | None = None) -> None:
+        self._ids: dict[str, int] = dict(assigned or {})
+        self._next = max(self._ids.values(), default=0) + 1
+
+    def __call__(self, element_id: str) -> int:
+        if element_id not in self._ids:
+            self._ids[element_id] = self._next
+            self._next += 1
+        return self._ids[element_id]
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self._ids)
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    instance_id: int
+    element_id: str  # house id of the room (floor/ceiling), wall, object, or a custom id
+    kind: str  # floor | ceiling | wall | object | custom
+    label: str  # semantic class name
+    semantic_id: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instance_id": self.instance_id,
+            "element_id": self.element_id,
+            "kind": self.kind,
+            "label": self.label,
+            "semantic_id": self.semantic_id,
+        }
+
+
+@dataclass
+class HouseScene:
+    """Meshes to render plus what every instance id means."""
+
+    scene: Scene
+    instances: dict[int, InstanceInfo]
+    semantics: SemanticTable
+    ids: InstanceIds
+    element_instance: dict[str, int] = field(default_factory=dict)
+
+    def instance_of(self, element_id: str, kind: str = "object") -> int:
+        key = _key(element_id, kind)
+        if key not in self.element_instance:
+            raise UsageError(f"no {kind} {element_id!r} in this scene")
+        return self.element_instance[key]
+
+    def add(self, mesh: Mesh, element_id: str, label: str, kind: str = "custom") -> int:
+        """Add a mesh (e.g. a goal cylinder) under its own instance id and semantic class."""
+        iid = self.ids(_key(element_id, kind))
+        sid = self.semantics.add(label)
+        mesh.instance_id, mesh.semantic_id = iid, sid
+        self.scene.add(mesh)
+        self.instances[iid] = InstanceInfo(iid, element_id, kind, label, sid)
+        self.element_instance[_key(element_id, kind)] = iid
+        return iid
+
+    def id_table(self) -> list[dict[str, Any]]:
+        return [self.instances[i].to_dict() for i in sorted(self.instances)]
+
+
+def _key(element_id: str, kind: str) -> str:
+    # Floors and ceilings share their room's id; objects and walls have their own.
+    return f"{kind}:{element_id}" if kind in ("floor", "ceiling") else element_id
+
+
+def type_color(name: str) -> tuple[int, int, int]:
+    """A stable, mid-saturation colour per class name."""
+    h = hashlib.sha256(name.encode()).digest()
+    return (60 + h[0] % 170, 60 + h[1] % 170, 60 + h[2] % 170)
+
+
+def wall_holes(house: House, wall: Wall) -> list[tuple[float, float, float, float]]:
+    """Door and window holes of ``wall`` as (s0, s1, h0, h1) along this side from its start."""
+    start = np.asarray(wall.start, dtype=np.float64)
+    direction = np.asarray(wall.end, dtype=np.float64) - start
+    length = float(np.linalg.norm(direction))
+    direction /= length
+    holes = []
+    for op in house.openings:
+        if wall.id not in op.wall_ids:
+            continue
+        a, b = (np.asarray(p, dtype=np.float64) for p in house.opening_segment(op))
+        s = sorted(float(np.dot(p - start, direction)) for p in (a, b))
+        holes.append((s[0], s[1], float(op.y_range[0]), float(op.y_range[1])))
+    return holes
+
+
+def wall_inward_offset(wall: Wall, rooms: Mapping[str, Polygon]) -> np.ndarray:
+    """A WALL_INSET step from the wall plane toward its own room (away from rooms for exterior
+    sides)."""
+    p0, p1 = np.asarray(wall.start, dtype=np.float64), np.asarray(wall.end, dtype=np.float64)
+    d = (p1 - p0) / np.linalg.norm(p1 - p0)
+    normal = np.array([-d[1], d[0]])
+    mid = (p0 + p1) / 2
+    probe = Point(*(mid + 0.05 * normal))
+    room = rooms.get(wall.room_id)
+    if room is not None:
+        inside = room.contains(probe)
+    else:  # exterior side: step away from every room
+        inside = not any(r.contains(probe) for r in rooms.values())
+    return (normal if inside else -normal) * WALL_INSET
+
+
+def house_scene(
+    house: House,
+    catalogue: AssetCatalogue,
+    *,
+    ceiling: bool = True,
+    ids: InstanceIds | None = None,
+    hidden: Iterable[str] = (),
+) -> HouseScene:
+    """Meshes of ``house`` (see the module docstring); ``hidden`` object ids are left out."""
+    ids = ids or InstanceIds()
+    semantics = SemanticTable.for_catalogue(catalogue)
+    hs = HouseScene(Scene(), {}, semantics, ids)
+    rooms = {r.id: Polygon(r.polygon_xz) for r in house.rooms}
+    for room in sorted(house.rooms, key=lambda r: r.id):
+        mesh = polygon_slab(room.polygon_xz, room.floor_y, color=FLOOR_COLOR)
+        hs.add(mesh, room.id, "Floor", kind="floor")
+    top = max((w.y_min + w.height for w in house.walls), default=2.5)
+    if ceiling:
+        for room in sorted(house.rooms, key=lambda r: r.id):
+            mesh = polygon_slab(room.polygon_xz, top, color=CEILING_COLOR)
+            hs.add(mesh, room.id, "Ceiling", kind="ceiling")
+    for wall in sorted(house.walls, key=lambda w: w.id):
+        if wall.empty or wall.height <= 0:
+            continue
+        shift = wall_inward_offset(wall, rooms)
+        color = WALL_COLOR if wall.color is None else tuple(int(255 * c) for c in wall.color)
+        mesh = wall_mesh(
+            np.asarray(wall.start) + shift,
+            np.asarray(wall.end) + shift,
+            wall.y_min,
+            wall.y_min + wall.height,
+            wall_holes(house, wall),
+            color=color,
+        )
+        hs.add(mesh, wall.id, "Wall", kind="wall")
+    skip = set(hidden)
+    for obj in sorted(house.objects, key=lambda o: o.id):
+        if obj.id in skip or obj.parent_id in skip:
+            continue
+        box = object_box(obj, catalogue)
+        mesh = box_mesh_from_corners(box.corners(), color=type_color(obj.object_type))
+        hs.add(mesh, obj.id, obj.object_type, kind="object")
+    return hs
+
+
+def pixel_coverage(instance: np.ndarray, instance_id: int) -> float:
+    """Share of the image's pixels showing ``instance_id`` (0..1)."""
+    return float(np.count_nonzero(instance == instance_id)) / float(instance.size)
