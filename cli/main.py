@@ -19,6 +19,7 @@ from dataforge.errors import DataforgeError, Interrupted
 # (or when --help lists them): their modules import nothing heavy at the top.
 LAZY_COMMANDS: dict[str, str] = {
     "validate": "dataforge.cli.dataset:validate",
+    "houses": "dataforge.cli.houses:houses",
     "inspect": "dataforge.cli.dataset:inspect",
     "stats": "dataforge.cli.dataset:stats",
     "ir2r": "dataforge.cli.ir2r:ir2r",

@@ -1,0 +1,32 @@
+"""``dataforge houses``: ProcTHOR houses in the embedded world (inspect and draw them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group()
+def houses() -> None:
+    """ProcTHOR houses in dataforge's embedded world: rooms, walls, objects with real asset
+    sizes from the procthor databases, rendered on the CPU."""
+
+
+@houses.command()
+@click.argument("house_file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--out", required=True, type=click.Path(path_type=Path, dir_okay=False), help="PNG to write."
+)
+@click.option(
+    "--views", type=click.IntRange(min=0, max=8), default=4, show_default=True,
+    help="Rendered views beside the map (0: map only).",
+)  # fmt: skip
+@click.option("--graph", "graph_out", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Also write the house's world graph as JSON here.")  # fmt: skip
+def show(house_file: Path, out: Path, views: int, graph_out: Path | None) -> None:
+    """Draw HOUSE_FILE: a top-down map (rooms, walls, doors, objects) and rendered views."""
+    from dataforge.world.api import show as run_show
+
+    summary = run_show(house_file, out, views=views, graph_out=graph_out)
+    click.echo(summary)

@@ -1,0 +1,93 @@
+"""``dataforge houses show``: a top-down map of a house and a few rendered views, as one PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from shapely.geometry import Polygon
+
+from dataforge.world.assets import AssetCatalogue
+from dataforge.world.boxes import object_box
+from dataforge.world.house import House
+from dataforge.world.navigation import wall_obstacles
+from dataforge.world.scene import house_scene, type_color
+
+
+def draw_plan(
+    ax: Any, house: House, catalogue: AssetCatalogue, reachable: np.ndarray | None
+) -> None:
+    """Rooms, walls (holes left open), object footprints and reachable positions on ``ax``."""
+    for room in house.rooms:
+        poly = np.asarray(room.polygon_xz)
+        ax.fill(
+            poly[:, 0], poly[:, 1], color=np.array(type_color(room.room_type)) / 255, alpha=0.25
+        )
+        c = Polygon(poly).representative_point()
+        ax.text(c.x, c.y, f"{room.room_type}\n{room.id}", fontsize=7, ha="center", color="#333")
+    for segment in wall_obstacles(house):
+        x, z = segment.xy
+        ax.plot(x, z, color="#222", lw=1.6)
+    for obj in house.objects:
+        if obj.parent_id is not None:
+            continue
+        fp = object_box(obj, catalogue).footprint()
+        if fp.is_empty:
+            continue
+        x, z = fp.exterior.xy
+        ax.fill(x, z, color=np.array(type_color(obj.object_type)) / 255, alpha=0.8, lw=0)
+    if reachable is not None and len(reachable):
+        ax.scatter(reachable[:, 0], reachable[:, 2], s=2, c="#1b9e77", label="reachable")
+        ax.legend(loc="upper right", fontsize=7)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("z (m)")
+
+
+def show_house(
+    house: House,
+    catalogue: AssetCatalogue,
+    out: Path,
+    *,
+    views: int = 4,
+    width: int = 320,
+    height: int = 240,
+    reachable: np.ndarray | None = None,
+) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dataforge.render import Renderer, thor_camera_pose
+
+    rooms = sorted(house.rooms, key=lambda r: -Polygon(r.polygon_xz).area)[: max(1, views)]
+    frames = []
+    if views > 0:
+        with Renderer(width, height, vfov_deg=90) as renderer:
+            renderer.set_scene(house_scene(house, catalogue).scene)
+            for k in range(views):
+                room = rooms[k % len(rooms)]
+                c = Polygon(room.polygon_xz).representative_point()
+                pose = thor_camera_pose([c.x, 1.5, c.y], 90.0 * k, 20.0)
+                frames.append((room, renderer.render(pose).rgb))
+    cols = max(1, min(views, 2))
+    rows = (views + cols - 1) // cols if views else 0
+    fig = plt.figure(figsize=(6 + 3.2 * cols, max(6.0, 2.6 * rows)))
+    grid = fig.add_gridspec(max(rows, 1), 1 + cols, width_ratios=[2.2] + [1] * cols)
+    draw_plan(fig.add_subplot(grid[:, 0]), house, catalogue, reachable)
+    for k, (room, rgb) in enumerate(frames):
+        ax = fig.add_subplot(grid[k // cols, 1 + k % cols])
+        ax.imshow(rgb)
+        ax.set_title(f"{room.room_type} ({room.id}), yaw {90 * k}", fontsize=8)
+        ax.axis("off")
+    fig.suptitle(
+        f"{house.name}: {len(house.rooms)} rooms, {len(house.objects)} objects", fontsize=10
+    )
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
