@@ -1,0 +1,110 @@
+"""Spawning, placing and removing objects on real ProcTHOR houses."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from dfhelpers import SHARED
+
+from dataforge.world import load_catalogue, load_house
+from dataforge.world.boxes import object_box
+from dataforge.world.placement import World
+
+HOUSE = SHARED / "data" / "procthor_houses" / "house_746.json"
+pytestmark = pytest.mark.skipif(
+    not HOUSE.is_file(), reason="needs ../shared/data/procthor_houses, absent here"
+)
+
+
+@pytest.fixture
+def world() -> World:
+    cat = load_catalogue()
+    return World(load_house(HOUSE, catalogue=cat), cat)
+
+
+def first(world: World, object_type: str) -> str:
+    return next(o.id for o in world.objects if o.object_type == object_type)
+
+
+def overlaps(world: World, oid: str) -> list[str]:
+    from dataforge.world.placement import _overlap
+
+    box = world.box(oid)
+    parent = world.object(oid).parent_id
+    return [
+        o.id for o in world.objects if o.id not in (oid, parent) and _overlap(box, world.box(o.id))
+    ]
+
+
+def test_spawn_on_a_table_rests_on_its_top_without_collisions(world: World) -> None:
+    table = first(world, "DiningTable")
+    rng = np.random.default_rng(0)
+    placed = []
+    for _ in range(6):
+        res = world.spawn("Apple_1", table, rng)
+        assert res.status in ("placed", "collision", "no_free_space")
+        if res.ok:
+            placed.append(res.object_id)
+    assert len(placed) >= 3
+    top = world.box(table).top
+    foot = world.box(table).footprint()
+    for oid in placed:
+        box = world.box(oid)
+        assert abs(box.bottom - top) < 1e-6
+        assert foot.buffer(1e-6).covers(box.footprint())
+        assert overlaps(world, oid) == []
+        assert world.object(oid).parent_id == table
+
+
+def test_a_closed_fridge_is_opened_or_refused(world: World) -> None:
+    fridge = first(world, "Fridge")
+    rng = np.random.default_rng(1)
+    refused = world.spawn("Apple_1", fridge, rng, auto_open=False)
+    assert refused.status == "closed" and not refused.ok
+    res = world.spawn("Apple_1", fridge, rng)
+    assert res.ok and res.inside
+    assert world.object(fridge).openness == 1.0
+    inner, box = world.box(res.object_id), world.box(fridge)
+    assert box.bottom < inner.bottom and inner.top < box.top
+
+
+def test_full_surfaces_and_non_receptacles_give_a_result_not_an_exception(world: World) -> None:
+    rng = np.random.default_rng(2)
+    chair = first(world, "Chair")
+    res = world.spawn("Apple_1", first(world, "Mug"), rng)
+    assert res.status in ("placed", "no_free_space", "collision")
+    # a television is not a receptacle
+    tv = next((o.id for o in world.objects if not world.is_receptacle(o.id)), None)
+    assert tv is not None
+    assert world.spawn("Apple_1", tv, rng).status == "not_a_receptacle"
+    # a fridge-sized asset does not fit on a chair's box top
+    big = world.spawn("Fridge_1", chair, rng, attempts=8)
+    assert big.status == "no_free_space"
+
+
+def test_remove_and_replace_restores_the_world_graph(world: World) -> None:
+    before = world.graph().to_dict()
+    child = next(o for o in world.objects if o.parent_id is not None and not world.children(o.id))
+    removed = world.remove(child.id)
+    assert [o.id for o in removed] == [child.id]
+    after_remove = world.graph().to_dict()
+    assert after_remove != before
+    assert child.id not in json.dumps(after_remove)
+    res = world.place_at(child, child.parent_id)
+    assert res.ok, res
+    assert world.graph().to_dict() == before
+
+
+def test_moved_objects_are_written_back_as_children(world: World) -> None:
+    rng = np.random.default_rng(3)
+    table = first(world, "DiningTable")
+    res = world.spawn("Apple_1", table, rng, object_id="Apple|test|0")
+    assert res.ok
+    house = world.house()
+    raw = house.to_json_dict()
+    table_raw = next(o for o in raw["objects"] if o["id"] == table)
+    assert "Apple|test|0" in [c["id"] for c in table_raw.get("children", [])]
+    box = object_box(house.object("Apple|test|0"), world.catalogue)
+    assert np.allclose(box.center, res.position)
