@@ -24,9 +24,14 @@ def houses() -> None:
 )  # fmt: skip
 @click.option("--graph", "graph_out", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="Also write the house's world graph as JSON here.")  # fmt: skip
-def show(house_file: Path, out: Path, views: int, graph_out: Path | None) -> None:
-    """Draw HOUSE_FILE: a top-down map (rooms, walls, doors, objects) and rendered views."""
+@click.option(
+    "--sim", type=click.Choice(("embedded", "ai2thor")), default="embedded", show_default=True,
+    help="Renderer of the views: the embedded CPU world, or AI2-THOR (needs its Unity build).",
+)  # fmt: skip
+def show(house_file: Path, out: Path, views: int, graph_out: Path | None, sim: str) -> None:
+    """Draw HOUSE_FILE: a top-down map (rooms, walls, doors, objects, reachable positions on
+    AI2-THOR's 0.25 m grid) and rendered views."""
     from dataforge.world.api import show as run_show
 
-    summary = run_show(house_file, out, views=views, graph_out=graph_out)
+    summary = run_show(house_file, out, views=views, graph_out=graph_out, sim=sim)
     click.echo(summary)

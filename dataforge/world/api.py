@@ -11,18 +11,21 @@ from dataforge.world.house import load_house
 from dataforge.world.show import show_house
 
 
-def show(house_file: Path, out: Path, *, views: int = 4, graph_out: Path | None = None) -> str:
+def show(
+    house_file: Path,
+    out: Path,
+    *,
+    views: int = 4,
+    graph_out: Path | None = None,
+    sim: str = "embedded",
+) -> str:
     """Write the picture (and optionally the world graph); return a one-line summary."""
     catalogue = load_catalogue()
     house = load_house(house_file, catalogue=catalogue)
-    reachable = None
-    try:
-        from dataforge.world.navigation import house_nav_grid
+    from dataforge.world.navigation import house_nav_grid
 
-        reachable = house_nav_grid(house, catalogue).reachable_positions()
-    except ImportError:
-        pass
-    show_house(house, catalogue, out, views=views, reachable=reachable)
+    reachable = house_nav_grid(house, catalogue).reachable_positions()
+    show_house(house, catalogue, out, views=views, reachable=reachable, sim=sim)
     text = f"{house.name}: {len(house.rooms)} rooms, {len(house.objects)} objects; map in {out}"
     if graph_out is not None:
         graph = world_graph(house, catalogue)

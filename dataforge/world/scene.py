@@ -169,7 +169,10 @@ def wall_inward_offset(wall: Wall, rooms: Mapping[str, Polygon]) -> np.ndarray:
     normal = np.array([-d[1], d[0]])
     mid = (p0 + p1) / 2
     probe = Point(*(mid + 0.05 * normal))
-    room = rooms.get(wall.room_id)
+    # Exterior sides: ``roomId`` is "exterior" in some houses, but the inner room's id in
+    # others, where only the wall id (``wall|exterior|...``) says so.
+    exterior = wall.room_id == "exterior" or "exterior" in wall.id.split("|")
+    room = None if exterior else rooms.get(wall.room_id)
     if room is not None:
         inside = room.contains(probe)
     else:  # exterior side: step away from every room

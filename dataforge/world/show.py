@@ -12,7 +12,7 @@ from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import object_box
 from dataforge.world.house import House
 from dataforge.world.navigation import wall_obstacles
-from dataforge.world.scene import house_scene, type_color
+from dataforge.world.scene import type_color
 
 
 def draw_plan(
@@ -54,24 +54,26 @@ def show_house(
     width: int = 320,
     height: int = 240,
     reachable: np.ndarray | None = None,
+    sim: str = "embedded",
 ) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dataforge.render import Renderer, thor_camera_pose
+    from dataforge.world.backends import open_world
 
     rooms = sorted(house.rooms, key=lambda r: -Polygon(r.polygon_xz).area)[: max(1, views)]
     frames = []
     if views > 0:
-        with Renderer(width, height, vfov_deg=90) as renderer:
-            renderer.set_scene(house_scene(house, catalogue).scene)
+        world = open_world(sim, house, catalogue, width=width, height=height)
+        try:
             for k in range(views):
                 room = rooms[k % len(rooms)]
                 c = Polygon(room.polygon_xz).representative_point()
-                pose = thor_camera_pose([c.x, 1.5, c.y], 90.0 * k, 20.0)
-                frames.append((room, renderer.render(pose).rgb))
+                frames.append((room, world.render([c.x, 1.5, c.y], 90.0 * k, 20.0).rgb))
+        finally:
+            world.close()
     cols = max(1, min(views, 2))
     rows = (views + cols - 1) // cols if views else 0
     fig = plt.figure(figsize=(6 + 3.2 * cols, max(6.0, 2.6 * rows)))
