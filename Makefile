@@ -30,6 +30,11 @@ demo: install
 		$(BIN)/dataforge ir2r plot $(DEMO_OUT)/ir2r_val_seen --scan 1LXtFkjw3qL --data-dir $(DATA) \
 			--out $(DEMO_OUT)/ir2r_tour.png; \
 	else echo "== demo: skipping IR2R ($(DATA)/r2r/R2R_val_seen.json not found; set DATAFORGE_DATA)"; fi
+	@if [ -f "$(DATA)/procthor_houses/procthor_train_1.json" ]; then \
+		echo "== demo: a ProcTHOR house in the embedded world" && \
+		$(BIN)/dataforge houses show $(DATA)/procthor_houses/procthor_train_1.json \
+			--out $(DEMO_OUT)/house.png --graph $(DEMO_OUT)/house_graph.json; \
+	else echo "== demo: skipping the house ($(DATA)/procthor_houses not found)"; fi
 	@echo "== demo: synthetic sphere scenes (the store's test pipeline)"
 	$(BIN)/dataforge synthetic generate --scenes 4 --episodes-per-scene 2 --frames 8 \
 		--resolution 96x72 --seed 0 --workers 2 --out $(DEMO_OUT)/synthetic --overwrite
@@ -50,6 +55,7 @@ lint: install
 bench: install
 	$(BIN)/python benchmarks/bench_store.py
 	$(BIN)/python benchmarks/bench_ir2r.py --data-dir $(DATA)
+	$(BIN)/python benchmarks/bench_render.py --house $(DATA)/procthor_houses/procthor_train_1.json
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache
