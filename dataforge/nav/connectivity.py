@@ -8,11 +8,11 @@ marks j unobstructed and both are included; an edge weighs the distance between 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from dataforge.errors import InputNotFoundError, MalformedInputError
+from dataforge.errors import MalformedInputError
+from dataforge.inputs import read_json
 from dataforge.nav.graph import NavGraph
 
 WHAT = "Matterport3D connectivity graph"
@@ -22,20 +22,9 @@ def connectivity_path(directory: Path, scan: str) -> Path:
     return Path(directory) / f"{scan}_connectivity.json"
 
 
-def load_json(path: Path, what: str) -> Any:
-    """Parse a JSON file, with one-line errors that name the file and what it is."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputNotFoundError(f"{path}: {what} not found")
-    try:
-        return json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise MalformedInputError(f"{path}: {what} is not valid JSON ({exc})") from None
-
-
 def load_connectivity(path: Path) -> NavGraph:
     """The navigation graph of one scan (see the module docstring)."""
-    data = load_json(path, WHAT)
+    data = read_json(path, WHAT)
     if not isinstance(data, list) or not data:
         raise MalformedInputError(f"{path}: {WHAT} must be a non-empty list of viewpoints")
     n = len(data)

@@ -28,7 +28,6 @@ What a house JSON holds (schema seen in ProcTHOR-10k houses, schemas 0.0.1 and 1
 from __future__ import annotations
 
 import copy
-import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -38,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dataforge.errors import InputNotFoundError, MalformedInputError, UsageError
+from dataforge.errors import MalformedInputError, UsageError
+from dataforge.inputs import read_json
 
 if TYPE_CHECKING:
     from dataforge.world.assets import AssetCatalogue
@@ -320,12 +320,7 @@ def load_house(
     else:
         path = Path(source)
         label = str(path)
-        if not path.is_file():
-            raise InputNotFoundError(f"{path}: {WHAT} not found")
-        try:
-            raw = json.loads(path.read_bytes())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise MalformedInputError(f"{path}: {WHAT} is not valid JSON ({exc})") from None
+        raw = read_json(path, WHAT)
         name = name or path.stem
     return _Parser(label, catalogue).house(raw, name or label)
 

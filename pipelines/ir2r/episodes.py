@@ -7,14 +7,13 @@ IVLN); in VLN-CE each episode has its own ``episode_id`` and shares the path's `
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dataforge.errors import InputNotFoundError, MalformedInputError
+from dataforge.errors import MalformedInputError
+from dataforge.inputs import read_json
 
 R2R_WHAT = "Room-to-Room episodes"
 VLNCE_WHAT = "VLN-CE episodes"
@@ -71,22 +70,9 @@ def r2r_file(data_dir: Path, split: str) -> Path:
     return Path(data_dir) / "r2r" / f"R2R_{split}.json"
 
 
-def _read_json(path: Path, what: str) -> Any:
-    path = Path(path)
-    if not path.is_file():
-        raise InputNotFoundError(f"{path}: {what} not found")
-    try:
-        raw = path.read_bytes()
-        if path.suffix == ".gz":
-            raw = gzip.decompress(raw)
-        return json.loads(raw)
-    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise MalformedInputError(f"{path}: {what} is not valid JSON ({exc})") from None
-
-
 def load_r2r(path: Path) -> list[NavPath]:
     """R2R paths in file order; test-split records (only a start viewpoint) are accepted."""
-    data = _read_json(path, R2R_WHAT)
+    data = read_json(path, R2R_WHAT)
     if not isinstance(data, list):
         raise MalformedInputError(f"{path}: {R2R_WHAT} must be a JSON list of paths")
     out: list[NavPath] = []
@@ -143,7 +129,7 @@ def load_vlnce(path: Path) -> list[NavPath]:
     Start is the episode's ``start_position``, end its goal position (else the last
     ``reference_path`` point; else the start, as in test files, which only tip-to-tip uses).
     """
-    data = _read_json(path, VLNCE_WHAT)
+    data = read_json(path, VLNCE_WHAT)
     episodes = data.get("episodes") if isinstance(data, dict) else None
     if not isinstance(episodes, list):
         raise MalformedInputError(f"{path}: {VLNCE_WHAT} must be an object with an 'episodes' list")
@@ -190,18 +176,18 @@ def _bad_vlnce(ep: Any) -> str | None:
     for key in ("episode_id", "trajectory_id", "scene_id", "start_position"):
         if key not in ep:
             return f"missing {key!r}"
-    if not _is_xyz(ep["start_position"]):
+    if not is_xyz(ep["start_position"]):
         return "start_position is not three numbers"
     goals = ep.get("goals")
-    if goals and not (isinstance(goals[0], dict) and _is_xyz(goals[0].get("position"))):
+    if goals and not (isinstance(goals[0], dict) and is_xyz(goals[0].get("position"))):
         return "goals[0].position is not three numbers"
     ref = ep.get("reference_path")
-    if ref is not None and not (isinstance(ref, list) and all(_is_xyz(p) for p in ref)):
+    if ref is not None and not (isinstance(ref, list) and all(is_xyz(p) for p in ref)):
         return "reference_path is not a list of xyz points"
     return None
 
 
-def _is_xyz(p: Any) -> bool:
+def is_xyz(p: Any) -> bool:
     return (
         isinstance(p, list | tuple)
         and len(p) == 3

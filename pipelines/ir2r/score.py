@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 
 from dataforge.errors import MalformedInputError, UsageError
+from dataforge.inputs import read_json
 from dataforge.nav.dtw import tour_ndtw, weighted_tour_score
 from dataforge.nav.metrics import EpisodeMetrics, episode_metrics, mean_metrics
 from dataforge.nav.oracle import GeodesicOracle
-from dataforge.pipelines.ir2r.episodes import NavPath, _read_json
+from dataforge.pipelines.ir2r.episodes import NavPath, is_xyz
 
 PREDICTIONS_WHAT = "predictions"
 TOURS_WHAT = "IVLN tours"
@@ -52,7 +53,7 @@ class Score:
 
 
 def load_tours(path: Path, split: str | None = None) -> tuple[str, dict[str, list[list[Any]]]]:
-    doc = _read_json(path, TOURS_WHAT)
+    doc = read_json(path, TOURS_WHAT)
     if not isinstance(doc, dict) or not doc:
         raise MalformedInputError(f"{path}: {TOURS_WHAT} must be {{split: {{scene: [[id, ...]]}}}}")
     if split is None:
@@ -74,7 +75,7 @@ def load_predictions(path: Path) -> dict[str, list[Any]]:
     """``{id: [viewpoint, ...]}``, ``{id: {"trajectory": [[x, y, z], ...]}}`` or the R2R
     submission list ``[{"instr_id": id, "trajectory": [[viewpoint, heading, elevation], ...]}]``.
     Keys are compared as strings."""
-    doc = _read_json(path, PREDICTIONS_WHAT)
+    doc = read_json(path, PREDICTIONS_WHAT)
     items: list[tuple[Any, Any]]
     if isinstance(doc, dict):
         items = list(doc.items())
@@ -101,11 +102,7 @@ def _point(p: Any, path: Path, key: Any) -> Any:
         return p
     if isinstance(p, list) and p and isinstance(p[0], str):
         return p[0]  # [viewpoint, heading, elevation]
-    if (
-        isinstance(p, list)
-        and len(p) == 3
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in p)
-    ):
+    if isinstance(p, list) and is_xyz(p):
         return tuple(float(v) for v in p)
     raise MalformedInputError(f"{path}: prediction {key}: {p!r} is not a viewpoint or xyz point")
 
