@@ -32,8 +32,7 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 from dataforge.errors import MalformedInputError, MissingDependencyError, UsageError
-
-Vec3 = tuple[float, float, float]
+from dataforge.world.vectors import Vec3, vec3
 
 ASSET_DATABASE = "asset-database.json"
 WALL_HOLES = "wall-holes.json"
@@ -58,7 +57,7 @@ class WallHole:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WallHole:
-        return cls(_vec(data["lo"]), _vec(data["hi"]), _vec(data["offset"]))
+        return cls(vec3(data["lo"]), vec3(data["hi"]), vec3(data["offset"]))
 
 
 @dataclass(frozen=True)
@@ -101,7 +100,7 @@ class AssetInfo:
         return cls(
             asset_id=data["asset_id"],
             object_type=data["object_type"],
-            size=_vec(data["size"]),
+            size=vec3(data["size"]),
             pickupable=bool(data["pickupable"]),
             moveable=bool(data["moveable"]),
             receptacle=bool(data["receptacle"]),
@@ -109,7 +108,7 @@ class AssetInfo:
             toggleable=bool(data["toggleable"]),
             primary_property=data.get("primary_property"),
             secondary_properties=tuple(data.get("secondary_properties", ())),
-            open_size=None if data.get("open_size") is None else _vec(data["open_size"]),
+            open_size=None if data.get("open_size") is None else vec3(data["open_size"]),
             split=data.get("split"),
             hole=None if data.get("hole") is None else WallHole.from_dict(data["hole"]),
         )
@@ -376,8 +375,3 @@ def _vec3(data: Mapping[str, Any], key: str, where: str, name: str) -> Vec3:
     ):
         raise MalformedInputError(f"{name}: {where}.{key}: expected an {{x, y, z}} of numbers")
     return (float(box["x"]), float(box["y"]), float(box["z"]))
-
-
-def _vec(values: Any) -> Vec3:
-    x, y, z = values
-    return (float(x), float(y), float(z))

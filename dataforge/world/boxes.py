@@ -41,11 +41,12 @@ import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
+from dataforge.world.vectors import Vec3, vec3
+
 if TYPE_CHECKING:
     from dataforge.world.assets import AssetCatalogue
     from dataforge.world.house import HouseObject
 
-Vec3 = tuple[float, float, float]
 
 _UNIT_CORNERS = np.array(
     [[sx, sy, sz] for sx in (-0.5, 0.5) for sy in (-0.5, 0.5) for sz in (-0.5, 0.5)]
@@ -94,7 +95,7 @@ class Aabb:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Aabb:
-        return cls(_vec(data["lo"]), _vec(data["hi"]))
+        return cls(vec3(data["lo"]), vec3(data["hi"]))
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class OrientedBox:
     def aabb(self) -> Aabb:
         c = self.corners()
         lo, hi = c.min(axis=0), c.max(axis=0)
-        return Aabb(_vec(lo), _vec(hi))
+        return Aabb(vec3(lo), vec3(hi))
 
     @property
     def bottom(self) -> float:
@@ -150,8 +151,8 @@ class OrientedBox:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> OrientedBox:
         return cls(
-            center=_vec(data["center"]),
-            size=_vec(data["size"]),
+            center=vec3(data["center"]),
+            size=vec3(data["size"]),
             yaw_deg=float(data.get("yaw_deg", 0.0)),
             pitch_deg=float(data.get("pitch_deg", 0.0)),
             roll_deg=float(data.get("roll_deg", 0.0)),
@@ -163,8 +164,3 @@ def object_box(obj: HouseObject, catalogue: AssetCatalogue) -> OrientedBox:
     size = catalogue.asset(obj.asset_id).size
     pitch, yaw, roll = obj.rotation
     return OrientedBox(center=obj.position, size=size, yaw_deg=yaw, pitch_deg=pitch, roll_deg=roll)
-
-
-def _vec(values: Any) -> Vec3:
-    x, y, z = values
-    return (float(x), float(y), float(z))

@@ -26,9 +26,7 @@ from dataforge.errors import MalformedInputError, UsageError
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import Aabb, OrientedBox, object_box
 from dataforge.world.house import House, HouseObject
-
-Vec3 = tuple[float, float, float]
-XZ = tuple[float, float]
+from dataforge.world.vectors import XZ, Vec3, vec3
 
 ON_TOP_TOLERANCE_M = 0.03
 """A child whose box bottom is at most this far below its parent's top rests on the top."""
@@ -126,8 +124,8 @@ class ObjectNode:
             id=str(data["id"]),
             object_type=str(data["object_type"]),
             asset_id=str(data["asset_id"]),
-            position=_vec(data["position"]),
-            rotation=_vec(data["rotation"]),
+            position=vec3(data["position"]),
+            rotation=vec3(data["rotation"]),
             parent_id=data.get("parent_id"),
             room_id=data.get("room_id"),
         )
@@ -256,8 +254,3 @@ def _find(nodes: Sequence[Any], node_id: str, kind: str) -> Any:
         if node.id == node_id:
             return node
     raise UsageError(f"world graph has no {kind} {node_id!r}")
-
-
-def _vec(values: Any) -> Vec3:
-    x, y, z = values
-    return (float(x), float(y), float(z))

@@ -39,13 +39,11 @@ import numpy as np
 
 from dataforge.errors import MalformedInputError, UsageError
 from dataforge.inputs import read_json
+from dataforge.world.vectors import RGB, XZ, Vec3, vec3
 
 if TYPE_CHECKING:
     from dataforge.world.assets import AssetCatalogue
 
-Vec3 = tuple[float, float, float]
-XZ = tuple[float, float]
-RGB = tuple[float, float, float]
 
 WHAT = "ProcTHOR house"
 
@@ -133,14 +131,14 @@ class Wall:
         return cls(
             id=data["id"],
             room_id=data["room_id"],
-            corners=tuple(_vec(c) for c in data["corners"]),
+            corners=tuple(vec3(c) for c in data["corners"]),
             start=_xz(data["start"]),
             end=_xz(data["end"]),
             y_min=float(data["y_min"]),
             height=float(data["height"]),
             thickness=float(data.get("thickness", 0.0)),
             material=data.get("material"),
-            color=None if color is None else _vec(color),
+            color=None if color is None else vec3(color),
             empty=bool(data.get("empty", False)),
         )
 
@@ -225,8 +223,8 @@ class HouseObject:
             id=data["id"],
             asset_id=data["asset_id"],
             object_type=data["object_type"],
-            position=_vec(data["position"]),
-            rotation=_vec(data["rotation"]),
+            position=vec3(data["position"]),
+            rotation=vec3(data["rotation"]),
             kinematic=bool(data.get("kinematic", False)),
             parent_id=data.get("parent_id"),
             openness=data.get("openness"),
@@ -578,8 +576,3 @@ def _xz(values: Any) -> XZ:
 def _pair(values: Any) -> tuple[float, float]:
     lo, hi = values
     return (float(lo), float(hi))
-
-
-def _vec(values: Any) -> Vec3:
-    x, y, z = values
-    return (float(x), float(y), float(z))
