@@ -57,6 +57,7 @@ def episode_metrics(
     *,
     success_distance: float = 3.0,
     ndtw_threshold: float = 3.0,
+    reference_to_trajectory: np.ndarray | None = None,
 ) -> EpisodeMetrics:
     """Score one trajectory against its reference path; the goal is ``reference[-1]``.
 
@@ -66,7 +67,8 @@ def episode_metrics(
     - success (SR): NE <= ``success_distance``;
     - SPL: ``success * shortest / max(shortest, TL)`` with shortest = distance(start, goal),
       where start is ``reference[0]``; 1.0 for a success when start and goal coincide;
-    - nDTW: :func:`dataforge.nav.dtw.ndtw` of the reference x trajectory distances.
+    - nDTW: :func:`dataforge.nav.dtw.ndtw` of the reference x trajectory distances
+      (``reference_to_trajectory`` when the caller already has that matrix).
     """
     ref = list(reference)
     traj = list(trajectory)
@@ -91,7 +93,14 @@ def episode_metrics(
         spl = 1.0
     else:
         spl = shortest / max(shortest, trajectory_length)
-    score = _ndtw(_matrix(distance, ref, traj), ndtw_threshold)
+    if reference_to_trajectory is None:
+        reference_to_trajectory = _matrix(distance, ref, traj)
+    elif np.shape(reference_to_trajectory) != (len(ref), len(traj)):
+        raise UsageError(
+            f"reference_to_trajectory has shape {np.shape(reference_to_trajectory)}, "
+            f"expected {len(ref)} x {len(traj)}"
+        )
+    score = _ndtw(reference_to_trajectory, ndtw_threshold)
     return EpisodeMetrics(
         trajectory_length=trajectory_length,
         navigation_error=navigation_error,

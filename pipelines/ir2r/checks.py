@@ -122,11 +122,12 @@ def stats(ds: Any) -> PipelineStats:
     t = table1(ds)
     transitions: list[float] = []
     totals: list[float] = []
+    lengths: list[int] = []
     for ep in ds.episodes():
         cost = ep["transition_m"].read()
         transitions += cost[1:].tolist()
         totals.append(float(cost.sum()))
-    lengths = [len(ep["path_id"]) for ep in ds.episodes()]
+        lengths.append(len(cost))
     return PipelineStats(
         counts={
             "scenes": t["scenes"],

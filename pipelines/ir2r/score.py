@@ -147,14 +147,17 @@ def score_tours(
                 if ref_scene != scene:
                     raise UsageError(f"episode {eid} is in scene {ref_scene}, its tour in {scene}")
                 traj = predictions[eid]
+                # One reference x trajectory matrix serves the episode's nDTW and the tour's.
+                matrix = np.asarray(distance(list(route), traj), dtype=np.float64)
                 per_episode[eid] = episode_metrics(
                     list(route),
                     traj,
                     distance,
                     success_distance=success_distance,
                     ndtw_threshold=ndtw_threshold,
+                    reference_to_trajectory=matrix,
                 )
-                mats.append(np.asarray(distance(list(route), traj), dtype=np.float64))
+                mats.append(matrix)
             tour_scores.append(tour_ndtw(mats, ndtw_threshold))
             sizes.append(len(tour))
     return Score(
