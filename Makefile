@@ -15,7 +15,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray,ir2r]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,ir2r,procthor]'
 	touch $(STAMP)
 
 # The smallest real generations, validated: IR2R val_seen tours (when the R2R inputs are in
@@ -35,6 +35,12 @@ demo: install
 		$(BIN)/dataforge houses show $(DATA)/procthor_houses/procthor_train_1.json \
 			--out $(DEMO_OUT)/house.png --graph $(DEMO_OUT)/house_graph.json; \
 	else echo "== demo: skipping the house ($(DATA)/procthor_houses not found)"; fi
+	@echo "== demo: a new house from procthor's generator on the embedded world"
+	$(BIN)/dataforge houses generate --count 1 --room-spec 2-bed-1-bath --seed 0 \
+		--out $(DEMO_OUT)/houses --overwrite
+	$(BIN)/dataforge validate $(DEMO_OUT)/houses
+	$(BIN)/dataforge houses show $(DEMO_OUT)/houses/houses/house-000000.json \
+		--out $(DEMO_OUT)/new_house.png
 	@echo "== demo: synthetic sphere scenes (the store's test pipeline)"
 	$(BIN)/dataforge synthetic generate --scenes 4 --episodes-per-scene 2 --frames 8 \
 		--resolution 96x72 --seed 0 --workers 2 --out $(DEMO_OUT)/synthetic --overwrite

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -118,11 +119,19 @@ class OrientedBox:
 
     def corners(self) -> np.ndarray:
         """The eight corners in world coordinates, (8, 3)."""
+        return self._corners.copy()
+
+    @cached_property
+    def _corners(self) -> np.ndarray:
         local = _UNIT_CORNERS * np.asarray(self.size, dtype=np.float64)
         return np.asarray(self.center, dtype=np.float64) + local @ self.rotation_matrix().T
 
     def aabb(self) -> Aabb:
-        c = self.corners()
+        return self._aabb
+
+    @cached_property
+    def _aabb(self) -> Aabb:
+        c = self._corners
         lo, hi = c.min(axis=0), c.max(axis=0)
         return Aabb(vec3(lo), vec3(hi))
 
@@ -136,7 +145,11 @@ class OrientedBox:
 
     def footprint(self) -> Polygon:
         """The box's shadow on the floor plan (x, z): a convex polygon (m²)."""
-        hull = shapely.MultiPoint(self.corners()[:, [0, 2]]).convex_hull
+        return self._footprint
+
+    @cached_property
+    def _footprint(self) -> Polygon:
+        hull = shapely.MultiPoint(self._corners[:, [0, 2]]).convex_hull
         return hull if isinstance(hull, Polygon) else Polygon()
 
     def to_dict(self) -> dict[str, Any]:

@@ -82,6 +82,7 @@ class World:
         self._base = house
         self._objects: dict[str, HouseObject] = {o.id: o for o in house.objects}
         self._raw = {o["id"]: o for o in _flatten_raw(house.raw.get("objects", []))}
+        self._boxes: dict[HouseObject, OrientedBox] = {}  # boxes of objects as they are now
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -96,7 +97,11 @@ class World:
             raise UsageError(f"no object {object_id!r} in the house") from None
 
     def box(self, object_id: str) -> OrientedBox:
-        return object_box(self.object(object_id), self.catalogue)
+        obj = self.object(object_id)
+        box = self._boxes.get(obj)
+        if box is None:
+            box = self._boxes[obj] = object_box(obj, self.catalogue)
+        return box
 
     def children(self, object_id: str) -> tuple[HouseObject, ...]:
         return tuple(o for o in self._objects.values() if o.parent_id == object_id)
@@ -116,6 +121,16 @@ class World:
             return False
         self._objects[object_id] = dataclasses.replace(obj, openness=float(openness))
         return True
+
+    def set_openness(self, object_id: str, openness: float | None) -> None:
+        """Set (or, with None, clear) an object's openness without checks."""
+        self._objects[object_id] = dataclasses.replace(self.object(object_id), openness=openness)
+
+    def move(self, object_id: str, position: Iterable[float]) -> None:
+        """Move an object to ``position`` (its box centre) unchecked, keeping its parent."""
+        obj = self.object(object_id)
+        pos = tuple(float(v) for v in position)
+        self._objects[object_id] = dataclasses.replace(obj, position=pos)
 
     def remove(self, object_id: str) -> tuple[HouseObject, ...]:
         """Remove an object and everything resting on or in it; return what was removed."""
@@ -183,6 +198,7 @@ class World:
         others = [
             self.box(o.id) for o in self._objects.values() if o.id not in (obj.id, receptacle_id)
         ]
+        bounds = _bounds(others)
         if y_ceiling is not None and size[1] > y_ceiling - y_floor:
             return PlacementResult(
                 "no_free_space",
@@ -204,7 +220,7 @@ class World:
             candidate = OrientedBox(center, tuple(size), yaw_deg=yaw)
             if not _supported(candidate, surface, y_floor, max_sink, max_hover):
                 continue
-            if any(_overlap(candidate, b) for b in others):
+            if _collides(candidate, others, bounds):
                 collided += 1
                 continue
             self._commit(obj, receptacle_id, center, (0.0, yaw, 0.0))
@@ -357,6 +373,20 @@ def _supported(box: OrientedBox, surface: Polygon, y: float, sink: float, hover:
     if not -sink <= gap <= hover:
         return False
     return surface.buffer(1e-6).covers(box.footprint())
+
+
+def _bounds(boxes: list[OrientedBox]) -> np.ndarray:
+    """(N, 2, 3) axis-aligned bounds of ``boxes``: a quick first test before :func:`_overlap`."""
+    if not boxes:
+        return np.zeros((0, 2, 3))
+    return np.array([[b.aabb().lo, b.aabb().hi] for b in boxes], dtype=np.float64)
+
+
+def _collides(box: OrientedBox, others: list[OrientedBox], bounds: np.ndarray) -> bool:
+    aabb = box.aabb()
+    lo, hi = np.asarray(aabb.lo), np.asarray(aabb.hi)
+    near = np.all((bounds[:, 0] < hi) & (bounds[:, 1] > lo), axis=1)
+    return any(_overlap(box, others[i]) for i in np.flatnonzero(near))
 
 
 def _overlap(a: OrientedBox, b: OrientedBox, tol: float = 1e-3) -> bool:

@@ -137,16 +137,22 @@ def test_helpers() -> None:
 
 
 def test_ai2thor_missing_is_one_line(house_and_catalogue: tuple[Any, Any]) -> None:
+    """Without the ai2thor package, or with it but without a Unity build that can start here
+    (the procthor extra installs the package; the build is never there offline), one line."""
+    house, cat = house_and_catalogue
     try:
         import ai2thor  # noqa: F401
+
+        expected = "Unity build could not be obtained or started"
     except ImportError:
-        pass
-    else:
-        pytest.skip("ai2thor is installed here")
-    house, cat = house_and_catalogue
-    with pytest.raises(MissingDependencyError, match="pip install ai2thor") as info:
-        open_world("ai2thor", house, cat)
-    assert "\n" not in str(info.value)
+        expected = "pip install ai2thor"
+    try:
+        world = open_world("ai2thor", house, cat)
+    except MissingDependencyError as exc:
+        assert expected in str(exc) and "\n" not in str(exc)
+    else:  # a machine with a working AI2-THOR build
+        world.close()
+        pytest.skip("AI2-THOR starts on this machine")
     with pytest.raises(Exception, match="unknown --sim"):
         open_world("unity", house, cat)
     assert Polygon(house.rooms[0].polygon_xz).area > 0

@@ -1,0 +1,460 @@
+"""New ProcTHOR houses from procthor's own ``HouseGenerator``, with this world as its simulator.
+
+ProcTHOR's generator (``procthor.generation.HouseGenerator``) samples the floor plan, doors,
+windows, materials, lights, floor and wall furniture by itself; it asks AI2-THOR only for the
+small objects (``add_small_objects``: ``CreateHouse``, ``SpawnAsset``, ``OpenObject``,
+``InitialRandomSpawn``, ``DisableObject``) and to let dropped objects settle
+(``AdvancePhysicsStep``). :class:`EmbeddedController` answers exactly those actions from the
+embedded world: ``InitialRandomSpawn`` is :meth:`World.spawn` on the named receptacle (a top
+surface, or inside a container's box; collision-checked against every object placed so far),
+and physics is a straight drop of a box onto the highest surface under it. Nothing else of
+the generator is rewritten.
+
+Where this departs from houses made with AI2-THOR:
+
+- Small objects stand upright on the top of the receptacle's box (or the floor of a container's
+  box), turned in quarter turns from the receptacle; AI2-THOR uses the asset's own receptacle
+  trigger boxes (shelves, a sofa's seat) and random poses. Dropped objects (baseball bats) fall
+  straight down and do not topple.
+- Collision checks are between bounding boxes, so objects never overlap but may stand further
+  apart than meshes would allow.
+
+Determinism: the generator draws from Python's and numpy's global random state, seeded by
+``HouseGenerator.set_seed``. Its asset-group table is sampled once per process and cached by
+procthor; :func:`generate_house` fills that cache under a fixed seed first, so a house depends
+only on its seed, not on which houses the process made before.
+
+procthor's generation code imports ``ai2thor`` (for type hints), ``pandas``, ``trimesh`` and
+``moviepy<2`` without declaring them: they are the ``procthor`` extra.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib
+import random
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from shapely.geometry import Point
+
+from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.world.assets import AssetCatalogue
+from dataforge.world.boxes import OrientedBox, object_box
+from dataforge.world.house import HouseObject, load_house
+from dataforge.world.placement import World
+
+SPLITS = ("train", "val", "test")
+BELOW_FLOOR = -1.0  # m: a spawned object waits below this height until it is placed
+TABLE_TYPES = frozenset({"DiningTable", "CoffeeTable", "SideTable", "Desk"})
+CHAIR_TYPES = frozenset({"Chair", "Stool"})
+TABLE_TOP_M = 0.05
+# The 12 triangles of a box whose corners are ordered as in OrientedBox.corners() (x, y, z bits).
+BOX_TRIANGLES = np.array(
+    [
+        [0, 1, 3],
+        [0, 3, 2],
+        [4, 6, 7],
+        [4, 7, 5],  # x = -, x = +
+        [0, 4, 5],
+        [0, 5, 1],
+        [2, 3, 7],
+        [2, 7, 6],  # y = -, y = +
+        [0, 2, 6],
+        [0, 6, 4],
+        [1, 5, 7],
+        [1, 7, 3],  # z = -, z = +
+    ]
+)
+_GENERATION_MODULES = ("attrs", "pandas", "fcl", "trimesh", "moviepy.editor", "ai2thor.controller")
+
+
+@dataclass
+class Event:
+    """The part of ``ai2thor.server.Event`` that procthor's generator reads."""
+
+    metadata: dict[str, Any]
+
+    def __bool__(self) -> bool:
+        return bool(self.metadata.get("lastActionSuccess", False))
+
+
+class EmbeddedController:
+    """A stand-in for ``ai2thor.controller.Controller`` that answers from the embedded world.
+
+    Only the actions ProcTHOR's generator sends are understood; any other action fails with
+    ``lastActionSuccess = False`` and an ``errorMessage`` naming it. Every object of the
+    current house is listed in ``metadata["objects"]`` (the object filter is ignored).
+    """
+
+    def __init__(self, catalogue: AssetCatalogue) -> None:
+        self.catalogue = catalogue
+        self.world: World | None = None
+        self._pending: dict[str, HouseObject] = {}
+        self._meta_cache: dict[HouseObject, tuple[Any, Any, Any]] = {}
+        self.last_event = Event({"lastActionSuccess": True, "objects": []})
+
+    # -- the controller interface -----------------------------------------------------------
+
+    def reset(self, *args: Any, **kwargs: Any) -> Event:
+        self.world = None
+        self._pending = {}
+        self._meta_cache = {}
+        return self._event(True)
+
+    def step(self, action: str | Mapping[str, Any] | None = None, **kwargs: Any) -> Event:
+        if isinstance(action, Mapping):
+            kwargs = {**action, **kwargs}
+            action = kwargs.pop("action")
+        handler = getattr(self, f"_do_{action}", None)
+        if handler is None:
+            return self._event(False, f"{action} is not supported by the embedded world")
+        kwargs.pop("renderImage", None)
+        return handler(**kwargs)
+
+    def stop(self) -> None:
+        self.reset()
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def _do_SetRandomSeed(self, seed: int = 0, **_: Any) -> Event:
+        return self._event(True)
+
+    def _do_ResetObjectFilter(self, **_: Any) -> Event:
+        return self._event(True)
+
+    def _do_SetObjectFilter(self, objectIds: Sequence[str] = (), **_: Any) -> Event:
+        return self._event(True)
+
+    def _do_CreateHouse(self, house: Mapping[str, Any], **_: Any) -> Event:
+        loaded = load_house(copy.deepcopy(dict(house)), name="procthor", catalogue=self.catalogue)
+        self.world = World(loaded, self.catalogue)
+        self._pending = {}
+        return self._event(True)
+
+    def _do_SpawnAsset(
+        self,
+        assetId: str,
+        generatedId: str,
+        position: Mapping[str, float] | None = None,
+        rotation: Mapping[str, float] | None = None,
+        **_: Any,
+    ) -> Event:
+        """Create an object at ``position`` (its box centre; default: below the floor) that
+        is not part of the house until ``InitialRandomSpawn`` places it."""
+        if assetId not in self.catalogue:
+            return self._event(False, f"unknown assetId {assetId}")
+        existing = set() if self.world is None else {o.id for o in self.world.objects}
+        if generatedId in self._pending or generatedId in existing:
+            return self._event(False, f"object id {generatedId} exists already")
+        info = self.catalogue.asset(assetId)
+        if position is None:
+            centre = (0.0, BELOW_FLOOR - info.size[1], 0.0)
+        else:
+            centre = (float(position["x"]), float(position["y"]), float(position["z"]))
+        rot = (0.0, 0.0, 0.0) if rotation is None else tuple(float(rotation[k]) for k in "xyz")
+        self._pending[generatedId] = HouseObject(
+            generatedId,
+            assetId,
+            info.object_type,
+            centre,
+            rot,  # type: ignore[arg-type]
+        )
+        return self._event(True)
+
+    def _do_GetInSceneAssetGeometry(self, objectId: str, **_: Any) -> Event:
+        """The object's collision shape as one triangle mesh (see :func:`collision_box`)."""
+        obj = self._pending.get(objectId)
+        if (
+            obj is None
+            and self.world is not None
+            and objectId in {o.id for o in self.world.objects}
+        ):
+            obj = self.world.object(objectId)
+        if obj is None:
+            return self._event(False, f"no object {objectId}")
+        corners = collision_box(obj, self.catalogue).corners()
+        event = self._event(True)
+        event.metadata["actionReturn"] = [
+            {
+                "vertices": [_xyz(c) for c in corners],
+                "triangles": [int(i) for i in BOX_TRIANGLES.ravel()],
+            }
+        ]
+        return event
+
+    def _do_OpenObject(
+        self,
+        objectId: str,
+        openness: float = 1.0,
+        **_: Any,
+    ) -> Event:
+        if objectId in self._pending:
+            obj = self._pending[objectId]
+            if not self.catalogue.asset(obj.asset_id).openable:
+                return self._event(False, f"{objectId} cannot be opened")
+            self._pending[objectId] = _replace(obj, openness=float(openness))
+            return self._event(True)
+        ok = self._world().open(objectId, float(openness))
+        return self._event(ok, "" if ok else f"{objectId} cannot be opened")
+
+    def _do_InitialRandomSpawn(
+        self,
+        randomSeed: int = 0,
+        objectIds: Sequence[str] = (),
+        receptacleObjectIds: Sequence[str] = (),
+        **_: Any,
+    ) -> Event:
+        world = self._world()
+        rng = np.random.default_rng(int(randomSeed))
+        existing = {o.id for o in world.objects}
+        receptacles = [r for r in receptacleObjectIds if r in existing and world.is_receptacle(r)]
+        placed_all = True
+        for oid in objectIds:
+            obj = self._pending.get(oid)
+            if obj is None:
+                return self._event(False, f"{oid} was not spawned")
+            for rid in receptacles:
+                # A placement never opens the receptacle for good: AI2-THOR fills closed
+                # containers too, and the house JSON keeps the receptacle as it was.
+                was_open = world.object(rid).openness
+                result = world.place(obj, rid, rng)
+                world.set_openness(rid, was_open)
+                if result.ok:
+                    del self._pending[oid]
+                    break
+            else:
+                placed_all = False
+        return self._event(placed_all, "" if placed_all else "no free space on the receptacles")
+
+    def _do_DisableObject(self, objectId: str, **_: Any) -> Event:
+        if self._pending.pop(objectId, None) is not None:
+            return self._event(True)
+        world = self._world()
+        if objectId in {o.id for o in world.objects}:
+            world.remove(objectId)
+            return self._event(True)
+        return self._event(False, f"no object {objectId}")
+
+    def _do_AdvancePhysicsStep(self, **_: Any) -> Event:
+        settle(self._world())
+        return self._event(True)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _world(self) -> World:
+        if self.world is None:
+            raise UsageError("the embedded controller has no house: CreateHouse first")
+        return self.world
+
+    def _event(self, success: bool, error: str = "") -> Event:
+        objects = []
+        if self.world is not None:
+            objects = [self._metadata(o) for o in self.world.objects]
+        objects += [self._metadata(o) for o in self._pending.values()]
+        self.last_event = Event(
+            {
+                "lastActionSuccess": bool(success),
+                "errorMessage": error,
+                "objects": objects,
+                "actionReturn": None,
+            }
+        )
+        return self.last_event
+
+    def _metadata(self, obj: HouseObject) -> dict[str, Any]:
+        """AI2-THOR's object metadata (the fields procthor reads), new dicts every time."""
+        facts = self._meta_cache.get(obj)
+        if facts is None:
+            info = self.catalogue.asset(obj.asset_id)
+            aabb = object_box(obj, self.catalogue).aabb()
+            facts = self._meta_cache[obj] = (aabb.center, aabb.size, info)
+        centre, size, info = facts
+        return {
+            "objectId": obj.id,
+            "objectType": obj.object_type,
+            "assetId": obj.asset_id,
+            "position": _xyz(obj.position),
+            "rotation": _xyz(obj.rotation),
+            "axisAlignedBoundingBox": {"center": _xyz(centre), "size": _xyz(size)},
+            "breakable": "CanBreak" in info.secondary_properties,
+            "openable": info.openable,
+            "openness": obj.openness or 0.0,
+            "receptacle": info.receptacle,
+            "parentReceptacles": None if obj.parent_id is None else [obj.parent_id],
+        }
+
+
+def collision_box(obj: HouseObject, catalogue: AssetCatalogue) -> OrientedBox:
+    """The box procthor's furniture-group collision check sees for ``obj``.
+
+    Its bounding box, except for tables (only their top, a 5 cm slab: the legs are thin) and
+    chairs (their lower half, seat and legs: a backrest stands above a table's top). In
+    ProcTHOR's released houses the only floor objects whose boxes overlap are chairs tucked under
+    dining tables (20 pairs in the three example houses, up to 38% of a chair's footprint):
+    AI2-THOR's mesh checks allow that, and so does this.
+    """
+    box = object_box(obj, catalogue)
+    sx, sy, sz = box.size
+    cx, cy, cz = box.center
+    if obj.object_type in TABLE_TYPES:
+        slab = min(TABLE_TOP_M, sy)
+        return dataclasses.replace(box, center=(cx, cy + (sy - slab) / 2, cz), size=(sx, slab, sz))
+    if obj.object_type in CHAIR_TYPES:
+        return dataclasses.replace(box, center=(cx, cy - sy / 4, cz), size=(sx, sy / 2, sz))
+    return box
+
+
+def settle(world: World) -> list[str]:
+    """Let unsupported objects fall straight down onto the highest surface under their centre
+    (the floor at y = 0, or another object's box top); return the ids that moved."""
+    moved = []
+    objects = sorted(world.objects, key=lambda o: world.box(o.id).bottom)
+    for obj in objects:
+        box = world.box(obj.id)
+        if box.bottom <= 1e-3 or box.bottom < 0:
+            continue
+        centre = Point(box.center[0], box.center[2])
+        support = 0.0
+        for other in world.objects:
+            if other.id == obj.id:
+                continue
+            ob = world.box(other.id)
+            if ob.top <= box.bottom + 1e-3 and ob.footprint().contains(centre):
+                support = max(support, ob.top)
+        drop = box.bottom - support
+        if drop > 1e-3:
+            x, y, z = obj.position
+            world.move(obj.id, (x, y - drop, z))
+            moved.append(obj.id)
+    return moved
+
+
+def generate_house(
+    seed: int,
+    *,
+    split: str = "train",
+    room_spec: str | None = None,
+    catalogue: AssetCatalogue | None = None,
+) -> dict[str, Any]:
+    """One new house (ProcTHOR house JSON) from procthor's generator and this world.
+
+    ``room_spec``: a room spec id of ProcTHOR-10K's sampler (e.g. ``"kitchen"``,
+    ``"2-bed-1-bath"``, see :func:`room_spec_ids`); None samples one as ProcTHOR-10K does.
+
+    procthor iterates over sets of strings (room ids, wall ids) while it draws random numbers,
+    so a house depends on Python's string hashing. Unless this process runs with
+    ``PYTHONHASHSEED=0``, the house is made in a helper process that does
+    (:mod:`dataforge.world.procgen_worker`), so a seed gives the same house everywhere.
+    """
+    if split not in SPLITS:
+        raise UsageError(f"split {split!r} must be one of {', '.join(SPLITS)}")
+    if sys.flags.hash_randomization:
+        from dataforge.world.procgen_worker import worker
+
+        return worker().generate(int(seed), split, room_spec)
+    return generate_house_here(int(seed), split, room_spec, catalogue)
+
+
+def generate_house_here(
+    seed: int, split: str, room_spec: str | None, catalogue: AssetCatalogue | None = None
+) -> dict[str, Any]:
+    """:func:`generate_house` in this process (deterministic only with ``PYTHONHASHSEED=0``)."""
+    from dataforge.world.assets import load_catalogue
+
+    gen = _generation()
+    controller = _controller(catalogue or load_catalogue(), split, gen)
+    if room_spec is not None and room_spec not in room_spec_ids():
+        raise UsageError(
+            f"unknown room spec {room_spec!r}; choose one of {', '.join(room_spec_ids())}"
+        )
+    sampler = gen.PROCTHOR10K_ROOM_SPEC_SAMPLER
+    if room_spec is not None:
+        # HouseGenerator.sample() ignores its own room_spec and always asks the sampler, so
+        # the sampler is narrowed to the one spec.
+        sampler = gen.RoomSpecSampler([sampler[room_spec]])
+    generator = gen.HouseGenerator(
+        split=split, seed=seed, room_spec_sampler=sampler, controller=controller
+    )
+    house, _ = generator.sample()
+    return house.data
+
+
+def room_spec_ids() -> tuple[str, ...]:
+    """Room spec ids of ProcTHOR-10K's sampler, in its order."""
+    gen = _generation()
+    return tuple(s.room_spec_id for s in gen.PROCTHOR10K_ROOM_SPEC_SAMPLER.room_specs)
+
+
+# -- procthor's generation package ---------------------------------------------------------
+
+_CONTROLLERS: dict[str, EmbeddedController] = {}
+
+
+def require_generator() -> None:
+    """Fail with one line when procthor's generator cannot be imported here."""
+    _generation()
+
+
+def _generation() -> Any:
+    for name in _GENERATION_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            raise MissingDependencyError(
+                f"house generation needs procthor's generator and the packages it imports "
+                f"without declaring them ({name.split('.')[0]} is missing): "
+                "pip install 'dataforge[procthor]'"
+            ) from None
+    gen = importlib.import_module("procthor.generation")
+    _stable_room_hashes()
+    return gen
+
+
+def _stable_room_hashes() -> None:
+    """procthor's floor-plan sampler grows rooms in the order of ``set(rooms)``, and its room
+    classes hash by memory address, so one seed gave different houses in different runs. Hash
+    them by room id instead (equality stays identity), which makes that order the seed's."""
+    from procthor.utils import types
+
+    def room_hash(room: Any) -> int:
+        # An int's hash is itself, whatever PYTHONHASHSEED says (a str's is not).
+        room_id = room.__dict__.get("room_id", room.__dict__.get("_room_id"))
+        return room_id if isinstance(room_id, int) else 0
+
+    types.LeafRoom.__hash__ = room_hash  # type: ignore[method-assign]
+    types.MetaRoom.__hash__ = room_hash  # type: ignore[method-assign]
+
+
+def _controller(catalogue: AssetCatalogue, split: str, gen: Any) -> EmbeddedController:
+    """One controller per split and process, with procthor's asset-group table cached under a
+    fixed seed (the table is sampled with the global random state on first use)."""
+    if split not in _CONTROLLERS:
+        controller = EmbeddedController(catalogue)
+        py_state, np_state = random.getstate(), np.random.get_state()
+        random.seed(0)
+        np.random.seed(0)
+        try:
+            from procthor.databases import get_spawnable_asset_group_info
+
+            get_spawnable_asset_group_info(split=split, controller=controller)
+        finally:
+            random.setstate(py_state)
+            np.random.set_state(np_state)
+        _CONTROLLERS[split] = controller
+    return _CONTROLLERS[split]
+
+
+# -- small helpers -------------------------------------------------------------------------
+
+
+def _xyz(v: Iterable[float]) -> dict[str, float]:
+    return dict(zip("xyz", (float(a) for a in v), strict=True))
+
+
+def _replace(obj: HouseObject, **changes: Any) -> HouseObject:
+    return dataclasses.replace(obj, **changes)

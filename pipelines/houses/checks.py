@@ -1,0 +1,97 @@
+"""Invariants and statistics of house datasets (registered in ``__init__``)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import DataforgeError
+from dataforge.registry import PipelineStats
+
+INVARIANTS = (
+    "the stored house is ProcTHOR house JSON that loads, every assetId in procthor's database",
+    "houses/<id>.json holds exactly the stored house bytes",
+    "from the agent's start, every room has at least 5 reachable positions (ProcTHOR's test)",
+    "the stored reachable positions and their rooms are the house's, recomputed",
+    "top-level objects stand in a room; objects rest on or in their parent; small objects "
+    "do not overlap",
+    "the counts in the metadata are the house's",
+)
+
+
+def check_episode(ep: Any) -> Iterator[str]:
+    from dataforge.pipelines.houses.generate import house_counts
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.house import load_house
+    from dataforge.world.validity import check_house
+
+    data = ep["house_json"].read().tobytes()
+    try:
+        house = load_house(json.loads(data), name=ep.id, catalogue=load_catalogue())
+    except (ValueError, DataforgeError) as exc:
+        yield f"the stored house does not load: {exc}"
+        return
+    check = check_house(house, load_catalogue())
+    yield from check.problems
+    reachable = ep["reachable"].read()
+    if reachable.shape != check.reachable.shape or not np.allclose(
+        reachable, check.reachable, atol=1e-5
+    ):
+        yield (
+            f"{len(reachable)} stored reachable positions differ from the house's "
+            f"{len(check.reachable)}"
+        )
+    elif not np.array_equal(ep["reachable_room"].read(), check.reachable_room):
+        yield "the stored rooms of reachable positions differ from the house's"
+    meta = ep.metadata
+    if meta.get("counts") != house_counts(house):
+        yield f"metadata counts {meta.get('counts')} differ from the house's {house_counts(house)}"
+    if meta.get("reachable_per_room") != check.per_room:
+        yield "metadata reachable_per_room differs from the house's"
+
+
+def check_dataset(ds: Any) -> Iterator[tuple[str | None, str]]:
+    for ep in ds.episodes():
+        rel = ep.metadata.get("file", "")
+        path = ds.root / rel
+        if not rel or not path.is_file():
+            yield ep.id, f"house file {rel!r} is missing"
+        elif path.read_bytes() != ep["house_json"].read().tobytes():
+            yield ep.id, f"{rel} differs from the stored house"
+
+
+def stats(ds: Any) -> PipelineStats:
+    specs: Counter[str] = Counter()
+    room_types: Counter[str] = Counter()
+    rooms, objects, small, reachable, rejected = [], [], [], [], 0
+    for ep in ds.episodes():
+        meta = ep.metadata
+        specs[str(meta.get("room_spec"))] += 1
+        room_types.update(r["type"] for r in meta["rooms"])
+        counts = meta["counts"]
+        rooms.append(float(counts["rooms"]))
+        objects.append(float(counts["objects"]))
+        small.append(float(counts["objects_on_receptacles"]))
+        reachable.append(float(sum(meta["reachable_per_room"].values())))
+        rejected += len(meta.get("rejected", []))
+    return PipelineStats(
+        counts={
+            "houses": len(rooms),
+            "rooms": int(sum(rooms)),
+            "objects": int(sum(objects)),
+            "objects on receptacles": int(sum(small)),
+            "rejected attempts": rejected,
+            "room specs": dict(sorted(specs.items())),
+            "room types": dict(sorted(room_types.items())),
+        },
+        distributions={
+            "rooms per house": rooms,
+            "objects per house": objects,
+            "objects on receptacles per house": small,
+            "reachable positions per house": reachable,
+        },
+    )

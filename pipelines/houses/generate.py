@@ -1,0 +1,159 @@
+"""Houses: ProcTHOR houses made by procthor's own generator on the embedded world.
+
+Inputs
+    none: procthor's generator and databases (the ``procthor`` extra); nothing is downloaded.
+Randomization and seeds
+    one work unit per house (``house-000000``, ...); the unit's stream (global seed + unit id)
+    draws procthor seeds until a house passes :func:`dataforge.world.validity.check_house`
+    (at most ``max_attempts``). procthor's generator runs with ``PYTHONHASHSEED=0`` (see
+    ``dataforge/world/procgen.py``), so a seed fixes the house on any machine.
+Outputs
+    ``houses/<unit>.json``: the house, ProcTHOR's house JSON (loads in AI2-THOR's
+    ``CreateHouse`` and in ``dataforge houses show``). One stored episode per house:
+    ``house_json`` uint8 (the same bytes), ``reachable`` float32 (N, 3) AI2-THOR-style reachable
+    positions (0.25 m grid) from the agent's start, ``reachable_room`` int16 (index of the room
+    of each, -1 none); metadata: procthor seed, rejected attempts with their reasons, room spec,
+    rooms, counts of doors, windows and objects, reachable positions per room.
+Invariants checked by validate
+    see ``checks.INVARIANTS``.
+Where it departs from ProcTHOR
+    small objects are placed by the embedded world (box tops and container boxes, quarter-turn
+    poses, box collision checks) instead of AI2-THOR's ``InitialRandomSpawn``; furniture groups
+    are collision-checked on boxes (tables as their top, chairs as their lower half) instead of
+    meshes; reachability is the embedded world's grid. See ``docs/houses.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import DataforgeError
+from dataforge.pipelines.houses.config import HousesConfig
+from dataforge.run import Job, WorkUnit
+from dataforge.store import ArraySpec, Episode, Schema
+
+PIPELINE = "houses"
+HOUSES_DIR = "houses"
+PAPER = (
+    "Deitke, VanderBilt, Herrasti, Weihs, Salvador, Ehsani, Han, Kolve, Farhadi, Kembhavi, "
+    "Mottaghi. ProcTHOR: Large-Scale Embodied AI Using Procedural Generation. NeurIPS 2022."
+)
+
+
+def schema() -> Schema:
+    return Schema(
+        {
+            "house_json": ArraySpec(
+                "uint8", (None,), description="the house: ProcTHOR house JSON, UTF-8"
+            ),
+            "reachable": ArraySpec(
+                "float32",
+                (None, 3),
+                units="m",
+                description="reachable positions (0.25 m grid) from the agent's start",
+            ),
+            "reachable_room": ArraySpec(
+                "int16", (None,), description="index into rooms of each reachable position, -1 none"
+            ),
+        }
+    )
+
+
+def house_bytes(house: dict[str, Any]) -> bytes:
+    """The stored form of a house: sorted keys, two-space indent, trailing newline."""
+    return (json.dumps(house, sort_keys=True, indent=2) + "\n").encode()
+
+
+def house_file(unit_id: str) -> str:
+    return f"{HOUSES_DIR}/{unit_id}.json"
+
+
+def units(cfg: HousesConfig) -> list[WorkUnit]:
+    return [WorkUnit(f"house-{k:06d}", {"index": k}) for k in range(cfg.count)]
+
+
+def produce(cfg: HousesConfig, unit: WorkUnit, rng: np.random.Generator) -> Iterator[Episode]:
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.house import load_house
+    from dataforge.world.procgen import generate_house
+    from dataforge.world.procgen_worker import GenerationFailed
+    from dataforge.world.validity import check_house
+
+    catalogue = load_catalogue()
+    rejected: list[dict[str, Any]] = []
+    for _ in range(cfg.max_attempts):
+        seed = int(rng.integers(0, 2**31 - 1))
+        try:
+            raw = generate_house(seed, split=cfg.split, room_spec=cfg.room_spec)
+        except GenerationFailed as exc:
+            rejected.append({"seed": seed, "reason": str(exc)})
+            continue
+        data = house_bytes(raw)
+        house = load_house(json.loads(data), name=unit.id, catalogue=catalogue)
+        check = check_house(house, catalogue)
+        if not check.ok:
+            rejected.append({"seed": seed, "reason": "; ".join(check.problems[:3])})
+            continue
+        yield Episode(
+            id=unit.id,
+            arrays={
+                "house_json": np.frombuffer(data, np.uint8),
+                "reachable": check.reachable.astype(np.float32),
+                "reachable_room": check.reachable_room.astype(np.int16),
+            },
+            metadata={
+                "procthor_seed": seed,
+                "rejected": rejected,
+                "room_spec": house.metadata.get("roomSpecId"),
+                "rooms": [{"id": r.id, "type": r.room_type} for r in house.rooms],
+                "counts": house_counts(house),
+                "reachable_per_room": check.per_room,
+                "file": house_file(unit.id),
+            },
+        )
+        return
+    reasons = "; ".join(f"seed {r['seed']}: {r['reason']}" for r in rejected[:3])
+    raise DataforgeError(
+        f"{unit.id}: no usable house in {cfg.max_attempts} attempts ({reasons}); "
+        "raise --max-attempts or choose another --room-spec"
+    )
+
+
+def house_counts(house: Any) -> dict[str, int]:
+    return {
+        "rooms": len(house.rooms),
+        "doors": len(house.doors),
+        "windows": len(house.windows),
+        "objects": len(house.objects),
+        "floor_and_wall_objects": sum(o.parent_id is None for o in house.objects),
+        "objects_on_receptacles": sum(o.parent_id is not None for o in house.objects),
+    }
+
+
+def house_files(ds: Any) -> dict[str, bytes]:
+    """Each stored house as its own JSON file (the stored bytes, unchanged)."""
+    return {ep.metadata["file"]: ep["house_json"].read().tobytes() for ep in ds.episodes()}
+
+
+def build_job(cfg: HousesConfig, *, seed: int, fmt: str) -> Job:
+    return Job(
+        pipeline=PIPELINE,
+        name=f"{PIPELINE}-{cfg.split}-{cfg.count}",
+        config=cfg.to_dict(),
+        seed=seed,
+        format=fmt,
+        schema=schema(),
+        units=tuple(units(cfg)),
+        produce=functools.partial(produce, cfg),
+        extra_files=house_files,
+        description=f"{cfg.count} ProcTHOR houses ({cfg.split} assets) made by procthor's "
+        "generator with dataforge's embedded world answering its simulator queries.",
+        license_url="https://github.com/allenai/procthor",
+        url="https://procthor.allenai.org",
+        citation=PAPER,
+    )

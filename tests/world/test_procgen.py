@@ -1,0 +1,209 @@
+"""procthor's house generator on the embedded world: the controller adapter answers the
+generator's queries truthfully, and a seed gives the same house in any process."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.world import load_catalogue, load_house
+from dataforge.world.procgen import (
+    EmbeddedController,
+    collision_box,
+    generate_house,
+    require_generator,
+)
+from dataforge.world.validity import check_house, object_problems
+
+try:
+    require_generator()
+    HAVE_GENERATOR = True
+except MissingDependencyError:
+    HAVE_GENERATOR = False
+needs_generator = pytest.mark.skipif(
+    not HAVE_GENERATOR, reason="needs the procthor extra: pip install 'dataforge[procthor]'"
+)
+SEED, SPEC = 7, "kitchen"
+
+
+@pytest.fixture(scope="module")
+def kitchen() -> dict[str, Any]:
+    if not HAVE_GENERATOR:
+        pytest.skip("needs the procthor extra")
+    return generate_house(SEED, room_spec=SPEC)
+
+
+def _digest(house: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(house, sort_keys=True).encode()).hexdigest()
+
+
+def _surface_receptacle(ctrl: EmbeddedController) -> dict[str, Any]:
+    from dataforge.world.placement import INSIDE_TYPES
+
+    objs = ctrl.last_event.metadata["objects"]
+    tops = [
+        o for o in objs if o["receptacle"] and o["objectType"] not in INSIDE_TYPES
+        and o["parentReceptacles"] is None
+    ]  # fmt: skip
+    return max(tops, key=lambda o: o["axisAlignedBoundingBox"]["size"]["x"]
+               * o["axisAlignedBoundingBox"]["size"]["z"])  # fmt: skip
+
+
+@needs_generator
+def test_generated_house_is_usable_and_follows_the_room_spec(kitchen: dict[str, Any]) -> None:
+    cat = load_catalogue()
+    house = load_house(kitchen, catalogue=cat)
+    assert [r.room_type for r in house.rooms] == ["Kitchen"]
+    assert kitchen["metadata"]["roomSpecId"] == SPEC
+    check = check_house(house, cat)
+    assert check.ok, check.problems
+    small = [o for o in house.objects if o.parent_id is not None]
+    assert small, "procthor's small-object stage placed nothing"
+    assert all(o.asset_id in cat for o in house.objects)
+
+
+@needs_generator
+def test_same_seed_same_house_in_another_process(kitchen: dict[str, Any]) -> None:
+    """procthor iterates over string sets: the house must not depend on PYTHONHASHSEED."""
+    code = (
+        "import hashlib, json; from dataforge.world.procgen import generate_house; "
+        f"h = generate_house({SEED}, room_spec={SPEC!r}); "
+        "print(hashlib.sha256(json.dumps(h, sort_keys=True).encode()).hexdigest())"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == _digest(kitchen)
+    assert _digest(generate_house(SEED + 1, room_spec=SPEC)) != _digest(kitchen)
+
+
+@needs_generator
+def test_spawn_places_on_the_receptacle_until_it_is_full(kitchen: dict[str, Any]) -> None:
+    cat = load_catalogue()
+    ctrl = EmbeddedController(cat)
+    event = ctrl.step(action="CreateHouse", house=kitchen, renderImage=False)
+    assert event and len(event.metadata["objects"]) == len(load_house(kitchen).objects)
+    rec = _surface_receptacle(ctrl)
+    rid = rec["objectId"]
+    top = (
+        rec["axisAlignedBoundingBox"]["center"]["y"]
+        + rec["axisAlignedBoundingBox"]["size"]["y"] / 2
+    )
+    placed, failed = [], None
+    for k in range(400):
+        oid = f"test|{k}"
+        assert ctrl.step(action="SpawnAsset", assetId="Mug_1", generatedId=oid)
+        event = ctrl.step(
+            action="InitialRandomSpawn", randomSeed=k, objectIds=[oid], receptacleObjectIds=[rid]
+        )
+        meta = next(o for o in event.metadata["objects"] if o["objectId"] == oid)
+        if not event:
+            failed = meta
+            assert meta["axisAlignedBoundingBox"]["center"]["y"] < 0  # still below the floor
+            assert ctrl.step(action="DisableObject", objectId=oid)
+            break
+        bottom = (
+            meta["axisAlignedBoundingBox"]["center"]["y"]
+            - meta["axisAlignedBoundingBox"]["size"]["y"] / 2
+        )
+        assert bottom == pytest.approx(top, abs=1e-6)
+        assert meta["parentReceptacles"] == [rid]
+        placed.append(oid)
+    assert placed and failed is not None, "the receptacle never filled up"
+    ids = {o["objectId"] for o in ctrl.last_event.metadata["objects"]}
+    assert failed["objectId"] not in ids and set(placed) <= ids
+    house = ctrl.world.house()
+    assert not [p for p in object_problems(house, cat) if "test|" in p]
+
+
+@needs_generator
+def test_unknown_action_and_asset_fail_without_raising() -> None:
+    ctrl = EmbeddedController(load_catalogue())
+    event = ctrl.step(action="TeleportFull", x=0, y=0, z=0)
+    assert not event and "TeleportFull" in event.metadata["errorMessage"]
+    assert not ctrl.step(action="SpawnAsset", assetId="NoSuchAsset_1", generatedId="a")
+
+
+def test_geometry_is_the_collision_box() -> None:
+    cat = load_catalogue()
+    ctrl = EmbeddedController(cat)
+    ctrl.reset()
+    table = cat.assets_of("DiningTable")[0]
+    chair = cat.assets_of("Chair")[0]
+    for asset, oid in ((table, "t"), (chair, "c")):
+        pos = {"x": 1.0, "y": asset.size[1] / 2, "z": 2.0}
+        assert ctrl.step(
+            action="SpawnAsset", assetId=asset.asset_id, generatedId=oid, position=pos,
+            rotation={"x": 0, "y": 30, "z": 0},
+        )  # fmt: skip
+    geo = {
+        oid: ctrl.step(action="GetInSceneAssetGeometry", objectId=oid, triangles=True).metadata[
+            "actionReturn"
+        ][0]
+        for oid in ("t", "c")
+    }
+    for oid in ("t", "c"):
+        verts = np.array([[v["x"], v["y"], v["z"]] for v in geo[oid]["vertices"]])
+        tris = np.array(geo[oid]["triangles"]).reshape(-1, 3)
+        assert (
+            verts.shape == (8, 3) and tris.shape == (12, 3) and set(tris.ravel()) == set(range(8))
+        )
+        box = collision_box(ctrl._pending[oid], cat)
+        assert np.allclose(verts, box.corners())
+    ty = [v["y"] for v in geo["t"]["vertices"]]
+    assert min(ty) == pytest.approx(table.size[1] - 0.05) and max(ty) == pytest.approx(
+        table.size[1]
+    )
+    cy = [v["y"] for v in geo["c"]["vertices"]]
+    assert min(cy) == pytest.approx(0.0, abs=1e-9) and max(cy) == pytest.approx(chair.size[1] / 2)
+
+
+@needs_generator
+def test_physics_step_drops_objects_onto_what_is_below(kitchen: dict[str, Any]) -> None:
+    cat = load_catalogue()
+    ctrl = EmbeddedController(cat)
+    ctrl.step(action="CreateHouse", house=kitchen)
+    world = ctrl.world
+    rid = _surface_receptacle(ctrl)["objectId"]
+    child = next((o for o in world.objects if o.parent_id == rid), None)
+    if child is None:
+        assert ctrl.step(action="SpawnAsset", assetId="Mug_1", generatedId="m")
+        assert ctrl.step(action="InitialRandomSpawn", randomSeed=0, objectIds=["m"],
+                         receptacleObjectIds=[rid])  # fmt: skip
+        child = world.object("m")
+    rest = world.box(rid).top  # (a child may have been recorded 5 cm high, as ProcTHOR does)
+    x, y, z = child.position
+    world.move(child.id, (x, y + 1.5, z))
+    assert ctrl.step(action="AdvancePhysicsStep", timeStep=0.01)
+    assert world.box(child.id).bottom == pytest.approx(rest, abs=1e-6)
+    floor_obj = next(o for o in world.objects if o.parent_id is None and o.id != rid)
+    fx, fy, fz = floor_obj.position
+    world.move(floor_obj.id, (fx, fy + 0.7, fz))
+    ctrl.step(action="AdvancePhysicsStep", timeStep=0.01)
+    assert world.box(floor_obj.id).bottom >= -1e-9
+
+
+def test_missing_generator_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataforge.world import procgen
+
+    monkeypatch.setattr(procgen, "_GENERATION_MODULES", ("dataforge_no_such_module",))
+    with pytest.raises(MissingDependencyError, match=r"pip install 'dataforge\[procthor\]'") as e:
+        require_generator()
+    assert "\n" not in str(e.value)
+
+
+@needs_generator
+def test_unknown_room_spec_and_split_are_usage_errors() -> None:
+    with pytest.raises(UsageError, match="unknown room spec 'castle'"):
+        generate_house(0, room_spec="castle")
+    with pytest.raises(UsageError, match="split"):
+        generate_house(0, split="holdout")
