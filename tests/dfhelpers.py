@@ -153,3 +153,20 @@ def synthetic_args(out: Path, *extra: str, scenes: int = 3) -> list[str]:
         "--quiet",
         *extra,
     ]
+
+
+def needs_house_generator() -> Any:
+    """A skip mark for tests that run procthor's generator (the ``procthor`` extra)."""
+    import pytest
+
+    from dataforge.errors import MissingDependencyError
+    from dataforge.world.procgen import require_generator
+
+    try:
+        require_generator()
+        missing = False
+    except MissingDependencyError:
+        missing = True
+    return pytest.mark.skipif(
+        missing, reason="needs the procthor extra: pip install 'dataforge[procthor]'"
+    )

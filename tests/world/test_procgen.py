@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from dfhelpers import needs_house_generator
 
 from dataforge.errors import MissingDependencyError, UsageError
 from dataforge.world import load_catalogue, load_house
@@ -23,20 +24,13 @@ from dataforge.world.procgen import (
 )
 from dataforge.world.validity import check_house, object_problems
 
-try:
-    require_generator()
-    HAVE_GENERATOR = True
-except MissingDependencyError:
-    HAVE_GENERATOR = False
-needs_generator = pytest.mark.skipif(
-    not HAVE_GENERATOR, reason="needs the procthor extra: pip install 'dataforge[procthor]'"
-)
+needs_generator = needs_house_generator()
 SEED, SPEC = 7, "kitchen"
 
 
 @pytest.fixture(scope="module")
 def kitchen() -> dict[str, Any]:
-    if not HAVE_GENERATOR:
+    if needs_generator.args[0]:
         pytest.skip("needs the procthor extra")
     return generate_house(SEED, room_spec=SPEC)
 

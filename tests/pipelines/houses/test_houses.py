@@ -8,20 +8,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from dfhelpers import run_cli, tree_digest
+from dfhelpers import needs_house_generator, run_cli, tree_digest
 
-from dataforge.errors import DataforgeError, MissingDependencyError
+from dataforge.errors import DataforgeError
 from dataforge.world import load_catalogue, load_house
-from dataforge.world.procgen import require_generator
 
-try:
-    require_generator()
-    HAVE_GENERATOR = True
-except MissingDependencyError:
-    HAVE_GENERATOR = False
-pytestmark = pytest.mark.skipif(
-    not HAVE_GENERATOR, reason="needs the procthor extra: pip install 'dataforge[procthor]'"
-)
+pytestmark = needs_house_generator()
 ARGS = ("houses", "generate", "--count", "2", "--room-spec", "kitchen", "--seed", "3")
 
 
