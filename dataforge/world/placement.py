@@ -90,6 +90,9 @@ class World:
     def objects(self) -> tuple[HouseObject, ...]:
         return tuple(self._objects.values())
 
+    def __contains__(self, object_id: object) -> bool:
+        return object_id in self._objects
+
     def object(self, object_id: str) -> HouseObject:
         try:
             return self._objects[object_id]

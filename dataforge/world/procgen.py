@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from shapely.geometry import Point
 
-from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.errors import DataforgeError, MissingDependencyError, UsageError
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import OrientedBox, object_box
 from dataforge.world.house import HouseObject, load_house
@@ -71,6 +71,10 @@ BOX_TRIANGLES = np.array(
     ]
 )
 _GENERATION_MODULES = ("attrs", "pandas", "fcl", "trimesh", "moviepy.editor", "ai2thor.controller")
+
+
+class GenerationFailed(DataforgeError):
+    """procthor's generator gave up on a seed (no valid floor plan, ...): try another seed."""
 
 
 @dataclass
@@ -148,8 +152,7 @@ class EmbeddedController:
         is not part of the house until ``InitialRandomSpawn`` places it."""
         if assetId not in self.catalogue:
             return self._event(False, f"unknown assetId {assetId}")
-        existing = set() if self.world is None else {o.id for o in self.world.objects}
-        if generatedId in self._pending or generatedId in existing:
+        if generatedId in self._pending or (self.world is not None and generatedId in self.world):
             return self._event(False, f"object id {generatedId} exists already")
         info = self.catalogue.asset(assetId)
         if position is None:
@@ -169,11 +172,7 @@ class EmbeddedController:
     def _do_GetInSceneAssetGeometry(self, objectId: str, **_: Any) -> Event:
         """The object's collision shape as one triangle mesh (see :func:`collision_box`)."""
         obj = self._pending.get(objectId)
-        if (
-            obj is None
-            and self.world is not None
-            and objectId in {o.id for o in self.world.objects}
-        ):
+        if obj is None and self.world is not None and objectId in self.world:
             obj = self.world.object(objectId)
         if obj is None:
             return self._event(False, f"no object {objectId}")
@@ -197,7 +196,7 @@ class EmbeddedController:
             obj = self._pending[objectId]
             if not self.catalogue.asset(obj.asset_id).openable:
                 return self._event(False, f"{objectId} cannot be opened")
-            self._pending[objectId] = _replace(obj, openness=float(openness))
+            self._pending[objectId] = dataclasses.replace(obj, openness=float(openness))
             return self._event(True)
         ok = self._world().open(objectId, float(openness))
         return self._event(ok, "" if ok else f"{objectId} cannot be opened")
@@ -211,8 +210,7 @@ class EmbeddedController:
     ) -> Event:
         world = self._world()
         rng = np.random.default_rng(int(randomSeed))
-        existing = {o.id for o in world.objects}
-        receptacles = [r for r in receptacleObjectIds if r in existing and world.is_receptacle(r)]
+        receptacles = [r for r in receptacleObjectIds if r in world and world.is_receptacle(r)]
         placed_all = True
         for oid in objectIds:
             obj = self._pending.get(oid)
@@ -235,7 +233,7 @@ class EmbeddedController:
         if self._pending.pop(objectId, None) is not None:
             return self._event(True)
         world = self._world()
-        if objectId in {o.id for o in world.objects}:
+        if objectId in world:
             world.remove(objectId)
             return self._event(True)
         return self._event(False, f"no object {objectId}")
@@ -316,7 +314,7 @@ def settle(world: World) -> list[str]:
     objects = sorted(world.objects, key=lambda o: world.box(o.id).bottom)
     for obj in objects:
         box = world.box(obj.id)
-        if box.bottom <= 1e-3 or box.bottom < 0:
+        if box.bottom <= 1e-3:  # on the floor (or below it, waiting to be placed)
             continue
         centre = Point(box.center[0], box.center[2])
         support = 0.0
@@ -357,7 +355,22 @@ def generate_house(
         from dataforge.world.procgen_worker import worker
 
         return worker().generate(int(seed), split, room_spec)
-    return generate_house_here(int(seed), split, room_spec, catalogue)
+    return generate_or_fail(int(seed), split, room_spec, catalogue)
+
+
+def generate_or_fail(
+    seed: int, split: str, room_spec: str | None, catalogue: AssetCatalogue | None = None
+) -> dict[str, Any]:
+    """:func:`generate_house_here`, with procthor's own exceptions (it raises bare
+    ``Exception`` when no floor plan fits, asserts, ...) turned into :class:`GenerationFailed`
+    so that the caller can try the next seed; dataforge's own errors pass unchanged."""
+    try:
+        return generate_house_here(seed, split, room_spec, catalogue)
+    except DataforgeError:
+        raise
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise GenerationFailed(f"seed {seed}: {type(exc).__name__}: {first}") from None
 
 
 def generate_house_here(
@@ -454,7 +467,3 @@ def _controller(catalogue: AssetCatalogue, split: str, gen: Any) -> EmbeddedCont
 
 def _xyz(v: Iterable[float]) -> dict[str, float]:
     return dict(zip("xyz", (float(a) for a in v), strict=True))
-
-
-def _replace(obj: HouseObject, **changes: Any) -> HouseObject:
-    return dataclasses.replace(obj, **changes)

@@ -17,10 +17,7 @@ import sys
 from typing import IO, Any
 
 from dataforge.errors import DataforgeError, UsageError
-
-
-class GenerationFailed(DataforgeError):
-    """procthor's generator gave up on a seed (no valid floor plan, ...): try another seed."""
+from dataforge.world.procgen import GenerationFailed
 
 
 class WorkerProcess:
@@ -58,7 +55,7 @@ class WorkerProcess:
             from dataforge.errors import MissingDependencyError
 
             raise MissingDependencyError(message)
-        raise GenerationFailed(f"seed {seed}: {message}")
+        raise GenerationFailed(message)
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -84,22 +81,21 @@ def worker() -> WorkerProcess:
 
 def serve(requests: IO[str], replies: IO[str]) -> None:
     from dataforge.errors import MissingDependencyError
-    from dataforge.world.procgen import generate_house_here
+    from dataforge.world.procgen import generate_or_fail
 
     for line in requests:
         if not line.strip():
             continue
         req = json.loads(line)
         try:
-            house = generate_house_here(int(req["seed"]), req["split"], req.get("room_spec"))
+            house = generate_or_fail(int(req["seed"]), req["split"], req.get("room_spec"))
             reply: dict[str, Any] = {"house": house}
         except MissingDependencyError as exc:
             reply = {"kind": "missing", "error": str(exc)}
         except UsageError as exc:
             reply = {"kind": "usage", "error": str(exc)}
-        except Exception as exc:  # procthor's own failures: the caller tries the next seed
-            first = (str(exc).strip().splitlines() or [""])[0]
-            reply = {"kind": "failed", "error": f"{type(exc).__name__}: {first}"}
+        except GenerationFailed as exc:  # the caller tries the next seed
+            reply = {"kind": "failed", "error": str(exc)}
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
 

@@ -6,8 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from dataforge.errors import UsageError
-
-SPLITS = ("train", "val", "test")
+from dataforge.world.procgen import SPLITS  # procthor's asset splits
 
 
 @dataclass(frozen=True)

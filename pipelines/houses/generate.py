@@ -80,8 +80,7 @@ def units(cfg: HousesConfig) -> list[WorkUnit]:
 def produce(cfg: HousesConfig, unit: WorkUnit, rng: np.random.Generator) -> Iterator[Episode]:
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
-    from dataforge.world.procgen import generate_house
-    from dataforge.world.procgen_worker import GenerationFailed
+    from dataforge.world.procgen import GenerationFailed, generate_house
     from dataforge.world.validity import check_house
 
     catalogue = load_catalogue()

@@ -201,3 +201,24 @@ def test_unknown_room_spec_and_split_are_usage_errors() -> None:
         generate_house(0, room_spec="castle")
     with pytest.raises(UsageError, match="split"):
         generate_house(0, split="holdout")
+
+
+def test_procthor_failures_become_generation_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process and in the helper alike, procthor's bare exceptions mean "next seed";
+    dataforge's own errors keep their meaning."""
+    from dataforge.world import procgen
+
+    def gives_up(seed: int, *args: Any) -> dict[str, Any]:
+        raise Exception("Failed to generate interior boundary\nfor room_spec=...")
+
+    monkeypatch.setattr(procgen, "generate_house_here", gives_up)
+    with pytest.raises(procgen.GenerationFailed) as info:
+        procgen.generate_or_fail(3, "train", None)
+    assert str(info.value) == "seed 3: Exception: Failed to generate interior boundary"
+
+    def bad_spec(seed: int, *args: Any) -> dict[str, Any]:
+        raise UsageError("unknown room spec 'castle'")
+
+    monkeypatch.setattr(procgen, "generate_house_here", bad_spec)
+    with pytest.raises(UsageError):
+        procgen.generate_or_fail(3, "train", "castle")

@@ -111,7 +111,7 @@ def test_failed_seeds_are_replaced_then_the_unit_gives_up(monkeypatch: pytest.Mo
     from dataforge.pipelines.houses.generate import produce
     from dataforge.run import WorkUnit
     from dataforge.world import procgen
-    from dataforge.world.procgen_worker import GenerationFailed
+    from dataforge.world.procgen import GenerationFailed
 
     real = procgen.generate_house
     calls: list[int] = []
