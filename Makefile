@@ -8,15 +8,20 @@ DEMO_OUT ?= demo_out
 DATA ?= $(or $(DATAFORGE_DATA),../shared/data)
 PYTEST_ARGS ?=
 
-.PHONY: install demo test lint bench clean
+.PHONY: install vulkan demo test lint bench clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray,ir2r,procthor]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,ir2r,procthor,robomme]'
+	bash scripts/install_vulkan.sh $(VENV)/share/dataforge/vulkan
 	touch $(STAMP)
+
+# Mesa 25's software Vulkan driver (lavapipe) in the venv, for ManiSkill on a CPU.
+vulkan:
+	bash scripts/install_vulkan.sh $(VENV)/share/dataforge/vulkan
 
 # The smallest real generations, validated: IR2R val_seen tours (when the R2R inputs are in
 # $(DATA)) and the synthetic pipeline (no inputs at all).
@@ -41,6 +46,12 @@ demo: install
 	$(BIN)/dataforge validate $(DEMO_OUT)/houses
 	$(BIN)/dataforge houses show $(DEMO_OUT)/houses/houses/house-000000.json \
 		--out $(DEMO_OUT)/new_house.png
+	@echo "== demo: RoboMME demonstrations on ManiSkill (CPU): two tasks, one episode each"
+	$(BIN)/dataforge robomme generate --tasks PickXtimes,VideoUnmask --episodes-per-task 1 \
+		--size 128 --format hdf5 --out $(DEMO_OUT)/robomme --overwrite
+	$(BIN)/dataforge validate $(DEMO_OUT)/robomme
+	$(BIN)/dataforge stats $(DEMO_OUT)/robomme
+	$(BIN)/dataforge inspect $(DEMO_OUT)/robomme --preview $(DEMO_OUT)/robomme_keyframes.png --frames 6
 	@echo "== demo: synthetic sphere scenes (the store's test pipeline)"
 	$(BIN)/dataforge synthetic generate --scenes 4 --episodes-per-scene 2 --frames 8 \
 		--resolution 96x72 --seed 0 --workers 2 --out $(DEMO_OUT)/synthetic --overwrite
@@ -51,7 +62,7 @@ demo: install
 
 # pytest exits 5 when it collects no tests: say so and pass; every other status is passed on.
 test: install
-	@rc=0; $(BIN)/python -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	@rc=0; DATAFORGE_REQUIRE_SIM=1 $(BIN)/python -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 0; fi; exit $$rc
 
 lint: install
@@ -62,6 +73,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_store.py
 	$(BIN)/python benchmarks/bench_ir2r.py --data-dir $(DATA)
 	$(BIN)/python benchmarks/bench_render.py --house $(DATA)/procthor_houses/procthor_train_1.json
+	$(BIN)/python benchmarks/bench_robomme.py --tasks PickXtimes,VideoUnmask
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache

@@ -86,8 +86,12 @@ def inspect(directory: Path, episode_id: str | None, preview: Path | None, frame
         meta = json.dumps(ep.metadata, sort_keys=True)
         console.print(f"metadata: {meta[:800]}{' ...' if len(meta) > 800 else ''}", markup=False)
         if preview is not None:
+            from dataforge.registry import get_pipeline
+
+            hooks = get_pipeline(ds.manifest.pipeline)
+            chosen = hooks.preview_frames(ep, frames) if hooks and hooks.preview_frames else None
             try:
-                write_preview(ep, preview, frames=frames)
+                write_preview(ep, preview, frames=frames, indices=chosen)
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
             console.print(f"preview written to {preview}")

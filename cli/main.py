@@ -23,6 +23,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "inspect": "dataforge.cli.dataset:inspect",
     "stats": "dataforge.cli.dataset:stats",
     "ir2r": "dataforge.cli.ir2r:ir2r",
+    "robomme": "dataforge.cli.robomme:robomme",
     "synthetic": "dataforge.cli.synthetic:synthetic",
 }
 

@@ -19,6 +19,7 @@ from dataforge.errors import DataforgeError
 EpisodeCheck = Callable[[Any], Iterable[str]]
 DatasetCheck = Callable[[Any], Iterable[tuple[str | None, str]]]
 StatsFn = Callable[[Any], "PipelineStats"]
+PreviewFrames = Callable[[Any, int], list[int]]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class PipelineHooks:
     check_dataset: DatasetCheck | None = None
     stats: StatsFn | None = None
     invariants: tuple[str, ...] = ()
+    preview_frames: PreviewFrames | None = None  # which frames 'inspect --preview' shows
 
 
 _REGISTRY: dict[str, PipelineHooks] = {}
@@ -58,6 +60,7 @@ def register_pipeline(
     check_dataset: DatasetCheck | None = None,
     stats: StatsFn | None = None,
     invariants: Iterable[str] = (),
+    preview_frames: PreviewFrames | None = None,
 ) -> PipelineHooks:
     hooks = PipelineHooks(
         name=name,
@@ -66,6 +69,7 @@ def register_pipeline(
         check_dataset=check_dataset,
         stats=stats,
         invariants=tuple(invariants),
+        preview_frames=preview_frames,
     )
     _REGISTRY[name] = hooks
     return hooks

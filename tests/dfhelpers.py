@@ -170,3 +170,29 @@ def needs_house_generator() -> Any:
     return pytest.mark.skipif(
         missing, reason="needs the procthor extra: pip install 'dataforge[procthor]'"
     )
+
+
+def needs_maniskill() -> Any:
+    """A skip mark for tests that run ManiSkill (the ``robomme`` extra and a Vulkan driver).
+
+    With ``DATAFORGE_REQUIRE_SIM=1`` (set by ``make test``, which installs both) a missing
+    simulator is an error instead of a skip, so CI cannot silently skip these tests."""
+    import pytest
+
+    from dataforge.errors import MissingDependencyError
+    from dataforge.manip.vulkan import ensure_vulkan
+    from dataforge.pipelines.robomme.sim import require_sim
+
+    reason = None
+    try:
+        require_sim()
+        if (
+            ensure_vulkan() is None
+            and not Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json").exists()
+        ):
+            reason = "needs a Vulkan driver for ManiSkill: make vulkan"
+    except MissingDependencyError:
+        reason = "needs the robomme extra: pip install 'dataforge[robomme]'"
+    if reason and os.environ.get("DATAFORGE_REQUIRE_SIM") == "1":
+        raise RuntimeError(f"DATAFORGE_REQUIRE_SIM=1 but the simulator is missing: {reason}")
+    return pytest.mark.skipif(reason is not None, reason=reason or "")

@@ -3,7 +3,8 @@
 ``produce(unit, rng)`` yields the unit's episodes; it runs in a worker process (or Ray task), so it
 must be picklable: a module-level function, or ``functools.partial`` of one with a frozen config.
 ``extra_files(dataset)`` (optional) runs once after every unit is committed and returns files to
-write beside the shards (``{relative path: bytes}``), e.g. a tour file in a released format.
+write beside the shards (``{relative path: bytes}``, or a function writing the file at a
+given path for files too large for memory), e.g. a tour file in a released format.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.run.units import WorkUnit
-from dataforge.store.builder import DatasetHeader
+from dataforge.store.builder import DatasetHeader, ExtraFile
 from dataforge.store.episode import Episode
 from dataforge.store.schema import Schema
 
@@ -32,7 +33,7 @@ class Job:
     schema: Schema
     units: tuple[WorkUnit, ...]
     produce: Produce
-    extra_files: Callable[[Any], Mapping[str, bytes]] | None = None
+    extra_files: Callable[[Any], Mapping[str, ExtraFile]] | None = None
     description: str = ""
     license_url: str | None = None
     url: str | None = None

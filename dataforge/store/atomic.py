@@ -10,6 +10,7 @@ import contextlib
 import errno
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from dataforge.errors import DataforgeError
@@ -47,6 +48,22 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_write_with(path: Path, write: Callable[[Path], None]) -> None:
+    """Let ``write(tmp)`` create a file at a temporary path, then fsync it and rename it to
+    ``path`` (for files too large to hold in memory)."""
+    path = Path(path)
+    tmp = path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}")
+    try:
+        write(tmp)
+        fsync_tree(tmp)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

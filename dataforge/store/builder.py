@@ -29,7 +29,13 @@ from typing import Any
 
 from dataforge._version import __version__
 from dataforge.errors import ConfigMismatchError, DatasetError, SchemaError, UsageError
-from dataforge.store.atomic import atomic_write_bytes, atomic_write_text, commit_path, remove_path
+from dataforge.store.atomic import (
+    atomic_write_bytes,
+    atomic_write_text,
+    atomic_write_with,
+    commit_path,
+    remove_path,
+)
 from dataforge.store.croissant import croissant_metadata, episode_index_csv
 from dataforge.store.episode import EpisodeLocation
 from dataforge.store.hashing import FileEntry, file_entry
@@ -56,6 +62,8 @@ from dataforge.store.manifest import (
 from dataforge.store.schema import Schema
 from dataforge.store.shard import ShardRecord
 
+# An extra file: its bytes, or a function that writes it at the path it is given.
+ExtraFile = bytes | Callable[[Path], None]
 RESERVED = {MANIFEST, CROISSANT, EPISODE_INDEX, SHARDS_DIR, CONTROL_DIR}
 _ENV_PACKAGES = ("numpy", "zarr", "numcodecs", "h5py", "hdf5plugin")
 
@@ -355,7 +363,7 @@ class DatasetBuilder:
         *,
         command: Sequence[str] = (),
         execution: Mapping[str, Any] | None = None,
-        extra_files: Callable[[Any], Mapping[str, bytes]] | None = None,
+        extra_files: Callable[[Any], Mapping[str, ExtraFile]] | None = None,
     ) -> Manifest:
         """Write episodes.csv, extra files, croissant.json and manifest.json; clean up."""
         if not self.is_complete():
@@ -375,13 +383,15 @@ class DatasetBuilder:
             from dataforge.store.reader import Dataset
 
             provisional = self._manifest(files, command, execution or {})
-            with Dataset(self.root, provisional) as ds:
-                produced = dict(extra_files(ds))
-            for rel, data in sorted(produced.items()):
-                target = self._extra_path(rel)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_bytes(target, data)
-                extras[rel] = file_entry(target)
+            with Dataset(self.root, provisional) as ds:  # writers read the dataset
+                for rel, data in sorted(dict(extra_files(ds)).items()):
+                    target = self._extra_path(rel)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if callable(data):  # a writer, for a file too large for memory
+                        atomic_write_with(target, data)
+                    else:
+                        atomic_write_bytes(target, data)
+                    extras[rel] = file_entry(target)
         files.update(extras)
         doc = croissant_metadata(
             name=self.header.name,

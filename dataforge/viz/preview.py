@@ -39,14 +39,18 @@ def frame_indices(n: int, count: int) -> list[int]:
     return sorted({round(x) for x in np.linspace(0, n - 1, min(count, n))})
 
 
-def contact_sheet(episode: Any, frames: int = 4, tile_height: int = 160) -> Image.Image:
-    """Draw ``episode``'s image-like arrays at up to ``frames`` frames."""
+def contact_sheet(
+    episode: Any, frames: int = 4, tile_height: int = 160, indices: list[int] | None = None
+) -> Image.Image:
+    """Draw ``episode``'s image-like arrays at up to ``frames`` evenly spaced frames, or at
+    ``indices`` (a pipeline's choice, e.g. keyframes)."""
     schema = episode._dataset.schema
     names = [n for n in schema if _is_image(schema[n])]
     if not names:
         raise ValueError(f"episode {episode.id!r} has no image-like arrays (kind rgb/depth/mask)")
     lengths = [len(episode[n]) for n in names if schema[n].shape[0] is None]
-    indices = frame_indices(min(lengths) if lengths else 1, frames)
+    if indices is None:
+        indices = frame_indices(min(lengths) if lengths else 1, frames)
     rows: list[tuple[str, str, list[tuple[int | None, np.ndarray]]]] = []
     for name in names:
         spec = schema[name]
@@ -81,8 +85,10 @@ def contact_sheet(episode: Any, frames: int = 4, tile_height: int = 160) -> Imag
     return sheet
 
 
-def write_preview(episode: Any, out: Path, frames: int = 4) -> Path:
+def write_preview(
+    episode: Any, out: Path, frames: int = 4, indices: list[int] | None = None
+) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    contact_sheet(episode, frames=frames).save(out, format="PNG")
+    contact_sheet(episode, frames=frames, indices=indices).save(out, format="PNG")
     return out

@@ -1,0 +1,218 @@
+"""Run keyframe waypoints on a ManiSkill env as dense joint-space actions, recording each step.
+
+A plan is a sequence of :class:`Subgoal` s, each a list of :class:`Waypoint` s (a TCP pose and a
+gripper command). Between waypoints the arm follows an mplib screw motion sampled at the control
+rate; the gripper opens or closes while the arm holds. Every env step records the state before
+the action (for the camera replay), the proprioception, the joint action, the end-effector pose
+that action commands, the waypoint being executed and the task's success flag after it.
+
+Noise injection (:class:`Noise`): a waypoint marked ``noisy`` is, with probability ``prob``,
+first visited displaced by up to ``scale`` x 1 m (the workspace) in a random direction (never
+downwards), then the nominal waypoint is reached again — a detour and its recovery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dataforge.manip.planner import ArmPlanner, PlanningFailed
+from dataforge.manip.rotations import quat_to_rpy
+
+OPEN, CLOSED = 1.0, -1.0
+WORKSPACE_M = 1.0
+
+
+class TaskFailed(RuntimeError):
+    """The task's own check failed (an immediate-failure condition or no success at the end)."""
+
+
+class _Completed(Exception):
+    """Raised inside :meth:`Executor.step` at the first step after which the task succeeded."""
+
+
+@dataclass(frozen=True)
+class Waypoint:
+    """A keyframe: move the TCP to ``pose`` ([x, y, z, qw, qx, qy, qz], world; None: stay),
+    command ``gripper`` (1 open, -1 closed), then hold ``hold`` steps, or — with ``until`` —
+    hold until ``until()`` is true (at most ``hold`` steps)."""
+
+    pose: np.ndarray | None
+    gripper: float = OPEN
+    hold: int = 0
+    until: Callable[[], bool] | None = None
+    noisy: bool = True
+
+
+@dataclass(frozen=True)
+class Subgoal:
+    """One subtask: its simple and grounded texts, its waypoints, and whether it belongs to the
+    conditioning video shown before execution."""
+
+    simple: str
+    grounded: str
+    waypoints: Sequence[Waypoint]
+    video: bool = False
+
+
+@dataclass(frozen=True)
+class Noise:
+    prob: float = 0.0
+    scale: float = 0.0
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray | None:
+        """A displacement for one waypoint, or None (no noise this time)."""
+        if self.prob <= 0 or self.scale <= 0 or rng.random() >= self.prob:
+            return None
+        d = rng.normal(size=3)
+        d /= np.linalg.norm(d) + 1e-12
+        d[2] = abs(d[2])
+        return d * self.scale * WORKSPACE_M * rng.uniform(0.5, 1.0)
+
+
+@dataclass
+class Recording:
+    """Per-step arrays (lists while recording) and per-subgoal spans of one executed plan."""
+
+    state: list[np.ndarray] = field(default_factory=list)
+    qpos: list[np.ndarray] = field(default_factory=list)
+    tcp: list[np.ndarray] = field(default_factory=list)
+    joint_action: list[np.ndarray] = field(default_factory=list)
+    eef_action: list[np.ndarray] = field(default_factory=list)
+    waypoint_action: list[np.ndarray] = field(default_factory=list)
+    subgoal: list[int] = field(default_factory=list)
+    video: list[bool] = field(default_factory=list)
+    success: list[bool] = field(default_factory=list)
+    subgoals: list[dict[str, Any]] = field(default_factory=list)
+    perturbed: list[dict[str, Any]] = field(default_factory=list)
+    final_state: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.joint_action)
+
+
+def pose7_to_action(pose: np.ndarray, gripper: float) -> np.ndarray:
+    """[x, y, z, qw, qx, qy, qz] + gripper -> RoboMME's [x, y, z, roll, pitch, yaw, gripper]."""
+    return np.concatenate([pose[:3], quat_to_rpy(pose[3:7]), [gripper]]).astype(np.float32)
+
+
+class Executor:
+    """Executes plans on ``env`` (a gymnasium-wrapped ManiSkill env, one sub-env, CPU sim) whose
+    control mode is ``pd_joint_pos`` (7 arm joints + a normalised gripper)."""
+
+    def __init__(
+        self,
+        env: Any,
+        *,
+        noise: Noise = Noise(),
+        rng: np.random.Generator | None = None,
+        max_steps: int = 5000,
+    ) -> None:
+        self.env = env
+        self.base = env.unwrapped
+        self.planner = ArmPlanner(self.base)
+        self.noise = noise
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.max_steps = max_steps
+        self.rec = Recording()
+        q = self._qpos()
+        self.arm_cmd = q[: self.planner.dof].copy()
+        self.gripper = OPEN
+        self._waypoint = pose7_to_action(self._tcp(), OPEN)
+        self._sg = -1
+        self._video = False
+
+    # -- env access --------------------------------------------------------------------------
+    def _qpos(self) -> np.ndarray:
+        return self.base.agent.robot.get_qpos()[0].cpu().numpy().astype(np.float64)
+
+    def _tcp(self) -> np.ndarray:
+        pose = self.base.agent.tcp.pose
+        return np.concatenate([pose.p[0].cpu().numpy(), pose.q[0].cpu().numpy()])
+
+    def step(self, arm: np.ndarray) -> None:
+        """One env step towards arm joint targets ``arm`` with the current gripper command."""
+        if len(self.rec) >= self.max_steps:
+            raise PlanningFailed(f"the plan needs more than {self.max_steps} steps")
+        rec = self.rec
+        q = self._qpos()
+        rec.state.append(self.base.get_state()[0].cpu().numpy().astype(np.float32))
+        rec.qpos.append(q)
+        rec.tcp.append(self._tcp())
+        action = np.concatenate([arm, [self.gripper]]).astype(np.float32)
+        full = q.copy()
+        full[: len(arm)] = arm
+        rec.joint_action.append(action)
+        rec.eef_action.append(pose7_to_action(self.planner.tcp_pose(full), self.gripper))
+        rec.waypoint_action.append(self._waypoint)
+        rec.subgoal.append(self._sg)
+        rec.video.append(self._video)
+        _, _, _, _, info = self.env.step(action)
+        rec.success.append(bool(np.asarray(info.get("success", False)).reshape(-1)[0]))
+        self.arm_cmd = np.asarray(arm, dtype=np.float64)
+        if bool(np.asarray(info.get("fail", False)).reshape(-1)[0]):
+            reason = getattr(self.base, "failure_reason", "") or "an immediate-failure condition"
+            raise TaskFailed(f"step {len(rec)}: {reason}")
+        if rec.success[-1]:
+            raise _Completed
+
+    def hold(self, steps: int, until: Callable[[], bool] | None = None) -> None:
+        for _ in range(steps):
+            if until is not None and until():
+                return
+            self.step(self.arm_cmd)
+        if until is not None and not until():
+            raise PlanningFailed(f"waited {steps} steps for a condition that never came")
+
+    def move(self, pose: np.ndarray) -> None:
+        q = self._qpos()
+        q[: self.planner.dof] = self.arm_cmd
+        for arm in self.planner.plan(q, pose)[1:]:
+            self.step(arm)
+
+    def run_waypoint(self, wp: Waypoint) -> None:
+        if wp.pose is not None:
+            offset = self.noise.draw(self.rng) if wp.noisy else None
+            if offset is not None:
+                detour = np.array(wp.pose, dtype=np.float64)
+                detour[:3] += offset
+                self._waypoint = pose7_to_action(detour, self.gripper)
+                self.rec.perturbed.append(
+                    {"step": len(self.rec), "offset_m": np.round(offset, 4).tolist()}
+                )
+                self.move(detour)
+            self._waypoint = pose7_to_action(np.asarray(wp.pose), wp.gripper)
+            self.move(np.asarray(wp.pose, dtype=np.float64))
+        else:
+            self._waypoint = np.concatenate([self._waypoint[:6], [wp.gripper]]).astype(np.float32)
+        self.gripper = wp.gripper
+        self.hold(wp.hold, wp.until)
+
+    def run(self, plan: Iterable[Subgoal]) -> Recording:
+        """Execute ``plan`` (may be a generator reading the env between subgoals) until the
+        task's success flag first turns true; that step is the episode's last.
+
+        Each subgoal's span is [start, end); ``online_end`` (when it has several waypoints) is
+        where its last waypoint starts: an online observer may already name the next subgoal
+        from there (RoboMME's ``*_online`` subgoal texts)."""
+        try:
+            for sg in plan:
+                self._sg = len(self.rec.subgoals)
+                self._video = sg.video
+                self.rec.subgoals.append(
+                    {"simple": sg.simple, "grounded": sg.grounded, "start": len(self.rec),
+                     "end": len(self.rec), "video": sg.video}
+                )  # fmt: skip
+                for k, wp in enumerate(sg.waypoints):
+                    if k == len(sg.waypoints) - 1 and k > 0:
+                        self.rec.subgoals[-1]["online_end"] = len(self.rec)
+                    self.run_waypoint(wp)
+                self.rec.subgoals[-1]["end"] = len(self.rec)
+            raise TaskFailed("the plan ended without the task's success")
+        except _Completed:
+            self.rec.subgoals[-1]["end"] = len(self.rec)
+        self.rec.final_state = self.base.get_state()[0].cpu().numpy().astype(np.float32)
+        return self.rec

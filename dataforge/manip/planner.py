@@ -1,0 +1,61 @@
+"""An mplib planner for a ManiSkill arm: screw motions between end-effector poses, time-
+parameterised at the env's control rate, plus forward kinematics of joint targets.
+
+Only screw motions are planned (deterministic, straight in SE(3)); a waypoint they cannot reach
+(joint limits, self-collision) is a planning failure, which callers filter. mplib's RRT planners
+are not used because OMPL draws from an unseeded random stream, which would break
+byte-identical reruns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class PlanningFailed(RuntimeError):
+    """A waypoint could not be reached by a screw motion."""
+
+
+class ArmPlanner:
+    """Plans for ``env.agent`` (a ManiSkill agent with an mplib-compatible URDF/SRDF)."""
+
+    def __init__(self, env: Any, move_group: str = "panda_hand_tcp", speed: float = 0.9) -> None:
+        import mplib
+
+        agent = env.agent
+        robot = agent.robot
+        self.planner = mplib.Planner(
+            urdf=agent.urdf_path,
+            srdf=agent.urdf_path.replace(".urdf", ".srdf"),
+            user_link_names=[link.get_name() for link in robot.get_links()],
+            user_joint_names=[j.get_name() for j in robot.get_active_joints()],
+            move_group=move_group,
+        )
+        base = robot.pose
+        self.base_p = base.p[0].cpu().numpy().astype(np.float64)
+        self.planner.set_base_pose(np.hstack([self.base_p, base.q[0].cpu().numpy()]))
+        self.planner.joint_vel_limits = np.asarray(self.planner.joint_vel_limits) * speed
+        self.planner.joint_acc_limits = np.asarray(self.planner.joint_acc_limits) * speed
+        self.dt = float(env.control_timestep)
+        self.dof = len(self.planner.move_group_joint_indices)
+        self._ee = self.planner.move_group_link_id
+
+    def plan(self, qpos: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """Joint targets (n, dof) from ``qpos`` (full) to the world pose ``target`` [p, wxyz]."""
+        target = np.asarray(target, dtype=np.float64)
+        for _ in range(2):  # mplib's own advice: a screw plan may succeed on the second try
+            res = self.planner.plan_screw(target, np.asarray(qpos, np.float64), time_step=self.dt)
+            if res["status"] == "Success":
+                return np.asarray(res["position"], dtype=np.float64)
+        raise PlanningFailed(f"no screw motion to {np.round(target[:3], 3).tolist()}")
+
+    def tcp_pose(self, qpos: np.ndarray) -> np.ndarray:
+        """World pose [p, wxyz] of the move group's link at ``qpos`` (full joint vector)."""
+        q = self.planner.pad_qpos(np.asarray(qpos, np.float64).copy())
+        model = self.planner.pinocchio_model
+        model.compute_forward_kinematics(q)
+        pose = np.asarray(model.get_link_pose(self._ee), dtype=np.float64)
+        pose[:3] += self.base_p  # the base is translated, not rotated (ManiSkill tabletop)
+        return pose

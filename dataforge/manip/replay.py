@@ -1,0 +1,59 @@
+"""Pass 2: replay saved env states through the cameras.
+
+Physics and planning run first without rendering (pass 1, :mod:`dataforge.manip.executor`),
+saving the env state before every action. Here a rendering env of the same scene takes each
+state with ``set_state`` and captures its cameras: RGB, depth (int16 millimetres, as ManiSkill
+gives it) and the camera's extrinsic (3 x 4, world -> OpenCV camera) per step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class CameraFrames:
+    rgb: np.ndarray  # (T, H, W, 3) uint8
+    depth: np.ndarray  # (T, H, W, 1) int16, millimetres
+    extrinsic: np.ndarray  # (T, 3, 4) float32
+    intrinsic: np.ndarray  # (3, 3) float32
+
+
+def _params(obs: dict[str, Any], cam: str) -> tuple[np.ndarray, np.ndarray]:
+    p = obs["sensor_param"][cam]
+    return (
+        p["extrinsic_cv"][0].cpu().numpy().astype(np.float32),
+        p["intrinsic_cv"][0].cpu().numpy().astype(np.float32),
+    )
+
+
+def render_states(
+    env: Any, states: Sequence[np.ndarray] | np.ndarray, cameras: Sequence[str]
+) -> dict[str, CameraFrames]:
+    """Render every state of ``states`` (flat ManiSkill state vectors) with ``cameras``."""
+    import torch
+
+    base = env.unwrapped
+    n = len(states)
+    out: dict[str, dict[str, Any]] = {}
+    for k in range(n):
+        base.set_state(torch.as_tensor(np.asarray(states[k])[None], dtype=torch.float32))
+        obs = base.get_obs(info={}, unflattened=True)
+        for cam in cameras:
+            data = obs["sensor_data"][cam]
+            if cam not in out:
+                rgb0 = data["rgb"][0]
+                out[cam] = {
+                    "rgb": np.empty((n, *rgb0.shape), np.uint8),
+                    "depth": np.empty((n, *rgb0.shape[:2], 1), np.int16),
+                    "extrinsic": np.empty((n, 3, 4), np.float32),
+                }
+                out[cam]["intrinsic"] = _params(obs, cam)[1]
+            out[cam]["rgb"][k] = data["rgb"][0].cpu().numpy()
+            out[cam]["depth"][k] = data["depth"][0].cpu().numpy()
+            out[cam]["extrinsic"][k] = _params(obs, cam)[0]
+    return {cam: CameraFrames(**d) for cam, d in out.items()}

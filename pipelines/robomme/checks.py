@@ -1,0 +1,206 @@
+"""Invariants and statistics of RoboMME datasets (registered in ``__init__``). They read the
+stored arrays only, so ``dataforge validate`` needs no simulator."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import h5py
+import numpy as np
+
+from dataforge.pipelines.robomme.h5layout import task_file
+from dataforge.pipelines.robomme.seeds import DIFFICULTY_CYCLE, scheme_seed
+from dataforge.pipelines.robomme.suites import PAPER_AVG_STEPS, TASK_SUITES
+from dataforge.registry import PipelineStats
+
+# Franka Panda joint limits (rad), as in ManiSkill's panda_v3.urdf.
+PANDA_LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
+PANDA_UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
+VIDEO_TASKS = {t for t, s in TASK_SUITES.items() if t.startswith("Video") or s == "Imitation"}
+STEP_FIELDS = (
+    "front_rgb", "wrist_rgb", "front_depth", "wrist_depth", "joint_state", "eef_state",
+    "gripper_state", "is_gripper_close", "front_camera_extrinsic", "wrist_camera_extrinsic",
+    "joint_action", "eef_action", "waypoint_action", "is_video_demo", "is_subgoal_boundary",
+    "is_completed", "subgoal", "subgoal_online",
+)  # fmt: skip
+
+INVARIANTS = (
+    "every per-step array has one row per step; env_state holds (steps + 1) x state_dim values",
+    "joint actions and joint states are within the Panda's joint limits; gripper actions are "
+    "-1 (close) or 1 (open); gripper widths are within [0, 0.04] m; depth is not negative",
+    "is_subgoal_boundary is true exactly where waypoint_action changes (and at step 1)",
+    "is_completed is true at the last step and nowhere before",
+    "is_video_demo frames form a prefix, present exactly for video-conditioned tasks",
+    "subgoal indices are valid, non-decreasing and match the metadata's spans",
+    "seed and difficulty follow the released scheme (or the --metadata-dir record), the seed "
+    "advanced once per filtered attempt",
+    "record_dataset_<Task>.h5 holds every episode in RoboMME's layout with the stored values",
+)
+
+
+def check_episode(ep: Any) -> Iterator[str]:
+    meta = ep.metadata
+    n = int(meta["steps"])
+    arrays = {name: ep[name].read() for name in STEP_FIELDS}
+    for name, arr in arrays.items():
+        if len(arr) != n:
+            yield f"{name} has {len(arr)} rows for {n} steps"
+            return
+    if ep["env_state"].shape[0] != (n + 1) * int(meta["state_dim"]):
+        yield f"env_state holds {ep['env_state'].shape[0]} values, not {n + 1} x state_dim"
+    ja = arrays["joint_action"].astype(np.float64)
+    for name, q in (("joint_action", ja[:, :7]), ("joint_state", arrays["joint_state"])):
+        bad = np.flatnonzero(np.any((q < PANDA_LOWER - 1e-3) | (q > PANDA_UPPER + 1e-3), axis=1))
+        if len(bad):
+            yield f"{name} outside the Panda's joint limits at step {bad[0] + 1}"
+    if not np.all(np.isin(ja[:, 7], (-1.0, 1.0))):
+        yield "a gripper action is neither -1 nor 1"
+    g = arrays["gripper_state"]
+    if np.any(g < 0) or np.any(g > 0.04 + 1e-6):
+        yield "gripper_state outside [0, 0.04]"
+    if any(arrays[d].min() < 0 for d in ("front_depth", "wrist_depth")):
+        yield "negative depth"
+    wp = arrays["waypoint_action"]
+    expect = np.ones(n, bool)
+    expect[1:] = np.any(wp[1:] != wp[:-1], axis=1)
+    if not np.array_equal(arrays["is_subgoal_boundary"], expect):
+        k = int(np.flatnonzero(arrays["is_subgoal_boundary"] != expect)[0])
+        yield f"is_subgoal_boundary disagrees with waypoint changes at step {k + 1}"
+    done = arrays["is_completed"]
+    if not done[-1] or done[:-1].any():
+        yield "is_completed is not true exactly at the last step"
+    video = arrays["is_video_demo"]
+    nv = int(video.sum())
+    if video[:nv].sum() != nv or nv != meta.get("video_steps"):
+        yield "is_video_demo frames are not a prefix of the episode matching video_steps"
+    if (nv > 0) != (meta["task"] in VIDEO_TASKS):
+        yield f"{meta['task']} {'needs' if meta['task'] in VIDEO_TASKS else 'has no'} video"
+    yield from _check_subgoals(arrays["subgoal"], arrays["subgoal_online"], meta["subgoals"], n)
+    yield from _check_seed(meta)
+
+
+def _check_subgoals(sg: np.ndarray, online: np.ndarray, spans: list[dict], n: int) -> Iterator[str]:
+    if len(sg) and (sg.min() < 0 or sg.max() >= len(spans) or np.any(np.diff(sg) < 0)):
+        yield "subgoal indices are out of range or decreasing"
+        return
+    if np.any(online < sg) or np.any(online > sg + 1):
+        yield "subgoal_online is neither the planner's subgoal nor the next"
+    for k, span in enumerate(spans):
+        if not np.all(sg[span["start"] : span["end"]] == k):
+            yield f"subgoal {k} ({span['simple']!r}) does not cover steps {span['start']}..."
+            return
+    if spans and spans[-1]["end"] != n:
+        yield "the last subgoal does not end at the last step"
+
+
+def _check_seed(meta: dict[str, Any]) -> Iterator[str]:
+    retries = len(meta.get("filtered", []))
+    if meta["seed"] != meta["requested_seed"] + retries:
+        yield f"seed {meta['seed']} is not {meta['requested_seed']} + {retries} filtered"
+    if meta.get("from_metadata"):
+        return
+    if meta["difficulty"] != DIFFICULTY_CYCLE[meta["episode"] % 4]:
+        yield f"difficulty {meta['difficulty']} breaks the released cycle"
+    want = scheme_seed(meta["task"], meta["split"], meta["episode"])
+    if meta["requested_seed"] != want:
+        yield f"seed {meta['requested_seed']} is not the scheme's {want}"
+
+
+def check_dataset(ds: Any) -> Iterator[tuple[str | None, str]]:
+    by_task: dict[str, list[Any]] = defaultdict(list)
+    for ep in ds.episodes():
+        by_task[ep.metadata["task"]].append(ep)
+    for task, eps in sorted(by_task.items()):
+        path = ds.root / task_file(task)
+        if not path.is_file():
+            yield None, f"{task_file(task)} is missing"
+            continue
+        with h5py.File(path, "r") as f:
+            if len(f) != len(eps):
+                yield None, f"{task_file(task)} has {len(f)} episodes, the dataset {len(eps)}"
+            for ep in eps:
+                yield from ((ep.id, m) for m in _compare_h5(f, ep))
+
+
+def _compare_h5(f: h5py.File, ep: Any) -> Iterator[str]:
+    meta = ep.metadata
+    name = f"episode_{meta['episode'] + 1}"
+    if name not in f:
+        yield f"{name} is missing from {task_file(meta['task'])}"
+        return
+    g = f[name]
+    if (
+        int(g["setup/seed"][()]) != meta["seed"]
+        or g["setup/difficulty"].asstr()[()] != meta["difficulty"]
+    ):
+        yield f"{name}/setup seed or difficulty differs from the stored episode"
+    steps = [k for k in g if k.startswith("timestep_")]
+    if len(steps) != meta["steps"]:
+        yield f"{name} has {len(steps)} timesteps, the stored episode {meta['steps']}"
+        return
+    ja, done = ep["joint_action"].read(), ep["is_completed"].read()
+    rgb = ep["front_rgb"]
+    for t in range(meta["steps"]):
+        s = g[f"timestep_{t + 1}"]
+        if not np.array_equal(s["action/joint_action"][()], ja[t]) or bool(
+            s["info/is_completed"][()]
+        ) != bool(done[t]):
+            yield f"{name}/timestep_{t + 1} differs from the stored episode"
+            return
+    for t in (0, meta["steps"] - 1):
+        if not np.array_equal(g[f"timestep_{t + 1}/obs/front_rgb"][()], rgb[t]):
+            yield f"{name}/timestep_{t + 1}/obs/front_rgb differs from the stored image"
+
+
+def keyframes(ep: Any, count: int) -> list[int]:
+    """Preview frames: the first step of each subgoal (keyframes) and the last step, thinned
+    evenly to ``max(count, 4)``."""
+    meta = ep.metadata
+    frames = sorted({sg["start"] for sg in meta["subgoals"]} | {meta["steps"] - 1})
+    count = max(count, 4)
+    if len(frames) > count:
+        frames = [frames[round(k)] for k in np.linspace(0, len(frames) - 1, count)]
+    return frames
+
+
+def stats(ds: Any) -> PipelineStats:
+    episodes: Counter[str] = Counter()
+    steps: Counter[str] = Counter()
+    by_difficulty: dict[str, Counter[str]] = defaultdict(Counter)
+    filtered: Counter[str] = Counter()
+    lengths: list[float] = []
+    video: list[float] = []
+    detours = 0
+    for ep in ds.episodes():
+        m = ep.metadata
+        episodes[m["task"]] += 1
+        steps[m["task"]] += m["steps"]
+        by_difficulty[m["task"]][m["difficulty"]] += 1
+        filtered[m["task"]] += len(m.get("filtered", []))
+        lengths.append(float(m["steps"]))
+        video.append(float(m["video_steps"]))
+        detours += len(m["noise"]["detours"])
+    table = {
+        t: {
+            "episodes": episodes[t],
+            "steps": steps[t],
+            "avg steps": round(steps[t] / episodes[t]),
+            "paper avg steps": PAPER_AVG_STEPS.get(t),
+            "easy/medium/hard": "/".join(str(by_difficulty[t][d]) for d in DIFFICULTY_CYCLE[1:]),
+            "filtered": filtered[t],
+        }
+        for t in TASK_SUITES
+        if episodes[t]
+    }
+    return PipelineStats(
+        counts={
+            "episodes": sum(episodes.values()),
+            "steps": sum(steps.values()),
+            "filtered attempts": sum(filtered.values()),
+            "noise detours": detours,
+            "per task": table,
+        },
+        distributions={"steps per episode": lengths, "video steps per episode": video},
+    )

@@ -1,0 +1,178 @@
+"""The RoboMME tabletop: a ManiSkill env with the Franka Panda (wrist camera), a table, a front
+camera, and the hooks every task fills in.
+
+A task subclass defines, for its ``difficulty``:
+
+- ``sample_layout(rng)``: everything random about the episode (counts, colours, positions,
+  repetitions, ...) drawn from the episode seed's own numpy stream — the same seed gives the
+  same episode on any machine;
+- ``build()``: its actors (called at every reset: the scene is rebuilt so counts may vary);
+- ``place()``: their initial poses;
+- ``tick()``: scripted scene dynamics after each control step (containers sliding, cubes
+  appearing, a button's effect), driven by ``self.t`` and the task's own event flags;
+- ``check() -> (success, failure_reason | None)``;
+- ``goal()`` (the language goal) and ``plan()`` (the oracle: a generator of
+  :class:`~dataforge.manip.executor.Subgoal` s, reading the scene between subgoals).
+
+Everything a camera sees must be an actor pose (hidden actors are parked below the floor), so
+replaying saved env states through the cameras reproduces every frame.
+
+This module imports ManiSkill at import time: import it (and ``tasks``) only after
+:func:`dataforge.pipelines.robomme.sim.require_sim` has checked the extra and chosen the Vulkan
+driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import numpy as np
+import sapien
+import torch
+from mani_skill.envs.sapien_env import BaseEnv
+from mani_skill.sensors.camera import CameraConfig
+from mani_skill.utils import sapien_utils
+from mani_skill.utils.scene_builder.table import TableSceneBuilder
+
+from dataforge.manip.executor import Subgoal
+
+DIFFICULTIES = ("easy", "medium", "hard")
+FRONT_CAMERA = "front_camera"
+WRIST_CAMERA = "hand_camera"  # ManiSkill's panda_wristcam sensor
+PARK_Z = -3.0  # hidden actors wait here, below the floor (z = -0.92)
+TABLE_Z = 0.0
+
+
+class RobommeEnv(BaseEnv):
+    SUPPORTED_ROBOTS: ClassVar = ["panda_wristcam"]
+    TASK: ClassVar[str] = ""
+    SUITE: ClassVar[str] = ""
+    VIDEO: ClassVar[bool] = False  # the episode starts with a conditioning video
+
+    def __init__(self, *args: Any, difficulty: str = "easy", **kwargs: Any) -> None:
+        if difficulty not in DIFFICULTIES:
+            raise ValueError(f"difficulty must be one of {DIFFICULTIES}, got {difficulty!r}")
+        self.difficulty = difficulty
+        self.episode_seed = 0
+        self.rng = np.random.default_rng(0)
+        self.layout: dict[str, Any] = {}
+        self.t = 0
+        self.failure_reason: str | None = None
+        self._parked = 0
+        kwargs.setdefault("robot_uids", "panda_wristcam")
+        kwargs.setdefault("control_mode", "pd_joint_pos")
+        kwargs.setdefault("sim_backend", "cpu")
+        kwargs.setdefault("render_backend", "cpu")
+        super().__init__(*args, **kwargs)
+
+    # -- ManiSkill hooks -------------------------------------------------------------------
+    @property
+    def _default_sensor_configs(self) -> list[Any]:
+        pose = sapien_utils.look_at(eye=[0.42, 0.0, 0.42], target=[-0.12, 0.0, 0.0])
+        return [CameraConfig(FRONT_CAMERA, pose, 256, 256, np.deg2rad(62), 0.01, 10)]
+
+    @property
+    def _default_human_render_camera_configs(self) -> Any:
+        pose = sapien_utils.look_at(eye=[0.7, 0.5, 0.6], target=[-0.1, 0.0, 0.05])
+        return CameraConfig("render_camera", pose, 512, 512, 1.0, 0.01, 10)
+
+    def _load_agent(self, options: dict) -> None:
+        super()._load_agent(options, sapien.Pose(p=[-0.615, 0, 0]))
+
+    def reset(self, seed: Any = None, options: dict | None = None) -> Any:
+        options = dict(options or {})
+        if seed is not None:
+            self.episode_seed = int(seed if np.isscalar(seed) else seed[0])
+        self.rng = np.random.default_rng(self.episode_seed)
+        self.layout = self.sample_layout(self.rng)
+        self.t = 0
+        self.failure_reason = None
+        options["reconfigure"] = True
+        return super().reset(seed=self.episode_seed, options=options)
+
+    def _load_scene(self, options: dict) -> None:
+        self.table_scene = TableSceneBuilder(self, robot_init_qpos_noise=0)
+        self.table_scene.build()
+        self._parked = 0
+        self.build()
+
+    def _initialize_episode(self, env_idx: Any, options: dict) -> None:
+        with torch.device(self.device):
+            self.table_scene.initialize(env_idx)
+            self.reset_events()
+            self.place()
+
+    def _after_control_step(self) -> None:
+        self.t += 1
+        self.tick()
+
+    def evaluate(self) -> dict[str, Any]:
+        success, reason = self.check()
+        if reason is not None and self.failure_reason is None:
+            self.failure_reason = reason
+        fail = self.failure_reason is not None
+        return {
+            "success": torch.tensor([bool(success) and not fail]),
+            "fail": torch.tensor([fail]),
+        }
+
+    def _get_obs_extra(self, info: dict) -> dict[str, Any]:
+        return {"tcp_pose": self.agent.tcp.pose.raw_pose}
+
+    def compute_dense_reward(self, obs: Any, action: Any, info: dict) -> Any:
+        return torch.zeros(1)
+
+    def compute_normalized_dense_reward(self, obs: Any, action: Any, info: dict) -> Any:
+        return torch.zeros(1)
+
+    # -- helpers for tasks -----------------------------------------------------------------
+    def park_pose(self) -> Any:
+        """A distinct pose below the floor for a hidden actor."""
+        self._parked += 1
+        return sapien.Pose(p=[3.0 + 0.3 * self._parked, 3.0, PARK_Z])
+
+    def tcp_position(self) -> np.ndarray:
+        return self.agent.tcp.pose.p[0].cpu().numpy().astype(np.float64)
+
+    def is_grasping(self, actor: Any) -> bool:
+        return bool(self.agent.is_grasping(actor)[0])
+
+    def gripper_closed(self) -> bool:
+        """The fingers are commanded closed (their joint targets below 1 cm)."""
+        return float(self.agent.robot.get_qpos()[0, -1]) < 0.01
+
+    # -- the task's hooks ------------------------------------------------------------------
+    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def build(self) -> None:
+        raise NotImplementedError
+
+    def place(self) -> None:
+        raise NotImplementedError
+
+    def reset_events(self) -> None:
+        """Reset the task's event flags (counts, pressed buttons) at the start of an episode."""
+
+    def tick(self) -> None:
+        """Scripted scene dynamics after each control step (default: none)."""
+
+    def check(self) -> tuple[bool, str | None]:
+        raise NotImplementedError
+
+    def goal(self) -> str:
+        raise NotImplementedError
+
+    def plan(self) -> Iterator[Subgoal]:
+        raise NotImplementedError
+
+
+def pixel_of(env: BaseEnv, point: np.ndarray, camera: str = FRONT_CAMERA) -> list[int]:
+    """The [row, col] pixel of a world point in ``camera``'s image (OpenCV convention)."""
+    params = env._sensors[camera].get_params()
+    k = params["intrinsic_cv"][0].cpu().numpy().astype(np.float64)
+    ext = params["extrinsic_cv"][0].cpu().numpy().astype(np.float64)
+    cam = ext[:3, :3] @ np.asarray(point, dtype=np.float64) + ext[:3, 3]
+    uvw = k @ cam
+    return [round(uvw[1] / uvw[2]), round(uvw[0] / uvw[2])]

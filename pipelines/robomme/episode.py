@@ -1,0 +1,167 @@
+"""One RoboMME episode: pass 1 (plan + physics, retrying on failure), pass 2 (cameras), and
+the per-step arrays in RoboMME's fields.
+
+Step k holds the observation before action k, action k, and ``is_completed`` after it: the last
+step of a kept episode is the first at which the task's success check holds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dataforge.manip.executor import CLOSED, Noise, Recording
+from dataforge.manip.rotations import quat_to_rpy
+from dataforge.pipelines.robomme.seeds import EpisodeSpec
+
+POINT = re.compile(r"\[(-?\d+), (-?\d+)\]")
+
+
+@dataclass
+class Filtered:
+    seed: int
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "reason": self.reason}
+
+
+@dataclass
+class Pass1:
+    """A successful pass 1: the seed that worked, the recording and the episode's texts."""
+
+    seed: int
+    recording: Recording
+    goal: str
+    layout: dict[str, Any]
+    filtered: list[Filtered] = field(default_factory=list)
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        return round(float(value), 6)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    return value
+
+
+def noise_rng(seed: int) -> np.random.Generator:
+    """The noise stream of an episode: a function of its seed alone."""
+    return np.random.Generator(np.random.PCG64([seed, 0x6E6F697365]))
+
+
+def run_pass1(
+    spec: EpisodeSpec, noise: Noise, *, max_retries: int, max_steps: int = 6000
+) -> tuple[Pass1 | None, list[Filtered]]:
+    """Plan and simulate ``spec`` (physics only); on a planner or task failure try the next
+    seed, up to ``max_retries`` times. Returns the kept run (or None) and the filtered seeds."""
+    from dataforge.manip.executor import Executor, TaskFailed
+    from dataforge.manip.planner import PlanningFailed
+    from dataforge.pipelines.robomme.sim import make_env
+
+    filtered: list[Filtered] = []
+    env = make_env(spec.task, spec.difficulty, render=False)
+    try:
+        for retry in range(max_retries + 1):
+            seed = spec.seed + retry
+            env.reset(seed=seed)
+            base = env.unwrapped
+            ex = Executor(env, noise=noise, rng=noise_rng(seed), max_steps=max_steps)
+            try:
+                rec = ex.run(base.plan())
+            except (PlanningFailed, TaskFailed) as exc:
+                filtered.append(Filtered(seed, f"{type(exc).__name__}: {exc}"))
+                continue
+            return Pass1(seed, rec, base.goal(), jsonable(base.layout), filtered), filtered
+        return None, filtered
+    finally:
+        env.close()
+
+
+def choices(subgoals: list[dict[str, Any]]) -> list[str]:
+    """The episode's distinct high-level actions, in order of first use (the multi-choice
+    options of RoboMME's Video-QA form)."""
+    seen: list[str] = []
+    for sg in subgoals:
+        if sg["simple"] not in seen:
+            seen.append(sg["simple"])
+    return seen
+
+
+def step_subgoals(rec: Recording) -> tuple[np.ndarray, np.ndarray]:
+    """Per step: the planner-view subgoal index and the online-view one (which moves on to the
+    next subgoal from the start of the current subgoal's last waypoint)."""
+    n = len(rec)
+    planner = np.zeros(n, np.int16)
+    online = np.zeros(n, np.int16)
+    last = len(rec.subgoals) - 1
+    for k, sg in enumerate(rec.subgoals):
+        planner[sg["start"] : sg["end"]] = k
+        online[sg["start"] : sg["end"]] = k
+        if "online_end" in sg and k < last:
+            online[sg["online_end"] : sg["end"]] = k + 1
+    return planner, online
+
+
+def episode_arrays(
+    run: Pass1, frames: dict[str, Any], front: str, wrist: str
+) -> dict[str, np.ndarray]:
+    """The stored arrays of one episode (RoboMME's obs/action/info fields, step-major)."""
+    rec = run.recording
+    qpos = np.asarray(rec.qpos, dtype=np.float64)
+    tcp = np.asarray(rec.tcp, dtype=np.float64)
+    joint_action = np.asarray(rec.joint_action, dtype=np.float32)
+    waypoint = np.asarray(rec.waypoint_action, dtype=np.float32)
+    n = len(rec)
+    boundary = np.ones(n, bool)
+    boundary[1:] = np.any(waypoint[1:] != waypoint[:-1], axis=1)
+    closed = np.zeros(n, bool)
+    closed[1:] = joint_action[:-1, 7] == CLOSED
+    planner, online = step_subgoals(rec)
+    state = np.asarray([*rec.state, rec.final_state], dtype=np.float32)
+    return {
+        "front_rgb": frames[front].rgb,
+        "wrist_rgb": frames[wrist].rgb,
+        "front_depth": frames[front].depth,
+        "wrist_depth": frames[wrist].depth,
+        "joint_state": qpos[:, :7].astype(np.float32),
+        "eef_state": np.concatenate([tcp[:, :3], quat_to_rpy(tcp[:, 3:])], 1).astype(np.float32),
+        "gripper_state": np.clip(qpos[:, 7:9], 0.0, 0.04).astype(np.float32),
+        "is_gripper_close": closed,
+        "front_camera_extrinsic": frames[front].extrinsic,
+        "wrist_camera_extrinsic": frames[wrist].extrinsic,
+        "joint_action": joint_action,
+        "eef_action": np.asarray(rec.eef_action, dtype=np.float32),
+        "waypoint_action": waypoint,
+        "is_video_demo": np.asarray(rec.video, dtype=bool),
+        "is_subgoal_boundary": boundary,
+        "is_completed": np.asarray(rec.success, dtype=bool),
+        "subgoal": planner,
+        "subgoal_online": online,
+        "env_state": state.reshape(-1),
+        "front_camera_intrinsic": frames[front].intrinsic,
+        "wrist_camera_intrinsic": frames[wrist].intrinsic,
+    }
+
+
+def choice_action(sg: dict[str, Any], options: list[str]) -> str:
+    """RoboMME's choice_action JSON for a step in subgoal ``sg``."""
+    doc: dict[str, Any] = {"choice": chr(ord("A") + options.index(sg["simple"]))}
+    m = POINT.search(sg["grounded"])
+    if m:
+        doc["point"] = [int(m.group(1)), int(m.group(2))]
+    return json.dumps(doc)
+
+
+def multi_choices(options: list[str]) -> str:
+    return json.dumps({chr(ord("A") + k): text for k, text in enumerate(options)})

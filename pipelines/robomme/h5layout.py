@@ -1,0 +1,92 @@
+"""RoboMME's released HDF5 layout (``record_dataset_<Task>.h5``; see RoboMME's
+``h5_data_format.md``), written from the stored episodes of one task.
+
+``episode_<k+1>/setup/{seed, difficulty, task_goal, front_camera_intrinsic,
+wrist_camera_intrinsic, available_multi_choices}`` and ``episode_<k+1>/timestep_<t+1>/{obs,
+action, info}/...`` with the documented dtypes (images uint8, depth int16 mm, states and actions
+float32, flags bool, subgoal texts UTF-8 bytes, ``choice_action`` a JSON string). Images are
+gzip-compressed (level 1, one chunk per image): plain h5py reads them with no plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from dataforge.pipelines.robomme.episode import choice_action, multi_choices
+
+OBS_FIELDS = (
+    "front_rgb", "wrist_rgb", "front_depth", "wrist_depth", "joint_state", "eef_state",
+    "gripper_state", "is_gripper_close", "front_camera_extrinsic", "wrist_camera_extrinsic",
+)  # fmt: skip
+ACTION_FIELDS = ("joint_action", "eef_action", "waypoint_action")  # + choice_action (text)
+INFO_FLAGS = ("is_video_demo", "is_subgoal_boundary", "is_completed")
+SUBGOAL_TEXTS = (
+    "simple_subgoal", "simple_subgoal_online", "grounded_subgoal", "grounded_subgoal_online",
+)  # fmt: skip
+IMAGES = {"front_rgb", "wrist_rgb", "front_depth", "wrist_depth"}
+
+
+def task_file(task: str) -> str:
+    return f"record_dataset_{task}.h5"
+
+
+def _scalar(group: h5py.Group, name: str, value: Any) -> None:
+    group.create_dataset(name, data=value, track_times=False)
+
+
+def write_episode(f: h5py.File, ep: Any) -> None:
+    """Write one stored episode (``dataforge.store`` StoredEpisode) as ``episode_<k+1>``."""
+    meta = ep.metadata
+    arrays = {name: ep[name].read() for name in ep}
+    g = f.create_group(f"episode_{meta['episode'] + 1}", track_order=True)
+    setup = g.create_group("setup")
+    _scalar(setup, "seed", np.int64(meta["seed"]))
+    _scalar(setup, "difficulty", meta["difficulty"])
+    setup.create_dataset(
+        "task_goal", data=np.array(meta["task_goal"], dtype=h5py.string_dtype()), track_times=False
+    )
+    for cam in ("front", "wrist"):
+        _scalar(setup, f"{cam}_camera_intrinsic", arrays[f"{cam}_camera_intrinsic"])
+    _scalar(setup, "available_multi_choices", multi_choices(meta["choices"]))
+    subgoals = meta["subgoals"]
+    texts = {
+        "simple_subgoal": [sg["simple"].encode() for sg in subgoals],
+        "grounded_subgoal": [sg["grounded"].encode() for sg in subgoals],
+    }
+    choice = [choice_action(sg, meta["choices"]) for sg in subgoals]
+    planner, online = arrays["subgoal"], arrays["subgoal_online"]
+    for t in range(len(planner)):
+        step = g.create_group(f"timestep_{t + 1}", track_order=True)
+        obs = step.create_group("obs")
+        for name in OBS_FIELDS:
+            value = arrays[name][t]
+            if name in IMAGES:
+                obs.create_dataset(
+                    name, data=value, chunks=value.shape, compression="gzip",
+                    compression_opts=1, track_times=False,
+                )  # fmt: skip
+            else:
+                _scalar(obs, name, value)
+        act = step.create_group("action")
+        for name in ACTION_FIELDS:
+            _scalar(act, name, arrays[name][t])
+        _scalar(act, "choice_action", choice[planner[t]])
+        info = step.create_group("info")
+        _scalar(info, "simple_subgoal", np.bytes_(texts["simple_subgoal"][planner[t]]))
+        _scalar(info, "simple_subgoal_online", np.bytes_(texts["simple_subgoal"][online[t]]))
+        _scalar(info, "grounded_subgoal", np.bytes_(texts["grounded_subgoal"][planner[t]]))
+        _scalar(info, "grounded_subgoal_online", np.bytes_(texts["grounded_subgoal"][online[t]]))
+        for name in INFO_FLAGS:
+            _scalar(info, name, np.bool_(arrays[name][t]))
+
+
+def write_task_file(path: Path, episodes: Iterable[Any]) -> None:
+    """Write ``path`` with ``episodes`` (in the order given)."""
+    with h5py.File(path, "w", libver=("v110", "v110"), track_order=True) as f:
+        for ep in episodes:
+            write_episode(f, ep)

@@ -1,0 +1,44 @@
+"""The 16 RoboMME tasks as ManiSkill environments, registered under the ids of the released
+metadata (``PickXtimes``, ...). Importing this package imports ManiSkill."""
+
+from __future__ import annotations
+
+import importlib
+
+from mani_skill.utils.registration import REGISTERED_ENVS, register_env
+
+from dataforge.pipelines.robomme.suites import TASK_SUITES
+
+MAX_EPISODE_STEPS = 100_000  # episodes end by success or failure, not by a step limit
+_MODULES = {
+    "Counting": "counting",
+    "Permanence": "permanence",
+    "Reference": "reference",
+    "Imitation": "imitation",
+}
+
+
+def task_class(task: str) -> type:
+    suite = TASK_SUITES[task]
+    module = importlib.import_module(f"dataforge.pipelines.robomme.tasks.{_MODULES[suite]}")
+    return getattr(module, task)
+
+
+def env_id(task: str) -> str:
+    return task
+
+
+def register_all() -> None:
+    for task in TASK_SUITES:
+        if env_id(task) in REGISTERED_ENVS:
+            continue
+        try:
+            cls = task_class(task)
+        except (ImportError, AttributeError):
+            continue  # not implemented yet
+        register_env(env_id(task), max_episode_steps=MAX_EPISODE_STEPS)(cls)
+
+
+def implemented() -> list[str]:
+    register_all()
+    return [t for t in TASK_SUITES if env_id(t) in REGISTERED_ENVS]
