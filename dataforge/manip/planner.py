@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+NUDGES_M = (0.0, 2e-4, -2e-4)
+
 
 class PlanningFailed(RuntimeError):
     """A waypoint could not be reached by a screw motion."""
@@ -45,8 +47,12 @@ class ArmPlanner:
     def plan(self, qpos: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Joint targets (n, dof) from ``qpos`` (full) to the world pose ``target`` [p, wxyz]."""
         target = np.asarray(target, dtype=np.float64)
-        for _ in range(2):  # mplib's own advice: a screw plan may succeed on the second try
-            res = self.planner.plan_screw(target, np.asarray(qpos, np.float64), time_step=self.dt)
+        # mplib reports "failed" when its last screw step is shorter than 1e-4 even though the
+        # target is reached; a target nudged by 0.2 mm then plans (deterministically).
+        for dz in NUDGES_M:
+            goal = target.copy()
+            goal[2] += dz
+            res = self.planner.plan_screw(goal, np.asarray(qpos, np.float64), time_step=self.dt)
             if res["status"] == "Success":
                 return np.asarray(res["position"], dtype=np.float64)
         raise PlanningFailed(f"no screw motion to {np.round(target[:3], 3).tolist()}")
