@@ -29,6 +29,10 @@ def nominal() -> Any:
     cache: dict[str, Any] = {}
 
     def get(task: str) -> Any:
+        from dataforge.pipelines.robomme import tasks
+
+        if task not in tasks.implemented():  # issue 9 lists the tasks still to write
+            pytest.skip(f"{task} is not implemented yet")
         if task not in cache:
             cache[task] = run_pass1(easy_spec(task), Noise(), max_retries=4)
         return cache[task]
