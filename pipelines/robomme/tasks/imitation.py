@@ -21,7 +21,6 @@ from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
 from dataforge.manip.planner import ArmPlanner, PlanningFailed
 from dataforge.pipelines.robomme import objects, skills
 from dataforge.pipelines.robomme.env import RobommeEnv, pixel_of
-from dataforge.pipelines.robomme.layout import sample_positions
 
 NUDGES = (0.0, 0.0005, -0.0005, 0.001, -0.001, 0.0015)
 RESTAGE_WAIT = 60  # the video's last waypoint waits at most this long for the restaging
@@ -764,7 +763,8 @@ PEG_GRIP = 0.035  # a peg is grasped this far from its centre, on the chosen end
 PEG_GRIP_DZ = 0.005  # ... and this far above its centre (the TCP stays 2 cm above the table)
 PEG_COLORS = ("red", "green", "blue")
 PEG_COUNT = {"easy": 1, "medium": 2, "hard": 3}
-BOX_XY = np.array([0.06, 0.0])
+PEG_SLOTS = (-0.18, -0.06, 0.06, 0.18)  # the pegs' y places (each taken by at most one)
+BOX_XY = np.array([-0.12, 0.0])  # nearer the robot than the pegs: the camera sees both
 BOX_INNER = (0.04, 0.055)  # inner half sizes along x and y
 BOX_WALL = 0.01
 BOX_H = 0.10
@@ -833,17 +833,22 @@ class InsertPeg(_Imitation):
     the other side's hole. Simplified geometry: the box has real square holes, and a peg counts
     as inserted once its free end is ``INSERTED`` past the wall's outer face inside the hole's
     opening (the peg stays in the gripper). The paper gives no per-difficulty table: here
-    easy has 1 peg, medium 2, hard 3 (all lying roughly along x in front of the box)."""
+    easy has 1 peg, medium 2, hard 3 (lying roughly along x, between the box and the front
+    camera)."""
 
     TASK = "InsertPeg"
 
     def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
         n = PEG_COUNT[self.difficulty]
         colors = [str(c) for c in rng.permutation(PEG_COLORS)[:n]]
-        pts = sample_positions(rng, n, 0.11, x=(-0.13, -0.08), y=(-0.2, 0.2))
+        slots = sorted(rng.choice(len(PEG_SLOTS), size=n, replace=False))
         pegs = [
-            (float(p[0]), float(p[1]), float(rng.choice([0.0, np.pi]) + rng.uniform(-0.35, 0.35)))
-            for p in pts
+            (
+                float(rng.uniform(0.02, 0.08)),
+                float(PEG_SLOTS[k] + rng.uniform(-0.01, 0.01)),
+                float(rng.choice([0.0, np.pi]) + rng.uniform(-0.35, 0.35)),
+            )
+            for k in slots
         ]
         return {
             "colors": colors,

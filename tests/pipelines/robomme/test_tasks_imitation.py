@@ -137,3 +137,20 @@ def test_stick_follows_tcp() -> None:
         assert np.allclose(base.stick.pose.p[0].numpy(), base.agent.tcp.pose.p[0].numpy())
     finally:
         env.close()
+
+
+def test_insertpeg_wrong_side_fails() -> None:
+    env, base = episode("InsertPeg", "easy", 1)
+    try:
+        right = base.layout["side"]
+
+        def wrong() -> Iterator[Subgoal]:
+            base.layout["side"] = "left" if right == "right" else "right"
+            subgoals = list(base.demonstrate(video=False))
+            base.layout["side"] = right
+            yield from subgoals
+
+        with pytest.raises(TaskFailed, match=r"from the (left|right) side"):
+            Executor(env).run(video_then(base, wrong))
+    finally:
+        env.close()
