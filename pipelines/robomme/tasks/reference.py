@@ -56,6 +56,7 @@ BUTTON_CLEAR = 0.11  # between the button and anything else
 BUTTON_X = (-0.16, 0.1)  # the button stays where a straight-wristed press reaches it
 BUTTON_Y = (-0.22, 0.22)
 WORKSPACE_MARGIN = 0.02  # swap arcs stay this close to the workspace at most
+BASE_X = -0.615  # the robot base (env.py)
 
 
 def ease(u: float) -> float:
@@ -140,12 +141,16 @@ def pick_subgoal(env: Any, cube: Any, name: str, *, video: bool = False) -> Subg
 def put_subgoal(
     env: Any, spot: np.ndarray, what: str, *, yaw_: float = 0.0, video: bool = False
 ) -> Subgoal:
-    """Lower the held cube onto the table point ``spot`` (``what`` names the spot)."""
+    """Lower the held cube (grasped with hand yaw ``yaw_``) onto the table point ``spot``
+    (``what`` names the spot), turning the hand by a multiple of 90 degrees if that brings it
+    closer to pointing away from the robot base (far corners are reached more easily)."""
     spot = np.array([spot[0], spot[1], 0.0])
+    radial = float(np.arctan2(spot[1], spot[0] - BASE_X))
+    hand = radial + objects.grasp_yaw(yaw_ - radial)
     return Subgoal(
         f"place the cube on {what}",
         f"place the cube on {what} at {pixel_of(env, spot)}",
-        skills.place(spot, yaw=yaw_),
+        skills.place(spot, yaw=hand),
         video=video,
     )
 
@@ -164,7 +169,7 @@ def robot_still(env: Any) -> bool:
     return float(env.agent.robot.get_qvel()[0, :7].norm()) < STILL
 
 
-def held_yaw(env: Any, cube: Any) -> float:
+def held_yaw(cube: Any) -> float:
     """The grasp yaw a held cube was picked with (keep it when putting the cube down)."""
     return objects.grasp_yaw(objects.actor_yaw(cube))
 
@@ -278,7 +283,7 @@ class PickHighlight(RobommeEnv):
             cube = self.cubes[k]
             home = objects.actor_position(cube)
             yield pick_subgoal(self, cube, f"highlighted {self.layout['colors'][k]}")
-            yield put_subgoal(self, home, "the table", yaw_=held_yaw(self, cube))
+            yield put_subgoal(self, home, "the table", yaw_=held_yaw(cube))
         simple, grounded = button_text(self)
         yield Subgoal(
             f"{simple} again to stop",
@@ -447,14 +452,14 @@ class VideoRepick(RobommeEnv):
         cube = self.cubes[lay["chosen"]]
         name = lay["colors"][lay["chosen"]]
         yield pick_subgoal(self, cube, name, video=True)
-        yield put_subgoal(self, lay["spot"], "the table", yaw_=held_yaw(self, cube), video=True)
+        yield put_subgoal(self, lay["spot"], "the table", yaw_=held_yaw(cube), video=True)
         if lay["swaps"]:
             wait = SETTLE + len(lay["swaps"]) * (SWAP_STEPS + SWAP_GAP) + 100
             yield rest_and_wait(self, "the cubes swap places", wait)
         for _ in range(lay["repetitions"]):
             home = objects.actor_position(cube)
             yield pick_subgoal(self, cube, name)
-            yield put_subgoal(self, home, "the table", yaw_=held_yaw(self, cube))
+            yield put_subgoal(self, home, "the table", yaw_=held_yaw(cube))
         yield Subgoal(*button_text(self), skills.press(self.button))
 
 
@@ -581,7 +586,7 @@ class _PlaceSequence(RobommeEnv):
         yield pick_subgoal(self, cube, color, video=True)
         for i, j in enumerate(order):
             xy = objects.actor_position(self.targets[j])
-            yield put_subgoal(self, xy, "the target", yaw_=held_yaw(self, cube), video=True)
+            yield put_subgoal(self, xy, "the target", yaw_=held_yaw(cube), video=True)
             if i + 1 in lay["presses_after"]:
                 yield Subgoal(*button_text(self), skills.press(self.button), video=True)
             if i < len(order) - 1:
@@ -590,7 +595,7 @@ class _PlaceSequence(RobommeEnv):
             yield rest_and_wait(self, "two targets swap places", SETTLE + SWAP_STEPS + 100)
         yield pick_subgoal(self, cube, color)
         xy = objects.actor_position(self.targets[lay["answer_target"]])
-        yield put_subgoal(self, xy, "the target", yaw_=held_yaw(self, cube))
+        yield put_subgoal(self, xy, "the target", yaw_=held_yaw(cube))
 
 
 class VideoPlaceButton(_PlaceSequence):
