@@ -21,6 +21,7 @@ import numpy as np
 
 from dataforge.manip.planner import ArmPlanner, PlanningFailed
 from dataforge.manip.rotations import quat_to_rpy
+from dataforge.manip.state import StateReader
 
 OPEN, CLOSED = 1.0, -1.0
 WORKSPACE_M = 1.0
@@ -118,6 +119,7 @@ class Executor:
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.max_steps = max_steps
         self.rec = Recording()
+        self._state = StateReader(self.base)  # the env is reset: its scene is built
         q = self._qpos()
         self.arm_cmd = q[: self.planner.dof].copy()
         self.gripper = OPEN
@@ -139,7 +141,7 @@ class Executor:
             raise PlanningFailed(f"the plan needs more than {self.max_steps} steps")
         rec = self.rec
         q = self._qpos()
-        rec.state.append(self.base.get_state()[0].cpu().numpy().astype(np.float32))
+        rec.state.append(self._state.read())
         rec.qpos.append(q)
         rec.tcp.append(self._tcp())
         action = np.concatenate([arm, [self.gripper]]).astype(np.float32)
@@ -214,5 +216,5 @@ class Executor:
             raise TaskFailed("the plan ended without the task's success")
         except _Completed:
             self.rec.subgoals[-1]["end"] = len(self.rec)
-        self.rec.final_state = self.base.get_state()[0].cpu().numpy().astype(np.float32)
+        self.rec.final_state = self._state.read()
         return self.rec

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 ICD_VARS = ("VK_ICD_FILENAMES", "VK_DRIVER_FILES")
@@ -25,7 +26,10 @@ def bundled_icd() -> Path:
 
 
 def ensure_vulkan() -> str | None:
-    """Choose the Vulkan driver for this process; returns the ICD file used (None: system's)."""
+    """Choose the Vulkan driver for this process; returns the ICD file used (None: system's).
+    Call it before importing SAPIEN, which then uses its bundled Vulkan loader (as wanted)
+    after a warning that is silenced here."""
+    warnings.filterwarnings("ignore", message="Failed to find system libvulkan")
     for var in ICD_VARS:
         if os.environ.get(var):
             return os.environ[var]

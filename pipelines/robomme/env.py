@@ -36,10 +36,16 @@ from mani_skill.utils import sapien_utils
 from mani_skill.utils.scene_builder.table import TableSceneBuilder
 
 from dataforge.manip.executor import Subgoal
+from dataforge.manip.grasp import GraspSensor
 
 DIFFICULTIES = ("easy", "medium", "hard")
 FRONT_CAMERA = "front_camera"
 WRIST_CAMERA = "hand_camera"  # ManiSkill's panda_wristcam sensor
+# The front camera: across the table, looking at the robot; 256 px is the released size (the
+# pixels named in grounded subgoal texts are in this image).
+FRONT_EYE, FRONT_TARGET = (0.42, 0.0, 0.42), (-0.12, 0.0, 0.0)
+FRONT_FOVY = np.deg2rad(62)
+FRONT_SIZE = 256
 PARK_Z = -3.0  # hidden actors wait here, below the floor (z = -0.92)
 TABLE_Z = 0.0
 
@@ -60,6 +66,7 @@ class RobommeEnv(BaseEnv):
         self.t = 0
         self.failure_reason: str | None = None
         self._parked = 0
+        self._grasp: GraspSensor | None = None
         kwargs.setdefault("robot_uids", "panda_wristcam")
         kwargs.setdefault("control_mode", "pd_joint_pos")
         kwargs.setdefault("sim_backend", "cpu")
@@ -69,8 +76,8 @@ class RobommeEnv(BaseEnv):
     # -- ManiSkill hooks -------------------------------------------------------------------
     @property
     def _default_sensor_configs(self) -> list[Any]:
-        pose = sapien_utils.look_at(eye=[0.42, 0.0, 0.42], target=[-0.12, 0.0, 0.0])
-        return [CameraConfig(FRONT_CAMERA, pose, 256, 256, np.deg2rad(62), 0.01, 10)]
+        pose = sapien_utils.look_at(eye=list(FRONT_EYE), target=list(FRONT_TARGET))
+        return [CameraConfig(FRONT_CAMERA, pose, FRONT_SIZE, FRONT_SIZE, FRONT_FOVY, 0.01, 10)]
 
     @property
     def _default_human_render_camera_configs(self) -> Any:
@@ -88,6 +95,7 @@ class RobommeEnv(BaseEnv):
         self.layout = self.sample_layout(self.rng)
         self.t = 0
         self.failure_reason = None
+        self._grasp = None
         options["reconfigure"] = True
         return super().reset(seed=self.episode_seed, options=options)
 
@@ -105,7 +113,14 @@ class RobommeEnv(BaseEnv):
 
     def _after_control_step(self) -> None:
         self.t += 1
+        if self._grasp is not None:
+            self._grasp.invalidate()
         self.tick()
+
+    def set_state_dict(self, state: dict, env_idx: Any = None) -> None:
+        super().set_state_dict(state, env_idx)
+        if self._grasp is not None:
+            self._grasp.invalidate()
 
     def evaluate(self) -> dict[str, Any]:
         success, reason = self.check()
@@ -136,7 +151,11 @@ class RobommeEnv(BaseEnv):
         return self.agent.tcp.pose.p[0].cpu().numpy().astype(np.float64)
 
     def is_grasping(self, actor: Any) -> bool:
-        return bool(self.agent.is_grasping(actor)[0])
+        """ManiSkill's ``Panda.is_grasping`` (both fingers press on ``actor``), computed once
+        per physics state for all actors."""
+        if self._grasp is None or self._grasp.scene is not self.scene:
+            self._grasp = GraspSensor(self.scene, self.agent.finger1_link, self.agent.finger2_link)
+        return self._grasp.is_grasping(actor)
 
     def gripper_closed(self) -> bool:
         """The fingers are commanded closed (their joint targets below 1 cm)."""
@@ -168,11 +187,24 @@ class RobommeEnv(BaseEnv):
         raise NotImplementedError
 
 
-def pixel_of(env: BaseEnv, point: np.ndarray, camera: str = FRONT_CAMERA) -> list[int]:
-    """The [row, col] pixel of a world point in ``camera``'s image (OpenCV convention)."""
-    params = env._sensors[camera].get_params()
-    k = params["intrinsic_cv"][0].cpu().numpy().astype(np.float64)
-    ext = params["extrinsic_cv"][0].cpu().numpy().astype(np.float64)
-    cam = ext[:3, :3] @ np.asarray(point, dtype=np.float64) + ext[:3, 3]
-    uvw = k @ cam
+def front_camera_cv() -> tuple[np.ndarray, np.ndarray]:
+    """The front camera's OpenCV intrinsics ``K`` (3x3, at ``FRONT_SIZE``) and world-to-camera
+    extrinsics (3x4), from its configuration alone (no renderer needed)."""
+    eye, target = np.asarray(FRONT_EYE), np.asarray(FRONT_TARGET)
+    forward = (target - eye) / np.linalg.norm(target - eye)
+    right = np.cross(forward, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    down = np.cross(forward, right)
+    rot = np.stack([right, down, forward])  # rows: the camera's x, y, z axes in the world
+    ext = np.concatenate([rot, -(rot @ eye)[:, None]], axis=1)
+    f = FRONT_SIZE / 2 / np.tan(FRONT_FOVY / 2)
+    k = np.array([[f, 0.0, FRONT_SIZE / 2], [0.0, f, FRONT_SIZE / 2], [0.0, 0.0, 1.0]])
+    return k, ext
+
+
+def pixel_of(env: BaseEnv, point: np.ndarray) -> list[int]:
+    """The [row, col] pixel of a world point in the front camera's 256 px image (OpenCV
+    convention; ``env`` is unused, kept so task code reads ``pixel_of(self, p)``)."""
+    k, ext = front_camera_cv()
+    uvw = k @ (ext[:3, :3] @ np.asarray(point, dtype=np.float64) + ext[:3, 3])
     return [round(uvw[1] / uvw[2]), round(uvw[0] / uvw[2])]

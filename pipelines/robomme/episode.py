@@ -67,25 +67,22 @@ def run_pass1(
     seed, up to ``max_retries`` times. Returns the kept run (or None) and the filtered seeds."""
     from dataforge.manip.executor import Executor, TaskFailed
     from dataforge.manip.planner import PlanningFailed
-    from dataforge.pipelines.robomme.sim import make_env
+    from dataforge.pipelines.robomme.sim import shared_env
 
     filtered: list[Filtered] = []
-    env = make_env(spec.task, spec.difficulty, render=False)
-    try:
-        for retry in range(max_retries + 1):
-            seed = spec.seed + retry
-            env.reset(seed=seed)
-            base = env.unwrapped
-            ex = Executor(env, noise=noise, rng=noise_rng(seed), max_steps=max_steps)
-            try:
-                rec = ex.run(base.plan())
-            except (PlanningFailed, TaskFailed) as exc:
-                filtered.append(Filtered(seed, f"{type(exc).__name__}: {exc}"))
-                continue
-            return Pass1(seed, rec, base.goal(), jsonable(base.layout), filtered), filtered
-        return None, filtered
-    finally:
-        env.close()
+    env = shared_env(spec.task, spec.difficulty, render=False)
+    for retry in range(max_retries + 1):
+        seed = spec.seed + retry
+        env.reset(seed=seed)
+        base = env.unwrapped
+        ex = Executor(env, noise=noise, rng=noise_rng(seed), max_steps=max_steps)
+        try:
+            rec = ex.run(base.plan())
+        except (PlanningFailed, TaskFailed) as exc:
+            filtered.append(Filtered(seed, f"{type(exc).__name__}: {exc}"))
+            continue
+        return Pass1(seed, rec, base.goal(), jsonable(base.layout), filtered), filtered
+    return None, filtered
 
 
 def choices(subgoals: list[dict[str, Any]]) -> list[str]:

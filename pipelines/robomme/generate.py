@@ -99,10 +99,12 @@ def units(cfg: RobommeConfig) -> list[WorkUnit]:
 
 def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Iterator[Episode]:
     """Pass 1 (plan + physics, retrying) then pass 2 (cameras) for one episode."""
+    from dataforge.pipelines.robomme.sim import require_sim, shared_env
+
+    require_sim()  # before SAPIEN is first imported in this worker
     from dataforge.manip.executor import Noise
     from dataforge.manip.replay import render_states
     from dataforge.pipelines.robomme.env import FRONT_CAMERA, WRIST_CAMERA
-    from dataforge.pipelines.robomme.sim import make_env
 
     spec = EpisodeSpec(**unit.params)
     noise = Noise(cfg.noise_prob, cfg.noise_scale)
@@ -113,12 +115,9 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
             f"{spec.task} episode {spec.episode}: every seed failed ({reasons}); "
             "raise --max-retries"
         )
-    env = make_env(spec.task, spec.difficulty, render=True, size=cfg.size)
-    try:
-        env.reset(seed=run.seed)
-        frames = render_states(env, run.recording.state, (FRONT_CAMERA, WRIST_CAMERA))
-    finally:
-        env.close()
+    env = shared_env(spec.task, spec.difficulty, render=True, size=cfg.size)
+    env.reset(seed=run.seed)
+    frames = render_states(env, run.recording.state, (FRONT_CAMERA, WRIST_CAMERA))
     arrays = episode_arrays(run, frames, FRONT_CAMERA, WRIST_CAMERA)
     rec = run.recording
     yield Episode(
