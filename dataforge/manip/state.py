@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-ZERO3 = np.zeros(3, dtype=np.float32)
-
 
 class StateReader:
     def __init__(self, base: Any) -> None:
@@ -31,6 +29,7 @@ class StateReader:
             dynamic = actor._bodies[0] if actor.px_body_type == "dynamic" else None
             self.actors.append((actor._objs[0], dynamic))
         self.articulations = [a._objs[0] for a in scene.state_dict_registry.articulations.values()]
+        self.size = 13 * len(self.actors) + sum(13 + 2 * a.dof for a in self.articulations)
         # A controller with its own state (not the case for joint position control) is part
         # of ManiSkill's vector: leave those envs to ManiSkill.
         self.fallback = len(base.agent.get_controller_state()) > 0
@@ -38,17 +37,25 @@ class StateReader:
     def read(self) -> np.ndarray:
         if self.fallback:
             return self.base.get_state()[0].cpu().numpy().astype(np.float32)
-        parts: list[Any] = []
+        out = np.zeros(self.size, dtype=np.float32)
+        i = 0
         for entity, body in self.actors:
             pose = entity.pose
-            parts += [pose.p, pose.q]
-            if body is None:
-                parts += [ZERO3, ZERO3]
-            else:
-                parts += [body.linear_velocity, body.angular_velocity]
+            out[i : i + 3] = pose.p
+            out[i + 3 : i + 7] = pose.q
+            if body is not None:  # kinematic: zero velocities
+                out[i + 7 : i + 10] = body.linear_velocity
+                out[i + 10 : i + 13] = body.angular_velocity
+            i += 13
         for art in self.articulations:
             root = art.root
             pose = root.entity_pose
-            parts += [pose.p, pose.q, root.linear_velocity, root.angular_velocity]
-            parts += [art.qpos, art.qvel]
-        return np.concatenate([np.asarray(p, dtype=np.float32).ravel() for p in parts])
+            out[i : i + 3] = pose.p
+            out[i + 3 : i + 7] = pose.q
+            out[i + 7 : i + 10] = root.linear_velocity
+            out[i + 10 : i + 13] = root.angular_velocity
+            dof = art.dof
+            out[i + 13 : i + 13 + dof] = art.qpos
+            out[i + 13 + dof : i + 13 + 2 * dof] = art.qvel
+            i += 13 + 2 * dof
+        return out

@@ -29,6 +29,13 @@ TRACE_Z = 0.01  # the stick tip's height while tracing
 HOVER = 0.08  # the tip hovers this high above the table before descending onto a target
 TIP_LOW = 0.03  # the tip touches a target only below this height
 UP = 0.05  # the tip counts as lifted off the targets above this height
+# The trace of the tip (the paper's "trajectory trace feedback"): dark dots laid on the table
+# every TRACE_SPACING while the tip is down, from a fixed pool of kinematic discs (so a replay
+# of the saved states shows the same trace); past the pool the oldest dot moves on.
+TRACE_DOTS = 80
+TRACE_SPACING = 0.015
+TRACE_R = 0.005
+TRACE_DOT_Z = 0.002  # above the targets (0.001) and their red overlays (0.0015)
 AXIS_Z = [np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0]  # a cylinder's x axis turned onto z
 
 
@@ -150,7 +157,8 @@ def tip_pose(point: np.ndarray) -> np.ndarray:
 
 class _StickTask(_Imitation):
     """A stick follows the TCP; ``targets`` (xy) turn red (an overlay disc appears) when the
-    tip touches them; execution must visit ``self.sequence`` in order."""
+    tip touches them; execution must visit ``self.sequence`` in order. While the tip is down
+    it leaves a dotted trace on the table; the restaging clears the trace and the overlays."""
 
     TARGET_R = 0.022
     VISIT_R = 0.025
@@ -166,6 +174,11 @@ class _StickTask(_Imitation):
             for k in range(n_targets)
         ]
         self.overlay_park = [self.park_pose() for _ in range(n_targets)]
+        self.trace_dots = [
+            objects.disc(self.scene, f"trace_{k}", "black", radius=TRACE_R, z=TRACE_DOT_Z)
+            for k in range(TRACE_DOTS)
+        ]
+        self.trace_park = [self.park_pose() for _ in range(TRACE_DOTS)]
 
     def place_targets(self, xy: list[np.ndarray]) -> None:
         self.target_xy = [np.asarray(p, dtype=np.float64) for p in xy]
@@ -177,15 +190,35 @@ class _StickTask(_Imitation):
     def hide_overlays(self) -> None:
         for actor, pose in zip(self.overlays, self.overlay_park, strict=True):
             actor.set_pose(pose)
+        for actor, pose in zip(self.trace_dots, self.trace_park, strict=True):
+            actor.set_pose(pose)
+        self.dots_laid = 0
+        self.last_dot: np.ndarray | None = None
+
+    def draw_trace(self, force: bool = False) -> None:
+        """Lay the next trace dot under the tip if it is down and has moved on far enough
+        (``force``: has just reached a target)."""
+        tip = self.tip()
+        if tip[2] > TIP_LOW:
+            return
+        last = self.last_dot
+        if not force and last is not None and np.hypot(*(tip[:2] - last)) < TRACE_SPACING:
+            return
+        dot = self.trace_dots[self.dots_laid % TRACE_DOTS]
+        objects.set_pose(dot, (tip[0], tip[1], TRACE_DOT_Z))
+        self.dots_laid += 1
+        self.last_dot = tip[:2].copy()
 
     def follow(self) -> None:
         self.stick.set_pose(self.agent.tcp.pose)
 
     def tip(self) -> np.ndarray:
-        pose = self.agent.tcp.pose
-        p = pose.p[0].cpu().numpy().astype(np.float64)
-        q = pose.q[0].cpu().numpy().astype(np.float64)
-        return p + rotate(q, np.array([0.0, 0.0, STICK_TIP]))
+        """The stick tip: ``STICK_TIP`` along the TCP's z axis (read from SAPIEN directly, as
+        this runs several times a step)."""
+        pose = self.agent.tcp._objs[0].entity_pose
+        w, x, y, z = (float(v) for v in pose.q)
+        axis = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+        return np.asarray(pose.p, dtype=np.float64) + STICK_TIP * axis
 
     def reset_task_events(self) -> None:
         self.progress = 0  # targets of the sequence visited so far
@@ -222,6 +255,7 @@ class _StickTask(_Imitation):
     def tick_video(self) -> None:
         self.follow()
         k = self.visit()
+        self.draw_trace(force=k is not None)
         if k is not None:
             self.advance(k)
 
@@ -295,7 +329,7 @@ class PatternLock(_StickTask):
     5x5, 4-8). Consecutive targets of the pattern are neighbouring cells (diagonals included);
     a target turns red (an overlay disc) when the tip touches it. Touching a target out of
     the demonstrated order is an immediate failure; success comes with the last target.
-    Departure: no rendered trace line of the tip (only the red visited targets)."""
+    The tip's trace is drawn as dots (see ``_StickTask``)."""
 
     TASK = "PatternLock"
 
@@ -392,7 +426,7 @@ class RouteStick(_StickTask):
     across the table. Immediate failures: touching a target out of order, passing an
     obstacle on the other side than demonstrated (circling the wrong way), or running the
     stick into an obstacle. Success comes with the last target of the route.
-    Departure: no rendered trace line of the tip (only the red visited targets)."""
+    The tip's trace is drawn as dots (see ``_StickTask``)."""
 
     TASK = "RouteStick"
 

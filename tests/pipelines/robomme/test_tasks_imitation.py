@@ -154,3 +154,48 @@ def test_insertpeg_wrong_side_fails() -> None:
             Executor(env).run(video_then(base, wrong))
     finally:
         env.close()
+
+
+@pytest.mark.parametrize(("task", "seed"), [("PatternLock", 11), ("RouteStick", 1)])
+def test_stick_trace_follows_the_tip_and_restaging_clears_it(task: str, seed: int) -> None:
+    from dataforge.pipelines.robomme.tasks.imitation import TIP_LOW, TRACE_DOT_Z, TRACE_DOTS
+
+    env, base = episode(task, "medium", seed)
+
+    def on_table() -> np.ndarray:
+        return np.array(
+            [d.pose.p[0].cpu().numpy() for d in base.trace_dots if float(d.pose.p[0, 2]) > 0]
+        ).reshape(-1, 3)
+
+    at_restage: list[int] = []
+    restage = base.restage
+
+    def watched_restage() -> None:
+        at_restage.append(len(on_table()))
+        restage()
+        at_restage.append(len(on_table()))
+
+    tips: list[np.ndarray] = []
+    tick = base.tick
+
+    def watched_tick() -> None:
+        tick()
+        tip = base.tip()
+        if base.phase == "exec" and tip[2] <= TIP_LOW:
+            tips.append(tip[:2])
+
+    base.restage, base.tick = watched_restage, watched_tick
+    try:
+        Executor(env).run(base.plan())
+        assert at_restage[0] > 5 and at_restage[1] == 0, at_restage
+        dots = on_table()
+        assert 5 < len(dots) == min(base.dots_laid, TRACE_DOTS)
+        np.testing.assert_allclose(dots[:, 2], TRACE_DOT_Z, atol=1e-6)
+        path = np.array(tips)
+        gaps = np.linalg.norm(dots[:, None, :2] - path[None], axis=2).min(axis=1)
+        assert gaps.max() < 0.002, "every dot lies on the tip's path"
+        for k in base.sequence:
+            near = np.linalg.norm(dots[:, :2] - base.target_xy[k], axis=1).min()
+            assert near < base.VISIT_R, f"no trace at visited target {k}"
+    finally:
+        env.close()
