@@ -196,3 +196,14 @@ def needs_maniskill() -> Any:
     if reason and os.environ.get("DATAFORGE_REQUIRE_SIM") == "1":
         raise RuntimeError(f"DATAFORGE_REQUIRE_SIM=1 but the simulator is missing: {reason}")
     return pytest.mark.skipif(reason is not None, reason=reason or "")
+
+
+def skip_module_without_maniskill() -> None:
+    """Call at the top of a test module that imports SAPIEN-based code: skips the module
+    unless ManiSkill and a Vulkan driver are there (fails instead with
+    ``DATAFORGE_REQUIRE_SIM=1``, as :func:`needs_maniskill`)."""
+    import pytest
+
+    mark = needs_maniskill()
+    if mark.args[0]:
+        pytest.skip(mark.kwargs["reason"], allow_module_level=True)

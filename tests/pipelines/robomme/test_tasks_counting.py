@@ -6,14 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import dfhelpers
 import numpy as np
 import pytest
 
-pytest.importorskip("mani_skill")
+dfhelpers.skip_module_without_maniskill()
 
-from dataforge.manip.executor import CLOSED, Executor, Subgoal, TaskFailed, Waypoint
-from dataforge.pipelines.robomme import objects, skills
-from dataforge.pipelines.robomme.sim import make_env
+from dataforge.manip.executor import CLOSED, Executor, Subgoal, TaskFailed, Waypoint  # noqa: E402
+from dataforge.pipelines.robomme import objects, skills  # noqa: E402
+from dataforge.pipelines.robomme.sim import make_env  # noqa: E402
 
 
 @pytest.fixture(scope="module")

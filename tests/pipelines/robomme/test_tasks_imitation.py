@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import dfhelpers
 import numpy as np
 import pytest
 
-pytest.importorskip("mani_skill")
+dfhelpers.skip_module_without_maniskill()
 
-from dataforge.manip.executor import CLOSED, Executor, Subgoal, TaskFailed
-from dataforge.pipelines.robomme.sim import make_env
+from dataforge.manip.executor import CLOSED, Executor, Subgoal, TaskFailed  # noqa: E402
+from dataforge.pipelines.robomme.sim import make_env  # noqa: E402
 
 # (task, difficulty, seed) whose oracle episode succeeds
 SUCCESS_CASES = [

@@ -7,14 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import dfhelpers
 import numpy as np
 import pytest
 
-pytest.importorskip("mani_skill")
+dfhelpers.skip_module_without_maniskill()
 
-from dataforge.manip.executor import Executor, Subgoal, TaskFailed
-from dataforge.pipelines.robomme import objects, skills
-from dataforge.pipelines.robomme.sim import make_env
+from dataforge.manip.executor import Executor, Subgoal, TaskFailed  # noqa: E402
+from dataforge.pipelines.robomme import objects, skills  # noqa: E402
+from dataforge.pipelines.robomme.sim import make_env  # noqa: E402
 
 TABLES = {  # task -> difficulty -> (containers, goals range, swaps range), paper Tables 13-16
     "VideoUnmask": {"easy": (3, {1}, {0}), "medium": (5, {1}, {0}), "hard": (10, {2}, {0})},
