@@ -8,7 +8,7 @@ DEMO_OUT ?= demo_out
 DATA ?= $(or $(DATAFORGE_DATA),../shared/data)
 PYTEST_ARGS ?=
 
-.PHONY: install vulkan demo test lint bench clean
+.PHONY: install vulkan demo test golden lint bench clean
 
 install: $(STAMP)
 
@@ -26,6 +26,7 @@ vulkan:
 # The smallest real generations, validated: IR2R val_seen tours (when the R2R inputs are in
 # $(DATA)) and the synthetic pipeline (no inputs at all).
 demo: install
+	@mkdir -p $(DEMO_OUT)
 	@if [ -f "$(DATA)/r2r/R2R_val_seen.json" ]; then \
 		echo "== demo: IR2R val_seen tours from $(DATA)" && \
 		$(BIN)/dataforge ir2r tours --split val_seen --data-dir $(DATA) --seed 0 \
@@ -64,6 +65,10 @@ demo: install
 test: install
 	@rc=0; DATAFORGE_REQUIRE_SIM=1 $(BIN)/python -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 0; fi; exit $$rc
+
+# Rewrite tests/golden/<pipeline>.json from each pipeline's tiny example (review the diff).
+golden: install
+	$(BIN)/python scripts/golden.py --data-dir $(DATA)
 
 lint: install
 	$(BIN)/ruff check .

@@ -25,13 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
+from dataforge.inputs import Inputs
 from dataforge.nav.connectivity import load_connectivity
-from dataforge.pipelines.ir2r.api import generate_tours
 from dataforge.pipelines.ir2r.config import IR2RConfig
 from dataforge.pipelines.ir2r.episodes import NavPath
-from dataforge.pipelines.ir2r.generate import plan_discrete, scene_oracle
+from dataforge.pipelines.ir2r.generate import build_job, plan_discrete, scene_oracle
 from dataforge.pipelines.ir2r.tours import transition_costs
-from dataforge.run import ExecutionOptions
+from dataforge.run import ExecutionOptions, run_job
 from dataforge.tsp import mutually_reachable_groups, solve_open_path, to_integer_costs
 
 
@@ -64,7 +64,7 @@ def proxy_train(data_dir: Path, work: Path, seed: int = 0) -> Path:
 def gap_to_optimum(split: str, data_dir: Path, runs: int) -> tuple[int, int, int, int]:
     """(elkai total cm, optimum total cm, sets proven, sets) over every set of the split."""
     cfg = IR2RConfig(split=split, runs=runs)
-    units, _ = plan_discrete(cfg, data_dir)
+    units, _ = plan_discrete(cfg, Inputs({"data-dir": data_dir}))
     total_h = total_opt = proven = n_sets = 0
     for unit in units:
         paths = [NavPath.from_dict(d) for d in unit.params["paths"]]
@@ -101,13 +101,12 @@ def main() -> None:
         print("|---|---|---|---|---|---|")
         for label, split, data in splits:
             t0 = time.perf_counter()
-            res = generate_tours(
-                split=split, out=work / split, data_dir=data, seed=0, fmt="zarr",
-                options=ExecutionOptions(), runs=args.runs,
-            )  # fmt: skip
+            cfg = IR2RConfig(split=split, runs=args.runs)
+            job = build_job(cfg, seed=0, fmt="zarr", inputs=Inputs({"data-dir": data}))
+            report = run_job(job, work / split, ExecutionOptions())
             dt = time.perf_counter() - t0
             n_paths = len(json.loads((data / "r2r" / f"R2R_{split}.json").read_text()))
-            tours = len(res.report.manifest.episodes) if res.report.manifest else 0
+            tours = len(report.manifest.episodes) if report.manifest else 0
             gap = proven = "-"
             if not args.skip_exact:
                 h, opt, n_proven, n_sets = gap_to_optimum(split, data, args.runs)

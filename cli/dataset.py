@@ -64,23 +64,32 @@ def inspect(directory: Path, episode_id: str | None, preview: Path | None, frame
 
     from dataforge.errors import UsageError
     from dataforge.store import open_dataset
+    from dataforge.viz.plots import check_output_file
     from dataforge.viz.preview import write_preview
     from dataforge.viz.tables import dataset_table, episode_table, schema_table
 
+    if preview is not None:  # before any work: a bad path is one line, not a late traceback
+        check_output_file(preview, "--preview")
     console = Console()
     with open_dataset(directory) as ds:
+        eid = None
+        if episode_id is not None or preview is not None:
+            eid = episode_id if episode_id is not None else (ds.episode_ids or [None])[0]
+            if eid is None:
+                raise UsageError(f"{directory} holds no episodes to preview")
+            if eid not in ds:
+                raise UsageError(
+                    f"no episode {eid!r} in {directory} (see 'dataforge inspect {directory}' "
+                    "for ids)"
+                )
+            _ = ds[eid].metadata  # opens its shard: a refusal comes before any output
         console.print(dataset_table(ds))
         console.print(schema_table(ds.schema))
-        if episode_id is None and preview is None:
+        if eid is None:
             ids = ds.episode_ids
             shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
             console.print(f"episodes: {shown}")
             return
-        eid = episode_id if episode_id is not None else (ds.episode_ids or [None])[0]
-        if eid not in ds:
-            raise UsageError(
-                f"no episode {eid!r} in {directory} (see 'dataforge inspect {directory}' for ids)"
-            )
         ep = ds[eid]
         console.print(episode_table(ep))
         meta = json.dumps(ep.metadata, sort_keys=True)
@@ -88,8 +97,9 @@ def inspect(directory: Path, episode_id: str | None, preview: Path | None, frame
         if preview is not None:
             from dataforge.registry import get_pipeline
 
-            hooks = get_pipeline(ds.manifest.pipeline)
-            chosen = hooks.preview_frames(ep, frames) if hooks and hooks.preview_frames else None
+            pipeline = get_pipeline(ds.manifest.pipeline)
+            choose = pipeline.hooks.preview_frames if pipeline is not None else None
+            chosen = choose(ep, frames) if choose is not None else None
             try:
                 write_preview(ep, preview, frames=frames, indices=chosen)
             except ValueError as exc:
@@ -112,8 +122,11 @@ def stats(directory: Path, as_json: bool, plot: Path | None) -> None:
 
     from dataforge.stats import compute_stats
     from dataforge.store import open_dataset
+    from dataforge.viz.plots import check_output_file
     from dataforge.viz.tables import stats_table
 
+    if plot is not None:  # before any work: a bad path is one line, not a late traceback
+        check_output_file(plot, "--plot")
     with open_dataset(directory) as ds:
         result = compute_stats(ds)
     summary = result.to_dict()

@@ -15,26 +15,32 @@ import click
 from dataforge._version import __version__
 from dataforge.errors import DataforgeError, Interrupted
 
-# command name -> (module:attribute, one-line help). Pipeline groups are imported only when used
-# (or when --help lists them): their modules import nothing heavy at the top.
-LAZY_COMMANDS: dict[str, str] = {
+# The commands every dataset gets; each pipeline's command group comes from its registration
+# (dataforge.registry). All are imported only when used (or when --help lists them): their
+# modules import nothing heavy at the top.
+DATASET_COMMANDS: dict[str, str] = {
     "validate": "dataforge.cli.dataset:validate",
-    "houses": "dataforge.cli.houses:houses",
     "inspect": "dataforge.cli.dataset:inspect",
     "stats": "dataforge.cli.dataset:stats",
-    "ir2r": "dataforge.cli.ir2r:ir2r",
-    "robomme": "dataforge.cli.robomme:robomme",
-    "synthetic": "dataforge.cli.synthetic:synthetic",
+    "reproduce": "dataforge.cli.reproduce:reproduce",
 }
+
+
+def lazy_commands() -> dict[str, str]:
+    """Command name -> "module:attribute": the dataset commands and every registered pipeline."""
+    from dataforge.registry import registered
+
+    return {**DATASET_COMMANDS, **{name: p.cli for name, p in registered().items()}}
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+        return sorted(set(super().list_commands(ctx)) | set(lazy_commands()))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in LAZY_COMMANDS:
-            module, attr = LAZY_COMMANDS[cmd_name].split(":")
+        commands = lazy_commands()
+        if cmd_name in commands:
+            module, attr = commands[cmd_name].split(":")
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, cmd_name)
 

@@ -67,6 +67,12 @@ class ValidationFailed(DataforgeError):
     exit_code = 1
 
 
+class ReproductionFailed(DataforgeError):
+    """``dataforge reproduce`` rebuilt a dataset and some data files differ."""
+
+    exit_code = 1
+
+
 def missing_dependency(module: str, extra: str, what: str) -> MissingDependencyError:
     """Build the one-line error for an optional dependency that is not installed."""
     return MissingDependencyError(

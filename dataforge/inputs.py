@@ -1,13 +1,17 @@
-"""Reading external input files with the one-line errors every command gives for bad input."""
+"""External inputs: reading them with the one-line errors every command gives for bad input,
+and recording which files a job read (:class:`Inputs`)."""
 
 from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dataforge.errors import InputNotFoundError, MalformedInputError
+from dataforge.errors import InputNotFoundError, MalformedInputError, UsageError
+from dataforge.store.hashing import sha256_file
 
 
 def read_json(path: Path | str, what: str) -> Any:
@@ -24,3 +28,103 @@ def read_json(path: Path | str, what: str) -> Any:
         return json.loads(raw)
     except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise MalformedInputError(f"{path}: {what} is not valid JSON ({exc})") from None
+
+
+# -- the external files a job reads, recorded in its manifest -----------------------------------
+
+
+@dataclass
+class Inputs:
+    """Where a job's external inputs are, and which files it read (with their sha256).
+
+    A *location* is a named directory or file the user gave (``data-dir``: ``--data-dir``,
+    ``metadata-dir``: ``--metadata-dir``, ...). A pipeline reads every input file through
+    :meth:`file` (or :meth:`location_file` for a location that is itself a file), which
+    hashes it; the job carries the record into the manifest (``inputs``), where the digests
+    count in the config hash (a rerun over changed inputs is another dataset) and ``dataforge
+    reproduce`` checks them before any work. The locations themselves are provenance only: a
+    dataset rebuilt from a moved data directory is the same dataset.
+    """
+
+    locations: dict[str, Path] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # '<location>:<relative path>' -> sha256
+
+    def __post_init__(self) -> None:
+        self.locations = {k: Path(v) for k, v in self.locations.items() if v is not None}
+
+    def __contains__(self, location: str) -> bool:
+        return location in self.locations
+
+    def root(self, location: str) -> Path:
+        """The path given for ``location`` (a usage error if it was not given)."""
+        try:
+            return self.locations[location]
+        except KeyError:
+            raise UsageError(f"this run needs --{location}") from None
+
+    def file(self, location: str, rel: str | Path, what: str) -> Path:
+        """``<location>/<rel>``, hashed and recorded; missing is ``InputNotFoundError``."""
+        rel = Path(rel).as_posix()
+        path = self.root(location) / rel
+        if not path.is_file():
+            raise InputNotFoundError(f"{path}: {what} not found")
+        self.files[input_key(location, rel)] = sha256_file(path)
+        return path
+
+    def location_file(self, location: str, what: str) -> Path:
+        """The location itself, when it names a file (e.g. ``--episodes FILE``), recorded."""
+        path = self.root(location)
+        if not path.is_file():
+            raise InputNotFoundError(f"{path}: {what} not found")
+        self.files[input_key(location, "")] = sha256_file(path)
+        return path
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record for the manifest: the files read and the locations they were read from
+        (locations nothing was read from are left out)."""
+        used = {split_key(k)[0] for k in self.files}
+        return {
+            "files": dict(sorted(self.files.items())),
+            "locations": {
+                k: str(v.resolve()) for k, v in sorted(self.locations.items()) if k in used
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Inputs:
+        return cls(
+            locations={str(k): Path(v) for k, v in dict(d.get("locations", {})).items()},
+            files={str(k): str(v) for k, v in dict(d.get("files", {})).items()},
+        )
+
+
+def input_key(location: str, rel: str) -> str:
+    return f"{location}:{rel}" if rel else location
+
+
+def split_key(key: str) -> tuple[str, str]:
+    location, _, rel = key.partition(":")
+    return location, rel
+
+
+def check_inputs(recorded: Mapping[str, str], locations: Mapping[str, Path]) -> None:
+    """Every recorded input file is at its location with its recorded sha256, or one line says
+    which is not (``InputNotFoundError`` for a missing one, ``UsageError`` for a changed one)."""
+    for key, digest in sorted(recorded.items()):
+        location, rel = split_key(key)
+        if location not in locations:
+            raise UsageError(
+                f"input {key} was read from --{location}, which is not given: pass "
+                f"--input {location}=PATH"
+            )
+        path = Path(locations[location]) / rel if rel else Path(locations[location])
+        if not path.is_file():
+            where = "--data-dir" if location == "data-dir" else f"--input {location}=PATH"
+            raise InputNotFoundError(
+                f"input {key}: {path} not found (say where the inputs are now with {where})"
+            )
+        if sha256_file(path) != digest:
+            raise UsageError(
+                f"input {key}: {path} differs from the file the dataset was made from "
+                f"(sha256 {digest[:12]}...)"
+            )

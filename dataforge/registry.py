@@ -1,25 +1,47 @@
-"""Pipelines register what the shared commands need from them: invariants and statistics.
+"""The pipeline registry: every pipeline declares itself once, with :func:`register`.
 
-A pipeline module (``dataforge.pipelines.<name>``) calls :func:`register_pipeline` at import time.
-``validate`` and ``stats`` look a dataset's pipeline up by the name its manifest records and import
-that module only then, so listing commands never imports a simulator. Hooks receive the dataset
-(``dataforge.store.reader.Dataset``) or one stored episode and must not modify anything.
+``pipelines/<name>/__init__.py`` is a pipeline's whole registration::
+
+    register(Pipeline(
+        name="synthetic",
+        summary="Synthetic sphere scenes (store and run machinery test and demo)",
+        config=SyntheticConfig,                                   # defaults and help texts
+        build_job="dataforge.pipelines.synthetic.generate:build_job",
+        cli="dataforge.pipelines.synthetic.cli:synthetic",        # the click group
+        checks="dataforge.pipelines.synthetic.checks",            # invariants, stats, previews
+        tiny=Example(("generate", "--scenes", "2", ...)),
+    ))
+
+The command table of ``dataforge``, ``known_pipelines()``, ``validate``'s invariants,
+``stats``, ``inspect --preview``, ``dataforge reproduce``, the golden checksums and the
+conformance tests all read these registrations. Everything heavy is named as a lazy
+``"module:attribute"`` string, so registering (and ``dataforge --help``) imports no simulator:
+a pipeline's ``__init__`` imports only its config module, which must stay light.
+
+The ``checks`` module provides ``INVARIANTS`` (``{key: description}``) and any of
+``check_episode(ep) -> Iterable[(key, message)]``, ``check_dataset(ds) -> Iterable[(episode id
+or None, key, message)]``, ``stats(ds) -> PipelineStats`` and ``preview_frames(ep, count) ->
+list[int]``. Hooks read the dataset and must not modify anything.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
 from typing import Any
 
-from dataforge.errors import DataforgeError
+from dataforge.errors import DataforgeError, MissingDependencyError
 
-EpisodeCheck = Callable[[Any], Iterable[str]]
-DatasetCheck = Callable[[Any], Iterable[tuple[str | None, str]]]
+EpisodeCheck = Callable[[Any], Iterable[tuple[str, str]]]
+DatasetCheck = Callable[[Any], Iterable[tuple[str | None, str, str]]]
 StatsFn = Callable[[Any], "PipelineStats"]
 PreviewFrames = Callable[[Any, int], list[int]]
+PIPELINES_PACKAGE = "dataforge.pipelines"
 
 
 @dataclass(frozen=True)
@@ -35,63 +57,150 @@ class PipelineStats:
 
 
 @dataclass(frozen=True)
-class PipelineHooks:
-    """Hooks of one pipeline. ``check_episode`` yields one message per broken invariant of an
-    episode; ``check_dataset`` yields ``(episode_id or None, message)`` for dataset-wide ones."""
+class InputLocation:
+    """An external input location a pipeline reads (``--data-dir`` ...): the name is the
+    option (``data-dir``) and the location's name in the manifest's ``inputs``."""
 
     name: str
-    summary: str = ""
+    help: str
+    file: bool = False  # a file, not a directory
+    envvar: str | None = None
+    default: str | None = None
+
+
+@dataclass(frozen=True)
+class Example:
+    """A small real generation of a pipeline: the arguments after ``dataforge <pipeline>``
+    (its generation command and options; the tests add ``--out``, ``--data-dir``, workers).
+    ``data``: files under ``--data-dir`` it reads, so tests skip with a reason when absent.
+    A pipeline's ``tiny`` example makes at least two units with two episodes of the same kind;
+    it is what the conformance suite runs and what ``tests/golden/<pipeline>.json`` records."""
+
+    args: tuple[str, ...] | str  # a string is split as a shell would
+    data: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.args, str):
+            object.__setattr__(self, "args", tuple(shlex.split(self.args)))
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """A pipeline's loaded checks module (see the module docstring)."""
+
+    invariants: Mapping[str, str] = field(default_factory=dict)
     check_episode: EpisodeCheck | None = None
     check_dataset: DatasetCheck | None = None
     stats: StatsFn | None = None
-    invariants: tuple[str, ...] = ()
-    preview_frames: PreviewFrames | None = None  # which frames 'inspect --preview' shows
+    preview_frames: PreviewFrames | None = None
 
 
-_REGISTRY: dict[str, PipelineHooks] = {}
-PIPELINES_PACKAGE = "dataforge.pipelines"
+@dataclass(frozen=True)
+class Pipeline:
+    """One pipeline's registration (see the module docstring)."""
+
+    name: str
+    summary: str
+    config: type
+    build_job: str  # "module:function": (config, *, seed, fmt, inputs) -> dataforge.run.Job
+    cli: str  # "module:attribute": the pipeline's click group
+    checks: str | None = None  # module with INVARIANTS and the hooks
+    extra: str | None = None  # the pip extra it needs beyond the core install
+    inputs: tuple[InputLocation, ...] = ()
+    tiny: Example | None = None
+    # Arrays that a library does not make bit-identical across CPUs: golden tests compare their
+    # per-frame channel means within this absolute tolerance instead of their sha256, and the
+    # extra files matching ``golden_derived`` (copies of those arrays that validate checks
+    # against the shards) through the shards (dataforge/golden.py, docs/development.md).
+    golden_tolerance: Mapping[str, float] = field(default_factory=dict)
+    golden_derived: tuple[str, ...] = ()
+
+    def _load(self, ref: str) -> Any:
+        module, _, attr = ref.partition(":")
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] == "dataforge":
+                raise  # a bug of dataforge's own, not a missing package
+            hint = f": pip install 'dataforge[{self.extra}]'" if self.extra else ""
+            raise MissingDependencyError(
+                f"pipeline {self.name!r} needs the package {exc.name!r}{hint}"
+            ) from exc
+        return getattr(mod, attr) if attr else mod
+
+    def job(self, config: Any, *, seed: int, fmt: str, inputs: Any = None) -> Any:
+        """The pipeline's :class:`~dataforge.run.Job` for ``config``."""
+        from dataforge.inputs import Inputs
+
+        build = self._load(self.build_job)
+        return build(config, seed=seed, fmt=fmt, inputs=inputs if inputs is not None else Inputs())
+
+    def example_args(
+        self, out: Path | str, *, data_dir: Path | str | None = None, seed: int = 0
+    ) -> list[str]:
+        """The command line (after ``dataforge``) of the tiny example, writing into ``out``."""
+        if self.tiny is None:
+            raise DataforgeError(f"pipeline {self.name!r} declares no tiny example")
+        args = [self.name, *self.tiny.args, "--seed", str(seed), "--out", str(out), "--quiet"]
+        if self.tiny.data:
+            args += ["--data-dir", str(data_dir)]
+        return args
+
+    def missing_data(self, data_dir: Path | str | None) -> list[str]:
+        """The files of the tiny example's ``data`` absent from ``data_dir``."""
+        if self.tiny is None or not self.tiny.data:
+            return []
+        if data_dir is None:
+            return list(self.tiny.data)
+        return [rel for rel in self.tiny.data if not (Path(data_dir) / rel).exists()]
+
+    def command_group(self) -> Any:
+        return self._load(self.cli)
+
+    @cached_property
+    def hooks(self) -> Hooks:
+        if self.checks is None:
+            return Hooks()
+        mod = self._load(self.checks)
+        return Hooks(
+            invariants=dict(getattr(mod, "INVARIANTS", {})),
+            check_episode=getattr(mod, "check_episode", None),
+            check_dataset=getattr(mod, "check_dataset", None),
+            stats=getattr(mod, "stats", None),
+            preview_frames=getattr(mod, "preview_frames", None),
+        )
 
 
-def register_pipeline(
-    name: str,
-    *,
-    summary: str = "",
-    check_episode: EpisodeCheck | None = None,
-    check_dataset: DatasetCheck | None = None,
-    stats: StatsFn | None = None,
-    invariants: Iterable[str] = (),
-    preview_frames: PreviewFrames | None = None,
-) -> PipelineHooks:
-    hooks = PipelineHooks(
-        name=name,
-        summary=summary,
-        check_episode=check_episode,
-        check_dataset=check_dataset,
-        stats=stats,
-        invariants=tuple(invariants),
-        preview_frames=preview_frames,
-    )
-    _REGISTRY[name] = hooks
-    return hooks
+_REGISTRY: dict[str, Pipeline] = {}
+_discovered = False
+
+
+def register(pipeline: Pipeline) -> Pipeline:
+    """Register a pipeline (from its package's ``__init__``); returns it."""
+    previous = _REGISTRY.get(pipeline.name)
+    if previous is not None and previous.build_job != pipeline.build_job:
+        raise DataforgeError(f"two pipelines are registered as {pipeline.name!r}")
+    _REGISTRY[pipeline.name] = pipeline
+    return pipeline
+
+
+def registered() -> dict[str, Pipeline]:
+    """Every pipeline installed under ``dataforge.pipelines``, by name (imports each package's
+    light ``__init__`` once)."""
+    global _discovered
+    if not _discovered:
+        pkg = importlib.import_module(PIPELINES_PACKAGE)
+        for m in pkgutil.iter_modules(pkg.__path__):
+            if m.ispkg:
+                importlib.import_module(f"{PIPELINES_PACKAGE}.{m.name}")
+        _discovered = True
+    return dict(sorted(_REGISTRY.items()))
 
 
 def known_pipelines() -> list[str]:
-    """Names of the pipeline packages installed under ``dataforge.pipelines``."""
-    pkg = importlib.import_module(PIPELINES_PACKAGE)
-    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.ispkg)
+    return list(registered())
 
 
-def get_pipeline(name: str) -> PipelineHooks | None:
-    """The hooks of pipeline ``name`` (importing its package), or None if no such pipeline."""
-    if name in _REGISTRY:
-        return _REGISTRY[name]
-    if name not in known_pipelines():
-        return None
-    try:
-        importlib.import_module(f"{PIPELINES_PACKAGE}.{name}")
-    except ImportError as exc:
-        raise DataforgeError(
-            f"pipeline {name!r} cannot be loaded ({exc}); is its extra installed? "
-            f"pip install 'dataforge[{name}]'"
-        ) from exc
-    return _REGISTRY.get(name)
+def get_pipeline(name: str) -> Pipeline | None:
+    """The registration of pipeline ``name``, or None if no such pipeline is installed."""
+    return _REGISTRY.get(name) or registered().get(name)

@@ -64,9 +64,9 @@ def compute_stats(ds: Dataset) -> DatasetStats:
     first_var = next(iter(lengths), None)
     if first_var:
         out.distributions["episode length (" + first_var.split()[0] + " rows)"] = lengths[first_var]
-    hooks = get_pipeline(m.pipeline)
-    if hooks is not None and hooks.stats is not None:
-        ps = hooks.stats(ds)
+    pipeline = get_pipeline(m.pipeline)
+    if pipeline is not None and pipeline.hooks.stats is not None:
+        ps = pipeline.hooks.stats(ds)
         out.counts.update(ps.counts)
         out.distributions.update({k: list(map(float, v)) for k, v in ps.distributions.items()})
     return out

@@ -6,14 +6,17 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dfhelpers import SHARED
 
-from dataforge.pipelines.ir2r.api import generate_tours
-from dataforge.run import ExecutionOptions
+from dataforge.inputs import Inputs
+from dataforge.pipelines.ir2r.config import IR2RConfig
+from dataforge.pipelines.ir2r.generate import build_job
+from dataforge.run import ExecutionOptions, Job, RunReport, run_job
 
 SHARED_DATA = SHARED / "data"
 HAVE_SHARED = (SHARED_DATA / "r2r" / "R2R_val_seen.json").is_file() and (
@@ -79,7 +82,29 @@ def chain(ids: Sequence[str]) -> list[tuple[str, str]]:
     return list(itertools.pairwise(ids))
 
 
-def build(out: Path, data_dir: Path, split: str = "val_seen", **kw: Any) -> Any:
-    kw.setdefault("seed", 0)
-    kw.setdefault("fmt", "zarr")
-    return generate_tours(split=split, out=out, data_dir=data_dir, options=ExecutionOptions(), **kw)
+@dataclass
+class Built:
+    report: RunReport
+    job: Job
+
+    @property
+    def config(self) -> IR2RConfig:
+        return IR2RConfig.from_dict(self.job.config)
+
+
+def build(
+    out: Path,
+    data_dir: Path | None,
+    split: str = "val_seen",
+    *,
+    seed: int = 0,
+    fmt: str = "zarr",
+    workers: int = 1,
+    inputs: dict[str, Path] | None = None,
+    **cfg: Any,
+) -> Built:
+    """Tours of ``split`` from ``data_dir`` into ``out``, as ``dataforge ir2r tours`` makes them
+    (config -> job -> run)."""
+    where = {"data-dir": data_dir, **(inputs or {})}
+    job = build_job(IR2RConfig(split=split, **cfg), seed=seed, fmt=fmt, inputs=Inputs(where))
+    return Built(run_job(job, out, ExecutionOptions(workers=workers)), job)

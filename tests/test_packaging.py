@@ -22,6 +22,26 @@ def test_pipelines_are_discoverable_by_name():
     from dataforge.registry import get_pipeline, known_pipelines
 
     assert "synthetic" in known_pipelines()
-    hooks = get_pipeline("synthetic")
-    assert hooks is not None and hooks.check_episode is not None and hooks.invariants
+    pipeline = get_pipeline("synthetic")
+    assert pipeline is not None and pipeline.hooks.check_episode is not None
+    assert pipeline.hooks.invariants
     assert get_pipeline("no-such-pipeline") is None
+
+
+def test_a_missing_package_names_the_pipelines_extra(monkeypatch):
+    import sys
+
+    import pytest
+
+    from dataforge.errors import MissingDependencyError
+    from dataforge.registry import Pipeline, get_pipeline
+
+    houses = get_pipeline("houses")
+    assert houses is not None and houses.extra == "procthor"  # not the pipeline's name
+    monkeypatch.setitem(sys.modules, "dataforge_missing_probe", None)  # an uninstalled package
+    broken = Pipeline(
+        name="probe", summary="", config=object, build_job="x:y", cli="x:y",
+        checks="dataforge_missing_probe", extra="procthor",
+    )  # fmt: skip
+    with pytest.raises(MissingDependencyError, match=r"pip install 'dataforge\[procthor\]'"):
+        _ = broken.hooks

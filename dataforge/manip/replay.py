@@ -34,7 +34,12 @@ def _params(obs: dict[str, Any], cam: str) -> tuple[np.ndarray, np.ndarray]:
 def render_states(
     env: Any, states: Sequence[np.ndarray] | np.ndarray, cameras: Sequence[str]
 ) -> dict[str, CameraFrames]:
-    """Render every state of ``states`` (flat ManiSkill state vectors) with ``cameras``."""
+    """Render every state of ``states`` (flat ManiSkill state vectors) with ``cameras``.
+
+    ``env`` must hold the scene the states were saved from (the same actors, in the same order):
+    reset it to the episode's seed first. A ManiSkill env splits a flat vector by the actors of
+    the scene its constructor built, unless it takes that split again after each rebuild (as
+    RoboMME's envs do)."""
     import torch
 
     base = env.unwrapped

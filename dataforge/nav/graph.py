@@ -6,6 +6,7 @@ gives the same graph to code that prefers networkx (drawing, components).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -65,7 +66,9 @@ class NavGraph:
         out: dict[tuple[int, int], float] = {}
         for a, b in edges:
             i, j = index[a], index[b]
-            d = float(np.linalg.norm(pos[i] - pos[j]))
+            # math.dist, not np.linalg.norm: BLAS kernels differ between CPUs in the last bit,
+            # and datasets must be byte-identical everywhere (docs/development.md)
+            d = math.dist(pos[i], pos[j])
             out[(i, j)] = d
             if not directed:
                 out[(j, i)] = d

@@ -5,16 +5,20 @@ must be picklable: a module-level function, or ``functools.partial`` of one with
 ``extra_files(dataset)`` (optional) runs once after every unit is committed and returns files to
 write beside the shards (``{relative path: bytes}``, or a function writing the file at a
 given path for files too large for memory), e.g. a tour file in a released format.
+``inputs`` records the external files the job read (``dataforge.inputs.Inputs``): their digests
+go into the manifest and the config hash. ``preflight()`` (optional) runs before any work of a
+real run (not a dry run), to fail in one line when a simulator or extra is missing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from dataforge.inputs import Inputs
 from dataforge.run.units import WorkUnit
 from dataforge.store.builder import DatasetHeader, ExtraFile
 from dataforge.store.episode import Episode
@@ -38,6 +42,9 @@ class Job:
     license_url: str | None = None
     url: str | None = None
     citation: str | None = None
+    inputs: Inputs = field(default_factory=Inputs)
+    preflight: Callable[[], None] | None = None
+    notes: tuple[str, ...] = ()  # what the generation command prints after the run
 
     def header(self) -> DatasetHeader:
         return DatasetHeader(
@@ -52,4 +59,5 @@ class Job:
             license_url=self.license_url,
             url=self.url,
             citation=self.citation,
+            inputs=self.inputs.to_dict(),
         )

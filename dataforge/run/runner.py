@@ -11,6 +11,7 @@ how to resume.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator, Sequence
@@ -26,7 +27,8 @@ from dataforge.run.options import ExecutionOptions
 from dataforge.run.task import UnitTask, run_unit
 from dataforge.store.atomic import disk_error
 from dataforge.store.builder import DatasetBuilder, inspect_dir
-from dataforge.store.lock import DirLock
+from dataforge.store.layout import entry_kind
+from dataforge.store.lock import DirLock, check_control_dir
 from dataforge.store.manifest import Manifest
 
 
@@ -44,7 +46,11 @@ class RunReport:
 
 
 def _check_output(out: Path) -> None:
-    """Fail early, as bad input, when the output path cannot be a dataset directory."""
+    """Fail early, as bad input, when the output path cannot be a dataset directory.
+
+    ``out`` itself may be a symbolic link to a folder (the user's own choice on the command
+    line); nothing inside it may be: a ``.dataforge`` link is refused here (the lock, journal and
+    staging would land elsewhere), and the write probe never follows a link."""
     for parent in [out, *out.parents]:
         if parent.exists():
             if not parent.is_dir():
@@ -54,9 +60,14 @@ def _check_output(out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create output directory {out}: {exc.strerror}") from None
+    check_control_dir(out)
     probe = out / ".dataforge-write-test"
+    if entry_kind(probe) not in (None, "file"):
+        raise UsageError(f"refusing to use {out}: {probe.name} is not a regular file; remove it")
     try:
-        probe.write_bytes(b"")
+        # O_NOFOLLOW: a probe replaced by a link is never written through
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        os.close(fd)
         probe.unlink()
     except OSError as exc:
         raise UsageError(f"output directory {out} is not writable: {exc.strerror}") from None
@@ -110,6 +121,8 @@ def run_job(
     """Generate ``job`` into ``out`` (resuming what is there); return what was done."""
     if options.dry_run:
         return plan_job(job, out, options)
+    if job.preflight is not None:
+        job.preflight()
     progress = progress or Progress()
     root = Path(out).expanduser().absolute()
     _check_output(root)
@@ -153,12 +166,23 @@ def run_job(
                     "rerun the same command to resume)"
                 ) from exc
             raise
-        executor.close()
-        progress.stop()
         try:
-            report.manifest = builder.finalize(
-                command=command, execution=options.to_dict(), extra_files=job.extra_files
-            )
+            # the finalize stretch (episodes.csv, extra files, croissant.json, manifest.json):
+            # every unit is committed, so Ctrl-C or SIGTERM here leaves a run a rerun finishes
+            with _sigterm_as_interrupt():
+                executor.close()
+                progress.stop()
+                report.manifest = builder.finalize(
+                    command=command, execution=options.to_dict(), extra_files=job.extra_files
+                )
+        except KeyboardInterrupt:
+            executor.close(cancel=True)
+            progress.stop()
+            raise Interrupted(
+                f"interrupted while finishing: all {len(builder.committed)} of {total} units are "
+                f"committed in {root} but the dataset's files are not all written; rerun the "
+                "same command to resume"
+            ) from None
         except OSError as exc:
             if err := disk_error(exc, f"finalizing {root}"):
                 raise err from exc

@@ -38,7 +38,7 @@ from dataforge.store.atomic import (
 )
 from dataforge.store.croissant import croissant_metadata, episode_index_csv
 from dataforge.store.episode import EpisodeLocation
-from dataforge.store.hashing import FileEntry, file_entry
+from dataforge.store.hashing import FileEntry, file_entry, read_inside, scan_tree
 from dataforge.store.layout import (
     CONTROL_DIR,
     CROISSANT,
@@ -48,10 +48,14 @@ from dataforge.store.layout import (
     MANIFEST,
     RUN_FILE,
     SHARDS_DIR,
+    check_relative_path,
     check_unit_id,
     control_dir,
+    entry_kind,
+    link_in,
     staging_dir,
 )
+from dataforge.store.lock import check_control_dir
 from dataforge.store.manifest import (
     Manifest,
     ShardEntry,
@@ -83,6 +87,8 @@ class DatasetHeader:
     license_url: str | None = None
     url: str | None = None
     citation: str | None = None
+    # external input files read: {"files": {key: sha256}, "locations": {name: path}}
+    inputs: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.units is not None:
@@ -97,10 +103,21 @@ class DatasetHeader:
         return _identity(self.pipeline, self.format, self.seed, self.config)
 
     @property
+    def input_files(self) -> dict[str, str]:
+        return dict(self.inputs.get("files", {}))
+
+    @property
     def config_hash(self) -> str:
-        return config_hash(
-            {"format_version": FORMAT_VERSION, **self.identity, "schema": self.schema.to_dict()}
-        )
+        return header_hash(self.identity, self.schema, self.input_files)
+
+
+def header_hash(identity: Mapping[str, Any], schema: Schema, input_files: Mapping[str, str]) -> str:
+    """The config hash: format version, pipeline, format, seed, config, schema and the digests
+    of the input files read (their locations do not count)."""
+    payload = {"format_version": FORMAT_VERSION, **identity, "schema": schema.to_dict()}
+    if input_files:
+        payload["inputs"] = dict(sorted(input_files.items()))
+    return config_hash(payload)
 
 
 def _environment() -> dict[str, Any]:
@@ -169,7 +186,8 @@ def _records_from_manifest(root: Path, manifest: Manifest) -> dict[str, ShardRec
     for loc in manifest.episodes.values():
         by_unit.setdefault(loc.unit, []).append(loc)
     for shard in manifest.shards:
-        if not (root / shard.path).exists():
+        # the manifest checked its paths (Manifest.from_dict); a link was refused by inspect_dir
+        if entry_kind(root / check_relative_path(shard.path, "shard path")) in (None, "link"):
             continue
         prefix = shard.path
         files = {
@@ -187,39 +205,71 @@ def _records_from_manifest(root: Path, manifest: Manifest) -> dict[str, ShardRec
 def _read_journal(root: Path) -> dict[str, ShardRecord]:
     path = control_dir(root) / JOURNAL_FILE
     records: dict[str, ShardRecord] = {}
-    if not path.is_file():
+    if entry_kind(path) != "file":
         return records
-    for line in path.read_text(errors="replace").splitlines():
+    text = read_inside(root, f"{CONTROL_DIR}/{JOURNAL_FILE}").decode("utf-8", errors="replace")
+    for line in text.splitlines():
         try:
             rec = ShardRecord.from_dict(json.loads(line))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             break  # a torn last line from a crash: everything after it is not committed
-        if (root / rec.path).exists():
+        try:  # a journal is untrusted like a manifest: its paths stay inside the directory
+            for rel in (rec.path, *rec.files, *(loc.shard for loc in rec.episodes)):
+                check_relative_path(rel, f"{JOURNAL_FILE} path")
+        except ValueError as exc:
+            raise DatasetError(f"{path}: {exc}") from None
+        if entry_kind(root / rec.path) not in (None, "link"):
             records[rec.unit] = rec
     return records
 
 
+def _refuse_links(root: Path) -> None:
+    """A dataset directory a run writes into holds only regular files and folders: a symbolic
+    link (to a folder, say ``shards -> ~/photos``) would make a resume, a repair or
+    ``--overwrite`` write or remove files through it. The output directory itself may be a
+    link: that is the user's own choice."""
+    tree = scan_tree(root)
+    bad = [(rel, "a symbolic link") for rel in tree.links]
+    bad += [(rel, "not a regular file or folder") for rel in tree.other]
+    bad += [(rel, "a folder that cannot be read") for rel in tree.unreadable]
+    if bad:
+        rel, what = min(bad)
+        raise UsageError(
+            f"refusing to write into {root}: {rel} is {what} (a dataset holds only regular "
+            "files and folders); remove it, or choose another --out"
+        )
+
+
 def inspect_dir(root: Path) -> DirState:
-    """Look at an output directory without changing it."""
+    """Look at an output directory without changing it (or following any link in it)."""
     root = Path(root)
     if not root.exists():
         return DirState(root, exists=False)
     if not root.is_dir():
         raise UsageError(f"output path {root} exists and is not a directory")
+    check_control_dir(root)
     state = DirState(root, exists=True)
-    if (root / MANIFEST).exists():
-        state.manifest = read_manifest(root)
-        state.committed.update(_records_from_manifest(root, state.manifest))
     run_file = control_dir(root) / RUN_FILE
-    if run_file.is_file():
+    if entry_kind(root / MANIFEST) is not None:
+        state.manifest = read_manifest(root)  # refuses a link, checks every path it records
+    if entry_kind(run_file) == "file":
         try:
-            state.run_info = json.loads(run_file.read_text())
+            state.run_info = json.loads(read_inside(root, f"{CONTROL_DIR}/{RUN_FILE}"))
         except (OSError, ValueError):
             state.run_info = {"config_hash": None}
+        if not isinstance(state.run_info, dict):
+            state.run_info = {"config_hash": None}
+    others = sorted(p.name for p in root.iterdir() if p.name != CONTROL_DIR)
+    if state.manifest is not None or entry_kind(run_file) is not None or not others:
+        # dataforge's own directory (or an empty one): nothing in it may be a link. A foreign
+        # directory is refused by DatasetBuilder.open without being walked.
+        _refuse_links(root)
+    if state.manifest is not None:
+        state.committed.update(_records_from_manifest(root, state.manifest))
     state.journaled = _read_journal(root)
     state.committed.update(state.journaled)
     if state.manifest is None and state.run_info is None:
-        state.foreign = sorted(p.name for p in root.iterdir() if p.name != CONTROL_DIR)
+        state.foreign = others
     return state
 
 
@@ -242,6 +292,9 @@ class DatasetBuilder:
     @classmethod
     def open(cls, root: Path, header: DatasetHeader, *, overwrite: bool = False) -> DatasetBuilder:
         root = Path(root)
+        # --out may itself be a symbolic link to a folder: the user chose it. Inside it nothing
+        # may be a link: inspect_dir refuses a linked .dataforge and any link in a dataset.
+        check_control_dir(root)
         state = inspect_dir(root)
         if state.foreign and not overwrite:
             raise UsageError(
@@ -356,6 +409,7 @@ class DatasetBuilder:
             execution=dict(execution),
             environment=_environment(),
             summary=summary,
+            inputs=dict(self.header.inputs),
         )
 
     def finalize(
@@ -415,15 +469,14 @@ class DatasetBuilder:
         return manifest
 
     def _extra_path(self, rel: str) -> Path:
-        parts = Path(rel).parts
-        if (
-            not parts
-            or Path(rel).is_absolute()
-            or ".." in parts
-            or parts[0] in RESERVED
-            or parts[0].startswith(".")
-        ):
+        try:
+            parts = check_relative_path(rel, "extra file").split("/")
+        except ValueError as exc:
+            raise SchemaError(f"a pipeline may not write the extra file {rel!r}: {exc}") from None
+        if parts[0] in RESERVED or parts[0].startswith("."):
             raise SchemaError(f"a pipeline may not write the extra file {rel!r}")
+        if (link := link_in(self.root, rel)) is not None:
+            raise SchemaError(f"cannot write the extra file {rel!r}: {link} is a symbolic link")
         return self.root / rel
 
 
@@ -431,8 +484,8 @@ def wipe(root: Path, state: DirState) -> None:
     """Remove what dataforge wrote in ``root`` (for ``--overwrite``); the lock stays."""
     if state.manifest is not None:
         for rel in state.manifest.files:
-            top = Path(rel).parts[0]
-            if top not in RESERVED:
+            top = check_relative_path(rel, "manifest path").split("/")[0]
+            if top not in RESERVED and link_in(root, rel) is None:  # never through a link
                 remove_path(root / rel)
     for name in (MANIFEST, CROISSANT, EPISODE_INDEX, SHARDS_DIR):
         remove_path(root / name)

@@ -22,7 +22,9 @@ says to upgrade, and keep readers for older ones.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 FORMAT_VERSION = 1
@@ -90,3 +92,89 @@ def control_dir(root: Path) -> Path:
 
 def staging_dir(root: Path) -> Path:
     return root / CONTROL_DIR / STAGING_DIR
+
+
+# -- paths a manifest records: a dataset is untrusted input ------------------------------------
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+PATH_RULE = (
+    "a dataset path is relative to the dataset directory, '/'-separated, without '..', '.' or "
+    "empty parts, backslashes, drive letters or control characters"
+)
+
+
+def path_problem(rel: object) -> str | None:
+    """What makes ``rel`` unfit as a path recorded in a dataset (None when it is fine).
+
+    The one rule for every relative path a manifest, journal or index records (shard paths,
+    ``files`` keys, an episode's shard): it names something inside the dataset directory, so a
+    dataset from elsewhere cannot make ``validate``, the readers or ``--overwrite`` read, hash or
+    remove anything outside it. ``a/../b`` is refused too (only canonical paths are written)."""
+    if not isinstance(rel, str):
+        return f"is not a string ({type(rel).__name__})"
+    if not rel:
+        return "is empty"
+    if "\x00" in rel:
+        return "contains a NUL byte"
+    if any(ord(c) < 32 or ord(c) == 127 for c in rel):
+        return "contains a control character"
+    if "\\" in rel:
+        return "contains a backslash"
+    if rel.startswith("/"):
+        return "is absolute"
+    if _DRIVE.match(rel):
+        return "starts with a drive letter"
+    parts = rel.split("/")
+    if ".." in parts:
+        return "leaves the dataset directory ('..')"
+    if "" in parts:
+        return "has an empty part ('//' or a trailing '/')"
+    if "." in parts:
+        return "has a '.' part"
+    return None
+
+
+def check_relative_path(rel: object, what: str = "path") -> str:
+    """``rel`` if it is a safe dataset-relative path (see :func:`path_problem`), else
+    ``ValueError`` naming ``what`` and the path."""
+    problem = path_problem(rel)
+    if problem is not None:
+        raise ValueError(f"{what} {rel!r} {problem}: {PATH_RULE}")
+    return rel  # type: ignore[return-value]
+
+
+def dataset_path(root: Path, rel: object, what: str = "path") -> Path:
+    """``root / rel`` for a path a dataset records, after :func:`check_relative_path`."""
+    return Path(root) / check_relative_path(rel, what)
+
+
+def link_in(root: Path, rel: str) -> str | None:
+    """The first part of ``root/rel`` below ``root`` that is a symbolic link (as a path relative
+    to ``root``), or None. ``root`` itself may be a link: that is the user's own choice. A missing
+    part ends the search (nothing further can be a link)."""
+    parts = rel.split("/")
+    for i in range(1, len(parts) + 1):
+        sub = "/".join(parts[:i])
+        try:
+            mode = os.lstat(Path(root) / sub).st_mode
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return sub
+    return None
+
+
+def entry_kind(path: Path) -> str | None:
+    """``"file"``, ``"dir"``, ``"link"`` or ``"other"`` (fifo, socket, device) for ``path``
+    itself, without following a link; None when nothing is there."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "other"

@@ -15,12 +15,28 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
 from dataforge.errors import LockedError, UsageError
-from dataforge.store.layout import CONTROL_DIR, LOCK_FILE
+from dataforge.store.layout import CONTROL_DIR, LOCK_FILE, control_dir, entry_kind
+
+
+def check_control_dir(root: Path) -> None:
+    """Refuse a ``.dataforge`` that is a symbolic link (or not a folder): the lock, journal and
+    staging would be written wherever it points. (The output directory itself may be a link to a
+    folder: that is the user's own choice, made on the command line.)"""
+    path = control_dir(Path(root))
+    kind = entry_kind(path)
+    if kind == "link":
+        raise UsageError(
+            f"refusing to use {path}: it is a symbolic link, and a run's lock, journal and "
+            "staging stay inside the output directory; remove the link"
+        )
+    if kind not in (None, "dir"):
+        raise UsageError(f"refusing to use {path}: it is not a folder; remove it")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -49,16 +65,36 @@ class DirLock:
         except (OSError, ValueError):
             return {}
 
-    def acquire(self) -> DirLock:
+    def _open(self) -> int:
+        """Open (create) the lock file without following a link: not ``.dataforge`` nor the lock
+        file itself may be one, or the pid written below would land outside the directory."""
+        check_control_dir(self.root)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"cannot create {self.path.parent}: {exc.strerror}") from None
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+        try:
+            dfd = os.open(self.path.parent, flags)
+        except OSError as exc:
+            raise UsageError(f"cannot open {self.path.parent}: {exc.strerror}") from None
+        try:
+            fd = os.open(
+                LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644, dir_fd=dfd
+            )
+        except OSError as exc:
+            why = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+            raise UsageError(f"cannot create lock {self.path}: {why}") from None
+        finally:
+            os.close(dfd)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise UsageError(f"cannot use lock {self.path}: it is not a regular file")
+        return fd
+
+    def acquire(self) -> DirLock:
         while True:
-            try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as exc:
-                raise UsageError(f"cannot create lock {self.path}: {exc.strerror}") from None
+            fd = self._open()
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -72,7 +108,7 @@ class DirLock:
                     "wait for it to finish or stop it, then rerun"
                 ) from None
             try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+                same = os.fstat(fd).st_ino == os.lstat(self.path).st_ino
             except FileNotFoundError:
                 same = False
             if not same:  # the previous holder removed the file between our open and flock

@@ -22,8 +22,8 @@ from typing import Any
 from dataforge.errors import DatasetError, FormatVersionError
 from dataforge.store.atomic import atomic_write_text
 from dataforge.store.episode import EpisodeLocation
-from dataforge.store.hashing import FileEntry
-from dataforge.store.layout import FORMAT_VERSION, MANIFEST
+from dataforge.store.hashing import FileEntry, read_inside
+from dataforge.store.layout import FORMAT_VERSION, MANIFEST, entry_kind, path_problem
 from dataforge.store.schema import Schema
 
 _DIGEST_KEY = "manifest_sha256"
@@ -67,6 +67,9 @@ class Manifest:
     environment: Mapping[str, Any] = field(default_factory=dict)
     summary: Mapping[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+    # external input files the run read: {"files": {"<location>:<path>": sha256},
+    # "locations": {location: path on the machine that ran it}}; empty when none
+    inputs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def episode_ids(self) -> list[str]:
@@ -87,6 +90,7 @@ class Manifest:
             "environment": dict(self.environment),
             "schema": self.schema.to_dict(),
             "summary": dict(self.summary),
+            "inputs": dict(self.inputs),
             "shards": [s.to_dict() for s in self.shards],
             "episodes": {k: v.to_dict() for k, v in self.episodes.items()},
             "files": {k: v.to_dict() for k, v in self.files.items()},
@@ -94,6 +98,7 @@ class Manifest:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Manifest:
+        """Parse a manifest; ``DatasetError`` names the first malformed field or unsafe path."""
         version = d.get("format_version")
         if not isinstance(version, int):
             raise DatasetError("manifest.json has no integer 'format_version'")
@@ -102,6 +107,9 @@ class Manifest:
                 f"dataset format version {version} is newer than this dataforge reads "
                 f"({FORMAT_VERSION}): upgrade dataforge (pip install -U dataforge)"
             )
+        if problems := path_problems(d):
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise DatasetError(f"{MANIFEST}: {problems[0]}{more}")
         try:
             return cls(
                 name=str(d["name"]),
@@ -123,11 +131,35 @@ class Manifest:
                 environment=dict(d.get("environment", {})),
                 summary=dict(d.get("summary", {})),
                 format_version=version,
+                inputs=dict(d.get("inputs", {})),
             )
         except KeyError as exc:
             raise DatasetError(f"manifest.json lacks the field {exc.args[0]!r}") from None
         except (TypeError, ValueError, AttributeError) as exc:
             raise DatasetError(f"manifest.json has a malformed field: {exc}") from None
+
+
+def path_problems(d: Mapping[str, Any]) -> list[str]:
+    """Every path the manifest ``d`` records (shard paths, ``files`` keys, episodes' shards)
+    that is not a safe path inside the dataset directory (``layout.path_problem``), one message
+    each. A manifest is untrusted input: nothing it names may lead out of its directory.
+    Malformed structure is left to :meth:`Manifest.from_dict`."""
+    out: list[str] = []
+    shards = d.get("shards")
+    for s in shards if isinstance(shards, list) else ():
+        why = path_problem(s["path"]) if isinstance(s, Mapping) and "path" in s else None
+        if why is not None:
+            out.append(f"unsafe shard path {s['path']!r} (unit {s.get('unit')!r}): it {why}")
+    files = d.get("files")
+    for rel in files if isinstance(files, Mapping) else ():
+        if (why := path_problem(rel)) is not None:
+            out.append(f"unsafe path {rel!r} in 'files': it {why}")
+    episodes = d.get("episodes")
+    for eid, loc in episodes.items() if isinstance(episodes, Mapping) else ():
+        why = path_problem(loc["shard"]) if isinstance(loc, Mapping) and "shard" in loc else None
+        if why is not None:
+            out.append(f"unsafe shard path {loc['shard']!r} of episode {eid!r}: it {why}")
+    return out
 
 
 def manifest_bytes(manifest: Manifest) -> bytes:
@@ -161,10 +193,18 @@ def read_manifest(root: Path, *, verify: bool = False) -> Manifest:
     path = Path(root) / MANIFEST
     if not Path(root).is_dir():
         raise DatasetError(f"{root} is not a directory")
-    if not path.is_file():
+    kind = entry_kind(path)
+    if kind is None:
         raise DatasetError(f"{root} is not a dataforge dataset: {MANIFEST} is missing")
+    if kind == "link":
+        raise DatasetError(
+            f"{path} is a symbolic link: a dataset holds only regular files (links are not "
+            "followed)"
+        )
+    if kind != "file":
+        raise DatasetError(f"{path} is not a regular file")
     try:
-        raw = path.read_bytes()
+        raw = read_inside(Path(root), MANIFEST)
     except OSError as exc:
         raise DatasetError(f"cannot read {path}: {exc.strerror}") from None
     if verify and (problem := check_digest(raw)):

@@ -21,6 +21,8 @@ import numpy as np
 from dataforge.errors import DatasetError
 from dataforge.store.episode import EpisodeLocation
 from dataforge.store.formats import ShardReader, open_shard_reader
+from dataforge.store.hashing import scan_tree
+from dataforge.store.layout import dataset_path, entry_kind, link_in
 from dataforge.store.manifest import Manifest, read_manifest
 from dataforge.store.schema import ArraySpec, Schema
 
@@ -174,9 +176,7 @@ class Dataset(Mapping[str, StoredEpisode]):
         if rel in self._readers:
             self._readers.move_to_end(rel)
             return self._readers[rel]
-        path = self.root / rel
-        if not path.exists():
-            raise DatasetError(f"shard {rel} is missing from {self.root}")
+        path = self._shard_path(rel)
         try:
             reader = open_shard_reader(self.format, path)
         except (OSError, ValueError, KeyError) as exc:
@@ -186,6 +186,41 @@ class Dataset(Mapping[str, StoredEpisode]):
             _, oldest = self._readers.popitem(last=False)
             oldest.close()
         return reader
+
+    def _shard_path(self, rel: str) -> Path:
+        """Where shard ``rel`` is, after refusing what would lead out of the dataset: an unsafe
+        path, a shard that is or lies under a symbolic link, a Zarr shard holding a link (the
+        store would follow it) and anything but a regular file (HDF5) or folder (Zarr)."""
+        try:
+            path = dataset_path(self.root, rel, "shard path")
+        except ValueError as exc:
+            raise DatasetError(str(exc)) from None
+        if (link := link_in(self.root, rel)) is not None:
+            raise DatasetError(
+                f"shard {rel} cannot be opened: {link} is a symbolic link (links in a dataset "
+                "are not followed)"
+            )
+        kind = entry_kind(path)
+        if kind is None:
+            raise DatasetError(f"shard {rel} is missing from {self.root}")
+        if kind != ("dir" if self.format == "zarr" else "file"):
+            raise DatasetError(f"shard {rel} cannot be opened: it is not a {self.format} shard")
+        if kind == "dir":
+            try:
+                inside = scan_tree(self.root, rel)
+            except OSError as exc:
+                raise DatasetError(f"shard {rel} cannot be opened: {exc.strerror}") from None
+            bad = inside.links or inside.other or inside.unreadable
+            if bad:
+                what = (
+                    "a symbolic link (links in a dataset are not followed)"
+                    if inside.links
+                    else "not a regular file or folder"
+                    if inside.other
+                    else "a folder that cannot be read"
+                )
+                raise DatasetError(f"shard {rel} cannot be opened: {bad[0]} is {what}")
+        return path
 
     def _shard_metadata(self, rel: str) -> dict[str, Any]:
         if rel not in self._metadata:

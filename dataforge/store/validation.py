@@ -2,9 +2,12 @@
 
 Checks, in order, each failure reported with the file or episode it concerns:
 
-1. ``manifest.json`` parses and matches its own digest; the format version is readable.
+1. ``manifest.json`` parses and matches its own digest; the format version is readable; every path
+   it records is a safe path inside the directory (``layout.path_problem``).
 2. Every listed file exists with its size and sha256; no file is missing; no extra file is present
-   (``.dataforge/``, the run-control folder, is not data and is skipped).
+   (``.dataforge/``, the run-control folder, is not data and is skipped). A dataset is untrusted
+   input: symbolic links (anywhere, ``.dataforge/`` and shard folders included) and other
+   non-regular files are reported, never followed, opened or hashed.
 3. Every shard opens and matches the schema (arrays, dtype, fixed shape, chunks, codec), and its
    own episode index agrees with the manifest's.
    The first and last row of every array decode (``deep``: every row of every episode).
@@ -23,9 +26,9 @@ from typing import Any
 from dataforge.errors import DatasetError, FormatVersionError
 from dataforge.progress import Progress
 from dataforge.registry import get_pipeline
-from dataforge.store.hashing import sha256_file
-from dataforge.store.layout import CONTROL_DIR, JOURNAL_FILE, MANIFEST, RUN_FILE
-from dataforge.store.manifest import Manifest, check_digest
+from dataforge.store.hashing import Tree, entry_inside, read_inside, scan_tree
+from dataforge.store.layout import CONTROL_DIR, JOURNAL_FILE, MANIFEST, RUN_FILE, entry_kind
+from dataforge.store.manifest import Manifest, check_digest, path_problems
 from dataforge.store.reader import Dataset
 
 
@@ -37,10 +40,12 @@ class Problem:
     message: str
     path: str | None = None
     episode: str | None = None
+    invariant: str | None = None  # the key of the pipeline invariant broken (kind "invariant")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "invariant": self.invariant,
             "path": self.path,
             "episode": self.episode,
             "message": self.message,
@@ -50,7 +55,8 @@ class Problem:
         where = " ".join(
             x for x in (self.path, f"episode {self.episode}" if self.episode else None) if x
         )
-        return f"[{self.kind}] {where + ': ' if where else ''}{self.message}"
+        kind = f"{self.kind} {self.invariant}" if self.invariant else self.kind
+        return f"[{kind}] {where + ': ' if where else ''}{self.message}"
 
 
 @dataclass
@@ -65,9 +71,14 @@ class ValidationReport:
         return not self.problems
 
     def add(
-        self, kind: str, message: str, path: str | None = None, episode: str | None = None
+        self,
+        kind: str,
+        message: str,
+        path: str | None = None,
+        episode: str | None = None,
+        invariant: str | None = None,
     ) -> None:
-        self.problems.append(Problem(kind, message, path, episode))
+        self.problems.append(Problem(kind, message, path, episode, invariant))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,34 +90,53 @@ class ValidationReport:
         }
 
 
-def _walk_files(root: Path) -> set[str]:
-    out = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        if Path(dirpath) == root and CONTROL_DIR in dirnames:
-            dirnames.remove(CONTROL_DIR)
-        for name in filenames:
-            out.add(Path(dirpath, name).relative_to(root).as_posix())
-    return out
+def _report_irregular(root: Path, tree: Tree, report: ValidationReport) -> None:
+    """Report every symbolic link and non-regular entry under the dataset (never followed)."""
+    for rel in tree.links:
+        try:
+            target = os.readlink(root / rel)
+        except OSError:
+            target = "?"
+        report.add(
+            "link",
+            f"symbolic link (to {target!r}): a dataset holds only regular files; not followed",
+            rel,
+        )
+    for rel in tree.other:
+        report.add("special", "not a regular file or folder (fifo, socket or device)", rel)
+    for rel in tree.unreadable:
+        report.add("unreadable", "folder cannot be listed", rel)
+
+
+def _under(rel: str, tops: set[str]) -> bool:
+    """Whether ``rel`` is one of ``tops`` or lies under one."""
+    parts = rel.split("/")
+    return any("/".join(parts[:i]) in tops for i in range(1, len(parts) + 1))
 
 
 def _check_files(
-    root: Path, manifest: Manifest, report: ValidationReport, progress: Progress
+    root: Path, manifest: Manifest, tree: Tree, report: ValidationReport, progress: Progress
 ) -> None:
-    present = _walk_files(root)
+    control = CONTROL_DIR + "/"
+    present = {rel for rel in tree.files if not rel.startswith(control)}
+    irregular = {*tree.links, *tree.other, *tree.unreadable}
     listed = dict(manifest.files)
     progress.start("verify sha256", total=len(listed))
     total_bytes = 0
     for rel, entry in listed.items():
-        path = root / rel
         if rel not in present:
-            report.add("missing", "listed in the manifest but not on disk", rel)
+            if not _under(rel, irregular):  # a link or fifo on the way is reported already
+                report.add("missing", "listed in the manifest but not on disk", rel)
         else:
-            size = path.stat().st_size
-            total_bytes += size
-            if size != entry.size:
-                report.add("altered", f"size {size} != manifest {entry.size}", rel)
-            elif sha256_file(path) != entry.sha256:
-                report.add("altered", "sha256 differs from the manifest", rel)
+            try:
+                size = os.lstat(root / rel).st_size
+                total_bytes += size
+                if size != entry.size:
+                    report.add("altered", f"size {size} != manifest {entry.size}", rel)
+                elif entry_inside(root, rel).sha256 != entry.sha256:
+                    report.add("altered", "sha256 differs from the manifest", rel)
+            except OSError as exc:  # replaced while we read (by a link, say): never followed
+                report.add("unreadable", f"cannot be read: {exc.strerror}", rel)
         progress.advance()
     progress.stop()
     for rel in sorted(present - set(listed) - {MANIFEST}):
@@ -127,7 +157,8 @@ def _check_shards(ds: Dataset, report: ValidationReport) -> set[str]:
             names = reader.array_names()
             index = reader.index()
         except Exception as exc:
-            report.add("shard", f"cannot be opened: {exc}", rel)
+            why = str(exc).removeprefix(f"shard {rel} cannot be opened: ")
+            report.add("shard", f"cannot be opened: {why}", rel)
             broken.add(rel)
             continue
         if sorted(ds.schema) != names:
@@ -182,10 +213,16 @@ def _check_shards(ds: Dataset, report: ValidationReport) -> set[str]:
 
 
 def _check_episodes(
-    ds: Dataset, report: ValidationReport, broken: set[str], deep: bool, progress: Progress
+    ds: Dataset,
+    report: ValidationReport,
+    broken: set[str],
+    deep: bool,
+    progress: Progress,
+    invariants: bool = True,
 ) -> None:
-    hooks = get_pipeline(ds.manifest.pipeline)
-    if hooks is None:
+    pipeline = get_pipeline(ds.manifest.pipeline) if invariants else None
+    hooks = pipeline.hooks if pipeline is not None else None
+    if pipeline is None and invariants:
         report.notes.append(
             f"no invariants are registered for pipeline {ds.manifest.pipeline!r} "
             "(not a pipeline of this dataforge); generic checks only"
@@ -206,8 +243,8 @@ def _check_episodes(
         checked += 1
         if hooks is not None and hooks.check_episode is not None:
             try:
-                for msg in hooks.check_episode(ep):
-                    report.add("invariant", msg, ep.location.shard, ep.id)
+                for key, msg in hooks.check_episode(ep):
+                    report.add("invariant", msg, ep.location.shard, ep.id, _known(hooks, key))
             except Exception as exc:
                 report.add(
                     "invariant",
@@ -218,9 +255,9 @@ def _check_episodes(
     progress.stop()
     if hooks is not None and hooks.check_dataset is not None:
         try:
-            for eid, msg in hooks.check_dataset(ds):
+            for eid, key, msg in hooks.check_dataset(ds):
                 loc = ds.manifest.episodes.get(eid) if eid else None
-                report.add("invariant", msg, loc.shard if loc else None, eid)
+                report.add("invariant", msg, loc.shard if loc else None, eid, _known(hooks, key))
         except Exception as exc:
             report.add("invariant", f"dataset check crashed: {type(exc).__name__}: {exc}")
     report.checked["episodes"] = checked
@@ -228,13 +265,30 @@ def _check_episodes(
         report.checked["invariants"] = list(hooks.invariants)
 
 
-def _unfinished(root: Path, report: ValidationReport) -> None:
-    run_file = root / CONTROL_DIR / RUN_FILE
-    journal = root / CONTROL_DIR / JOURNAL_FILE
-    lines = journal.read_text(errors="replace").count("\n") if journal.is_file() else 0
+def _known(hooks: Any, key: str) -> str:
+    """An invariant key a check reported, which its pipeline must have registered."""
+    if key not in hooks.invariants:
+        raise ValueError(f"a check reported the unregistered invariant {key!r}")
+    return key
+
+
+def _read_control(root: Path, name: str) -> str | None:
+    """A run-control file's text, read without following links (None when absent or not a
+    regular file)."""
     try:
-        info = json.loads(run_file.read_text())
-    except (OSError, ValueError):
+        return read_inside(root, f"{CONTROL_DIR}/{name}").decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _unfinished(root: Path, report: ValidationReport) -> None:
+    journal = _read_control(root, JOURNAL_FILE)
+    lines = journal.count("\n") if journal is not None else 0
+    try:
+        info = json.loads(_read_control(root, RUN_FILE) or "{}")
+    except ValueError:
+        info = {}
+    if not isinstance(info, dict):
         info = {}
     report.add(
         "incomplete",
@@ -245,9 +299,15 @@ def _unfinished(root: Path, report: ValidationReport) -> None:
 
 
 def validate(
-    path: str | Path, *, deep: bool = False, progress: Progress | None = None
+    path: str | Path,
+    *,
+    deep: bool = False,
+    invariants: bool = True,
+    progress: Progress | None = None,
 ) -> ValidationReport:
-    """Check a dataset directory; the report lists every problem found (empty when valid)."""
+    """Check a dataset directory; the report lists every problem found (empty when valid).
+    ``invariants=False`` skips the pipeline's invariants (the file, schema and episode checks
+    only)."""
     root = Path(path)
     progress = progress or Progress()
     report = ValidationReport(root=str(root))
@@ -258,13 +318,23 @@ def validate(
             else f"dataset directory {root} does not exist"
         )
     mpath = root / MANIFEST
-    if not mpath.is_file():
-        if (root / CONTROL_DIR / RUN_FILE).is_file():
+    run_file = root / CONTROL_DIR / RUN_FILE
+    # the run-control file counts only as a regular file reached without a link
+    running = entry_kind(root / CONTROL_DIR) == "dir" and entry_kind(run_file) == "file"
+    kind = entry_kind(mpath)
+    if kind is None:
+        if running:
             _unfinished(root, report)
             return report
         raise DatasetError(f"{root} is not a dataforge dataset: {MANIFEST} is missing")
+    tree = scan_tree(root)
+    _report_irregular(root, tree, report)
+    if kind != "file":  # a link (reported above) or a fifo: never read
+        if kind == "dir":
+            report.add("manifest", "is a folder, not a file", MANIFEST)
+        return report
     try:
-        raw = mpath.read_bytes()
+        raw = read_inside(root, MANIFEST)
     except OSError as exc:
         raise DatasetError(f"cannot read {mpath}: {exc.strerror}") from None
     if problem := check_digest(raw):
@@ -273,18 +343,23 @@ def validate(
         data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
-        manifest = Manifest.from_dict(data)
+        unsafe = path_problems(data)
+        manifest = Manifest.from_dict(data) if not unsafe else None
     except FormatVersionError:
         raise
     except (UnicodeDecodeError, ValueError) as exc:
         report.add("manifest", f"cannot be parsed: {exc}", MANIFEST)
         return report
-    if (root / CONTROL_DIR / RUN_FILE).is_file():
+    if manifest is None:  # nothing it names is opened: it could lead out of the directory
+        for message in unsafe:
+            report.add("path", message, MANIFEST)
+        return report
+    if running:
         report.notes.append("a run is writing or was interrupted in this directory")
-    _check_files(root, manifest, report, progress)
+    _check_files(root, manifest, tree, report, progress)
     with Dataset(root, manifest) as ds:
         broken = _check_shards(ds, report)
-        _check_episodes(ds, report, broken, deep, progress)
+        _check_episodes(ds, report, broken, deep, progress, invariants)
     report.checked.update(
         shards=len(manifest.shards), pipeline=manifest.pipeline, format=manifest.format
     )

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dataforge.errors import UsageError, missing_dependency
+from dataforge.errors import UsageError
 from dataforge.tsp.costs import check_lkh_range, order_from_tour, path_cost, with_dummy
+from dataforge.tsp.deps import broken_core_dependency
 from dataforge.tsp.lkh_params import atsp_problem_text, lkh_parameters
 from dataforge.tsp.solution import PathSolution
 
@@ -29,7 +30,7 @@ def solve_elkai(costs: np.ndarray, runs: int = 10) -> PathSolution:
     try:
         from elkai import _elkai
     except ImportError as exc:
-        raise missing_dependency("elkai", "ir2r", "the LKH-3 ATSP solver") from exc
+        raise broken_core_dependency("elkai", "the LKH-3 ATSP solver", exc) from exc
     # elkai's extension entry point (what elkai.DistanceMatrix.solve_tsp calls), used directly
     # so that LKH gets our parameters (seed, move type), not only RUNS.
     params = "\n".join(["PROBLEM_FILE = :stdin:", *lkh_parameters(runs)]) + "\n"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dataforge.errors import UsageError, missing_dependency
+from dataforge.errors import UsageError
+from dataforge.tsp.deps import broken_core_dependency
 
 
 def mutually_reachable_groups(reach: np.ndarray) -> list[list[int]]:
@@ -34,7 +35,7 @@ def mutually_reachable_groups(reach: np.ndarray) -> list[list[int]]:
         from scipy.sparse import csr_matrix
         from scipy.sparse.csgraph import connected_components
     except ImportError as exc:
-        raise missing_dependency("scipy", "ir2r", "grouping items by reachability") from exc
+        raise broken_core_dependency("scipy", "grouping items by reachability", exc) from exc
     adjacency = r.copy()
     np.fill_diagonal(adjacency, False)
     _, labels = connected_components(

@@ -77,10 +77,12 @@ def require_solver(solver: str) -> None:
 
         find_lkh()
     elif solver == "elkai":
-        try:
-            import elkai  # noqa: F401
-        except ImportError:
-            raise missing_dependency("elkai", "ir2r", "the LKH-3 ATSP solver") from None
+        try:  # the extension solve_elkai calls
+            from elkai import _elkai  # noqa: F401
+        except ImportError as exc:
+            from dataforge.tsp.deps import broken_core_dependency
+
+            raise broken_core_dependency("elkai", "the LKH-3 ATSP solver", exc) from None
     else:
         try:
             from ortools.sat.python import cp_model  # noqa: F401

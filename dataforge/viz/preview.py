@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw
 
+from dataforge.errors import UsageError
 from dataforge.store.schema import IMAGE_KINDS
 from dataforge.viz.colors import colorize_depth, colorize_ids, depth_range
 
@@ -88,7 +89,14 @@ def contact_sheet(
 def write_preview(
     episode: Any, out: Path, frames: int = 4, indices: list[int] | None = None
 ) -> Path:
+    """Write the contact sheet of ``episode`` to ``out`` (PNG). The folder must exist: it is not
+    created; a file that cannot be written is a one-line ``UsageError``."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    contact_sheet(episode, frames=frames, indices=indices).save(out, format="PNG")
+    if not out.parent.is_dir():
+        raise UsageError(f"cannot write the preview {out}: the folder {out.parent} does not exist")
+    sheet = contact_sheet(episode, frames=frames, indices=indices)
+    try:
+        sheet.save(out, format="PNG")
+    except OSError as exc:
+        raise UsageError(f"cannot write the preview {out}: {exc.strerror or exc}") from None
     return out

@@ -22,7 +22,9 @@ What a house JSON holds (schema seen in ProcTHOR-10k houses, schemas 0.0.1 and 1
 
 :func:`load_house` checks every field it reads and raises a one-line
 :class:`~dataforge.errors.MalformedInputError` naming the file and the field path
-(``house.json: objects[3].children[1].position: missing 'y'``).
+(``house.json: objects[3].children[1].position: missing 'y'``). Numbers must be finite, and
+coordinates in metres (room and wall corners, hole corners, object positions) within
+``MAX_COORDINATE_M`` (10 km) of the origin.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ if TYPE_CHECKING:
 
 
 WHAT = "ProcTHOR house"
+# |coordinate| above this (metres) is a malformed house, not a big one: ProcTHOR houses span tens
+# of metres, and a far-off wall or object would squash the map and the navigation grid.
+MAX_COORDINATE_M = 1e4
 
 
 @dataclass(frozen=True)
@@ -286,6 +291,22 @@ class House:
         wall = self.wall(opening.wall_ids[0])
         return wall.point_at(opening.offset_range[0]), wall.point_at(opening.offset_range[1])
 
+    def wall_holes(self, wall: Wall) -> list[tuple[float, float, float, float]]:
+        """Door and window holes of ``wall`` as (s0, s1, h0, h1): metres along this side from
+        its start (s0 <= s1; the hole's ends are projected onto this side, so either side of a
+        wall works) and the hole's bottom and top above the floor."""
+        start = np.asarray(wall.start, dtype=np.float64)
+        direction = np.asarray(wall.end, dtype=np.float64) - start
+        direction /= float(np.linalg.norm(direction))
+        holes = []
+        for op in self.openings:
+            if wall.id not in op.wall_ids:
+                continue
+            a, b = (np.asarray(p, dtype=np.float64) for p in self.opening_segment(op))
+            s = sorted(float(np.dot(p - start, direction)) for p in (a, b))
+            holes.append((s[0], s[1], float(op.y_range[0]), float(op.y_range[1])))
+        return holes
+
     def to_json_dict(self) -> dict[str, Any]:
         """The house JSON as loaded (a deep copy)."""
         return copy.deepcopy(self.raw)
@@ -383,8 +404,24 @@ class _Parser:
         data = self.mapping(value, path)
         return tuple(self.number(data, a, path) for a in axes)
 
+    def coordinates(self, value: Any, path: str, axes: str = "xyz") -> tuple[float, ...]:
+        """A point in metres, each coordinate within +-``MAX_COORDINATE_M``."""
+        point = self.point(value, path, axes)
+        for axis, v in zip(axes, point, strict=True):
+            if abs(v) > MAX_COORDINATE_M:
+                raise self.fail(
+                    _join(path, axis),
+                    f"coordinate {v:g} m is out of range (at most {MAX_COORDINATE_M:g} m from "
+                    "the origin)",
+                )
+        return point
+
     def vec3(self, data: Mapping[str, Any], key: str, path: str) -> Vec3:
         x, y, z = self.point(self.get(data, key, path), _join(path, key))
+        return (x, y, z)
+
+    def position(self, data: Mapping[str, Any], key: str, path: str) -> Vec3:
+        x, y, z = self.coordinates(self.get(data, key, path), _join(path, key))
         return (x, y, z)
 
     # -- records --------------------------------------------------------------------------------
@@ -436,7 +473,7 @@ class _Parser:
         where = _join(path, "floorPolygon")
         if len(corners) < 3:
             raise self.fail(where, f"expected at least 3 corners, got {len(corners)}")
-        points = [self.point(c, f"{where}[{k}]") for k, c in enumerate(corners)]
+        points = [self.coordinates(c, f"{where}[{k}]") for k, c in enumerate(corners)]
         return Room(
             id=self.text(data, "id", path),
             room_type=self.text(data, "roomType", path),
@@ -448,7 +485,7 @@ class _Parser:
         data = self.mapping(value, path)
         corners_raw = self.items(data, "polygon", path)
         where = _join(path, "polygon")
-        corners = [self.point(c, f"{where}[{k}]") for k, c in enumerate(corners_raw)]
+        corners = [self.coordinates(c, f"{where}[{k}]") for k, c in enumerate(corners_raw)]
         if len(corners) < 3:
             raise self.fail(where, f"expected 4 corners, got {len(corners)}")
         y_min = min(c[1] for c in corners)
@@ -503,12 +540,12 @@ class _Parser:
             corners = self.items(data, "holePolygon", path)
             if len(corners) < 2:
                 raise self.fail(where, f"expected 2 corners, got {len(corners)}")
-            points = [self.point(c, f"{where}[{k}]", "xy") for k, c in enumerate(corners)]
+            points = [self.coordinates(c, f"{where}[{k}]", "xy") for k, c in enumerate(corners)]
         elif "boundingBox" in data:
             where = _join(path, "boundingBox")
             box = self.mapping(data["boundingBox"], where)
             points = [
-                self.point(self.get(box, key, where), _join(where, key), "xy")
+                self.coordinates(self.get(box, key, where), _join(where, key), "xy")
                 for key in ("min", "max")
             ]
         else:
@@ -537,7 +574,7 @@ class _Parser:
             id=self.text(data, "id", path),
             asset_id=asset_id,
             object_type=object_type,
-            position=self.vec3(data, "position", path),
+            position=self.position(data, "position", path),
             rotation=self.vec3(data, "rotation", path),
             kinematic=bool(self.flag(data, "kinematic", path)),
             parent_id=parent_id,

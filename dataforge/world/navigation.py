@@ -16,7 +16,6 @@ from shapely.ops import unary_union
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import object_box
 from dataforge.world.house import House
-from dataforge.world.scene import wall_holes
 
 FLOOR_OBJECT_MAX_Y = 0.3  # m above the floor: boxes starting higher hang on walls
 DOOR_MAX_SILL = 0.3  # m: a hole whose bottom is lower than this is walkable (a door)
@@ -34,7 +33,7 @@ def wall_obstacles(house: House) -> list[BaseGeometry]:
         if wall.empty or wall.height <= 0:
             continue
         line = LineString([wall.start, wall.end])
-        doors = sorted((s0, s1) for s0, s1, h0, _ in wall_holes(house, wall) if h0 < DOOR_MAX_SILL)
+        doors = sorted((s0, s1) for s0, s1, h0, _ in house.wall_holes(wall) if h0 < DOOR_MAX_SILL)
         s = 0.0
         for s0, s1 in [*doors, (line.length, line.length)]:
             if s0 > s + 1e-6:

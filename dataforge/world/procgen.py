@@ -22,7 +22,10 @@ Where this departs from houses made with AI2-THOR:
 Determinism: the generator draws from Python's and numpy's global random state, seeded by
 ``HouseGenerator.set_seed``. Its asset-group table is sampled once per process and cached by
 procthor; :func:`generate_house` fills that cache under a fixed seed first, so a house depends
-only on its seed, not on which houses the process made before.
+only on its seed, not on which houses the process made before. procthor also iterates over sets
+of strings, so the generator runs in a helper process started with ``PYTHONHASHSEED=0``
+(:class:`WorkerProcess` here starts ``python -m dataforge.world.procgen_worker``, which imports
+this module; this module never imports that one).
 
 procthor's generation code imports ``ai2thor`` (for type hints), ``pandas``, ``trimesh`` and
 ``moviepy<2`` without declaring them: they are the ``procthor`` extra.
@@ -30,10 +33,14 @@ procthor's generation code imports ``ai2thor`` (for type hints), ``pandas``, ``t
 
 from __future__ import annotations
 
+import atexit
 import copy
 import dataclasses
 import importlib
+import json
+import os
 import random
+import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -352,8 +359,6 @@ def generate_house(
     if split not in SPLITS:
         raise UsageError(f"split {split!r} must be one of {', '.join(SPLITS)}")
     if sys.flags.hash_randomization:
-        from dataforge.world.procgen_worker import worker
-
         return worker().generate(int(seed), split, room_spec)
     return generate_or_fail(int(seed), split, room_spec, catalogue)
 
@@ -401,6 +406,72 @@ def room_spec_ids() -> tuple[str, ...]:
     """Room spec ids of ProcTHOR-10K's sampler, in its order."""
     gen = _generation()
     return tuple(s.room_spec_id for s in gen.PROCTHOR10K_ROOM_SPEC_SAMPLER.room_specs)
+
+
+# -- the helper process (PYTHONHASHSEED=0) -------------------------------------------------
+
+WORKER_MODULE = "dataforge.world.procgen_worker"  # its main program: serves generate_or_fail
+
+
+class WorkerProcess:
+    """One generator process; :meth:`generate` sends a request and waits for the house.
+
+    The process (``python -m dataforge.world.procgen_worker``) reads one JSON request per line
+    and answers one JSON line per request on its own copy of stdout (procthor's prints go to
+    stderr)."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", WORKER_MODULE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+
+    def generate(self, seed: int, split: str, room_spec: str | None) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        request = {"seed": seed, "split": split, "room_spec": room_spec}
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if not line:
+            code = self.proc.poll()
+            raise DataforgeError(f"the house generator process stopped (exit code {code})")
+        reply = json.loads(line)
+        if "house" in reply:
+            return reply["house"]
+        kind, message = reply.get("kind"), reply.get("error", "unknown error")
+        if kind == "usage":
+            raise UsageError(message)
+        if kind == "missing":
+            raise MissingDependencyError(message)
+        raise GenerationFailed(message)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+_WORKER: WorkerProcess | None = None
+
+
+def worker() -> WorkerProcess:
+    """This process's generator process (started on first use, stopped at exit)."""
+    global _WORKER
+    if _WORKER is None or _WORKER.proc.poll() is not None:
+        _WORKER = WorkerProcess()
+        atexit.register(_WORKER.close)
+    return _WORKER
 
 
 # -- procthor's generation package ---------------------------------------------------------

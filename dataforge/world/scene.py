@@ -145,22 +145,6 @@ def type_color(name: str) -> tuple[int, int, int]:
     return (60 + h[0] % 170, 60 + h[1] % 170, 60 + h[2] % 170)
 
 
-def wall_holes(house: House, wall: Wall) -> list[tuple[float, float, float, float]]:
-    """Door and window holes of ``wall`` as (s0, s1, h0, h1) along this side from its start."""
-    start = np.asarray(wall.start, dtype=np.float64)
-    direction = np.asarray(wall.end, dtype=np.float64) - start
-    length = float(np.linalg.norm(direction))
-    direction /= length
-    holes = []
-    for op in house.openings:
-        if wall.id not in op.wall_ids:
-            continue
-        a, b = (np.asarray(p, dtype=np.float64) for p in house.opening_segment(op))
-        s = sorted(float(np.dot(p - start, direction)) for p in (a, b))
-        holes.append((s[0], s[1], float(op.y_range[0]), float(op.y_range[1])))
-    return holes
-
-
 def wall_inward_offset(wall: Wall, rooms: Mapping[str, Polygon]) -> np.ndarray:
     """A WALL_INSET step from the wall plane toward its own room (away from rooms for exterior
     sides)."""
@@ -211,7 +195,7 @@ def house_scene(
             np.asarray(wall.end) + shift,
             wall.y_min,
             wall.y_min + wall.height,
-            wall_holes(house, wall),
+            house.wall_holes(wall),
             color=color,
         )
         hs.add(mesh, wall.id, "Wall", kind="wall")

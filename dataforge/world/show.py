@@ -56,6 +56,7 @@ def show_house(
     reachable: np.ndarray | None = None,
     sim: str = "embedded",
 ) -> Path:
+    """Draw the plan and ``views`` rendered views into the PNG ``out`` (its folder must exist)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -88,8 +89,9 @@ def show_house(
         f"{house.name}: {len(house.rooms)} rooms, {len(house.objects)} objects", fontsize=10
     )
     fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    out = Path(out)  # its folder must exist: it is not created
+    try:
+        fig.savefig(out, dpi=110)
+    finally:
+        plt.close(fig)
     return out

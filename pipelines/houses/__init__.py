@@ -5,19 +5,18 @@ Not a benchmark: the houses that SpaMEM, MultiON and FindingDory start from. See
 ``dataforge/world/procgen.py``.
 """
 
-from dataforge.pipelines.houses.checks import (
-    INVARIANTS,
-    check_dataset,
-    check_episode,
-    stats,
-)
-from dataforge.registry import register_pipeline
+from dataforge.pipelines.houses.config import HousesConfig
+from dataforge.registry import Example, Pipeline, register
 
-register_pipeline(
-    "houses",
-    summary="ProcTHOR houses (procthor's generator on the embedded world)",
-    check_episode=check_episode,
-    check_dataset=check_dataset,
-    stats=stats,
-    invariants=INVARIANTS,
+PIPELINE = register(
+    Pipeline(
+        name="houses",
+        summary="ProcTHOR houses (procthor's generator on the embedded world)",
+        config=HousesConfig,
+        build_job="dataforge.pipelines.houses.generate:build_job",
+        cli="dataforge.pipelines.houses.cli:houses",
+        checks="dataforge.pipelines.houses.checks",
+        extra="procthor",
+        tiny=Example("generate --count 2 --room-spec kitchen"),
+    )
 )

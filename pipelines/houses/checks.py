@@ -12,56 +12,65 @@ import numpy as np
 from dataforge.errors import DataforgeError
 from dataforge.registry import PipelineStats
 
-INVARIANTS = (
-    "the stored house is ProcTHOR house JSON that loads, every assetId in procthor's database",
-    "houses/<id>.json holds exactly the stored house bytes",
-    "from the agent's start, every room has at least 5 reachable positions (ProcTHOR's test)",
-    "the stored reachable positions and their rooms are the house's, recomputed",
-    "top-level objects stand in a room; objects rest on or in their parent; small objects "
-    "do not overlap",
-    "the counts in the metadata are the house's",
-)
+INVARIANTS = {
+    "loads": "the stored house is ProcTHOR house JSON that loads, every assetId in procthor's "
+    "database",
+    "house-file": "houses/<id>.json holds exactly the stored house bytes",
+    "rooms-reachable": "from the agent's start, every room has at least 5 reachable positions "
+    "(ProcTHOR's test)",
+    "reachable": "the stored reachable positions and their rooms are the house's, recomputed",
+    "placement": "top-level objects stand in a room; objects rest on or in their parent; small "
+    "objects do not overlap",
+    "metadata": "the counts and reachable positions per room in the metadata are the house's",
+}
 
 
-def check_episode(ep: Any) -> Iterator[str]:
+def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.houses.generate import house_counts
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
-    from dataforge.world.validity import check_house
+    from dataforge.world.validity import check_house, object_problems
 
     data = ep["house_json"].read().tobytes()
+    catalogue = load_catalogue()
     try:
-        house = load_house(json.loads(data), name=ep.id, catalogue=load_catalogue())
+        house = load_house(json.loads(data), name=ep.id, catalogue=catalogue)
     except (ValueError, DataforgeError) as exc:
-        yield f"the stored house does not load: {exc}"
+        yield "loads", f"the stored house does not load: {exc}"
         return
-    check = check_house(house, load_catalogue())
-    yield from check.problems
+    check = check_house(house, catalogue)
+    placement = object_problems(house, catalogue)
+    for problem in check.problems:
+        yield ("placement" if problem in placement else "rooms-reachable"), problem
     reachable = ep["reachable"].read()
     if reachable.shape != check.reachable.shape or not np.allclose(
         reachable, check.reachable, atol=1e-5
     ):
         yield (
+            "reachable",
             f"{len(reachable)} stored reachable positions differ from the house's "
-            f"{len(check.reachable)}"
+            f"{len(check.reachable)}",
         )
     elif not np.array_equal(ep["reachable_room"].read(), check.reachable_room):
-        yield "the stored rooms of reachable positions differ from the house's"
+        yield "reachable", "the stored rooms of reachable positions differ from the house's"
     meta = ep.metadata
     if meta.get("counts") != house_counts(house):
-        yield f"metadata counts {meta.get('counts')} differ from the house's {house_counts(house)}"
+        yield (
+            "metadata",
+            f"metadata counts {meta.get('counts')} differ from the house's {house_counts(house)}",
+        )
     if meta.get("reachable_per_room") != check.per_room:
-        yield "metadata reachable_per_room differs from the house's"
+        yield "metadata", "metadata reachable_per_room differs from the house's"
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str]]:
+def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
     for ep in ds.episodes():
         rel = ep.metadata.get("file", "")
         path = ds.root / rel
-        if not rel or not path.is_file():
-            yield ep.id, f"house file {rel!r} is missing"
+        if not rel or rel not in ds.manifest.files or not path.is_file():
+            yield ep.id, "house-file", f"house file {rel!r} is missing (or not a dataset file)"
         elif path.read_bytes() != ep["house_json"].read().tobytes():
-            yield ep.id, f"{rel} differs from the stored house"
+            yield ep.id, "house-file", f"{rel} differs from the stored house"
 
 
 def stats(ds: Any) -> PipelineStats:

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import MISSING, dataclass
 
+from dataforge.config import PipelineConfig, option
 from dataforge.errors import UsageError
 from dataforge.world.procgen import SPLITS  # procthor's asset splits
 
 
 @dataclass(frozen=True)
-class HousesConfig:
-    count: int = 1
-    split: str = "train"  # procthor's asset split
-    room_spec: str | None = None  # a ProcTHOR-10K room spec id; None: sampled per house
-    max_attempts: int = 10  # seeds tried per house before the run stops
-    procthor: str = "unknown"  # version of procthor's generator and databases
+class HousesConfig(PipelineConfig):
+    count: int = option(MISSING, "Number of houses to make.", min=1)
+    split: str = option("train", "procthor's asset split the houses draw from.", choices=SPLITS)
+    room_spec: str | None = option(
+        None,
+        "A ProcTHOR-10K room spec id for every house (e.g. kitchen, 2-bed-1-bath, "
+        "8-room-3-bed); default: sampled per house as in ProcTHOR-10K.",
+    )
+    max_attempts: int = option(
+        10,
+        "Seeds tried per house: a house that procthor gives up on, or that fails the "
+        "usability checks (a room unreachable from the start, ...), is replaced by the next.",
+        min=1,
+    )
+    procthor: str = "unknown"  # version of procthor's generator and databases (recorded)
 
     def __post_init__(self) -> None:
         if not isinstance(self.count, int) or self.count < 1:
@@ -24,6 +33,3 @@ class HousesConfig:
             raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {self.split!r}")
         if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
             raise UsageError(f"--max-attempts must be positive, got {self.max_attempts!r}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)

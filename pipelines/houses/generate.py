@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import DataforgeError
+from dataforge.errors import DataforgeError, UsageError
+from dataforge.inputs import Inputs
 from dataforge.pipelines.houses.config import HousesConfig
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
@@ -139,7 +140,18 @@ def house_files(ds: Any) -> dict[str, bytes]:
     return {ep.metadata["file"]: ep["house_json"].read().tobytes() for ep in ds.episodes()}
 
 
-def build_job(cfg: HousesConfig, *, seed: int, fmt: str) -> Job:
+def build_job(cfg: HousesConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:
+    """Check that procthor's generator is importable and the room spec known, record procthor's
+    version in the config, and make the job (it reads no inputs)."""
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.procgen import require_generator, room_spec_ids
+
+    require_generator()
+    if cfg.room_spec is not None and cfg.room_spec not in room_spec_ids():
+        raise UsageError(
+            f"unknown --room-spec {cfg.room_spec!r}; choose one of {', '.join(room_spec_ids())}"
+        )
+    cfg = cfg.with_(procthor=load_catalogue().version)
     return Job(
         pipeline=PIPELINE,
         name=f"{PIPELINE}-{cfg.split}-{cfg.count}",

@@ -3,14 +3,43 @@
 See ``generate.py`` for inputs, seeds, outputs and invariants; ``score.py`` for t-nDTW.
 """
 
-from dataforge.pipelines.ir2r.checks import INVARIANTS, check_dataset, check_episode, stats
-from dataforge.registry import register_pipeline
+from dataforge.pipelines.ir2r.config import IR2RConfig
+from dataforge.registry import Example, InputLocation, Pipeline, register
 
-register_pipeline(
-    "ir2r",
-    summary="Iterative Room-to-Room tours (ATSP-ordered R2R episodes)",
-    check_episode=check_episode,
-    check_dataset=check_dataset,
-    stats=stats,
-    invariants=INVARIANTS,
+PIPELINE = register(
+    Pipeline(
+        name="ir2r",
+        summary="Iterative Room-to-Room tours (ATSP-ordered R2R episodes)",
+        config=IR2RConfig,
+        build_job="dataforge.pipelines.ir2r.generate:build_job",
+        cli="dataforge.pipelines.ir2r.cli:ir2r",
+        checks="dataforge.pipelines.ir2r.checks",
+        inputs=(
+            InputLocation(
+                "data-dir",
+                "Directory of external inputs, laid out like the project's shared data "
+                "(r2r/R2R_<split>.json, mp3d_connectivity/<scan>_connectivity.json).",
+                envvar="DATAFORGE_DATA",
+                default="data",
+            ),
+            InputLocation(
+                "episodes",
+                "--continuous: the VLN-CE episodes file, e.g. R2R_VLNCE_v1-3_preprocessed/"
+                "val_seen/val_seen.json.gz.",
+                file=True,
+            ),
+            InputLocation(
+                "scenes-dir",
+                "--continuous: scene datasets root holding mp3d/<scan>/<scan>.navmesh.",
+            ),
+        ),
+        tiny=Example(
+            "tours --split val_seen --scans 17DRP5sb8fy,EDJbREhghzL",
+            data=(
+                "r2r/R2R_val_seen.json",
+                "mp3d_connectivity/17DRP5sb8fy_connectivity.json",
+                "mp3d_connectivity/EDJbREhghzL_connectivity.json",
+            ),
+        ),
+    )
 )

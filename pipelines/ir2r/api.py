@@ -1,76 +1,12 @@
-"""What ``dataforge ir2r`` commands call: one function per command, no click in here."""
+"""What ``dataforge ir2r`` commands other than ``tours`` call (no click in here); ``tours`` is the
+pipeline's generation command (``generate.build_job``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dataforge.errors import UsageError
-from dataforge.pipelines.ir2r.config import IR2RConfig
-from dataforge.pipelines.ir2r.generate import build_job, plan_continuous, plan_discrete
-from dataforge.progress import Progress
-from dataforge.run import ExecutionOptions, RunReport, run_job
-from dataforge.tsp import require_solver
-
-
-@dataclass
-class ToursResult:
-    report: RunReport
-    dropped_scenes: dict[str, list[int]] = field(default_factory=dict)
-    config: IR2RConfig | None = None
-
-
-def generate_tours(
-    *,
-    split: str,
-    out: Path,
-    data_dir: Path,
-    seed: int,
-    fmt: str,
-    options: ExecutionOptions,
-    ordering: str | None = None,
-    solver: str = "elkai",
-    runs: int = 3,
-    min_paths: int = 2,
-    exact_time_limit_s: float = 60.0,
-    continuous: bool = False,
-    episodes: Path | None = None,
-    scenes_dir: Path | None = None,
-    navmesh: str = "habitat",
-    command: Sequence[str] = (),
-    progress: Progress | None = None,
-) -> ToursResult:
-    """Plan the split's units (reading and checking every input), then run the job."""
-    ordering = ordering or IR2RConfig.default_ordering(split)
-    base = IR2RConfig(
-        split=split,
-        ordering=ordering,
-        solver=solver,
-        runs=runs,
-        min_paths=min_paths,
-        exact_time_limit_s=exact_time_limit_s,
-        continuous=continuous,
-        navmesh=navmesh,
-    )
-    require_solver(solver)
-    if continuous:
-        if episodes is None or scenes_dir is None:
-            raise UsageError("--continuous needs --episodes FILE and --scenes-dir DIR")
-        units, facts = plan_continuous(base, episodes, scenes_dir)
-    else:
-        if episodes is not None or scenes_dir is not None:
-            raise UsageError("--episodes and --scenes-dir are for --continuous (IR2R-CE) only")
-        units, facts = plan_discrete(base, data_dir)
-    if not units:
-        raise UsageError(
-            f"split {split}: no scene has at least {min_paths} paths, so there are no tours"
-        )
-    cfg = IR2RConfig(**{**base.to_dict(), "inputs": facts["inputs"]})
-    job = build_job(cfg, units, seed=seed, fmt=fmt)
-    report = run_job(job, out, options, command=command, progress=progress)
-    return ToursResult(report, facts["dropped_scenes"], cfg)
 
 
 def open_tours(directory: Path) -> Any:

@@ -12,40 +12,43 @@ from dataforge.pipelines.ir2r.episodes import instr_id
 from dataforge.pipelines.ir2r.table import table1
 from dataforge.registry import PipelineStats
 
-INVARIANTS = (
-    "every path of a kept scene is in exactly one set, or listed as dropped",
-    "a set with n = min instruction count has exactly n tours, repetitions 0..n-1, in one order",
-    "every path of a set appears exactly once per tour, so exactly n times across its tours",
-    "a path's instruction index is valid and differs between the set's n tours",
-    "consecutive oracle costs are finite and non-negative, the first is 0; total_m is their sum",
-    "episode ids are unique; discrete ids are '<path_id>_<instruction>'",
-)
+INVARIANTS = {
+    "sets-cover": "every path of a kept scene is in exactly one set, or listed as dropped",
+    "tours-per-set": "a set with n = min instruction count has exactly n tours, repetitions "
+    "0..n-1, in one order",
+    "once-per-tour": "every path of a set appears exactly once per tour, so exactly n times "
+    "across its tours",
+    "instructions": "a path's instruction index is valid and differs between the set's n tours",
+    "costs": "consecutive oracle costs are finite and non-negative, the first is 0; total_m is "
+    "their sum",
+    "episode-ids": "episode ids are unique; discrete ids are '<path_id>_<instruction>'",
+}
 
 
-def check_episode(ep: Any) -> Iterator[str]:
+def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     arr = ep.read()
     meta = ep.metadata
     pids, instr, cost = arr["path_id"], arr["instruction"], arr["transition_m"]
     per_path = meta["episodes_per_path"]
     if len(set(pids.tolist())) != len(pids):
-        yield "a path appears more than once in the tour"
+        yield "once-per-tour", "a path appears more than once in the tour"
     for pid, k in zip(pids.tolist(), instr.tolist(), strict=True):
         count = per_path.get(str(pid))
         if count is None:
-            yield f"path {pid} is not listed in episodes_per_path"
+            yield "once-per-tour", f"path {pid} is not listed in episodes_per_path"
         elif not 0 <= k < count:
-            yield f"path {pid}: instruction index {k} is not in 0..{count - 1}"
+            yield "instructions", f"path {pid}: instruction index {k} is not in 0..{count - 1}"
     if len(cost) and cost[0] != 0:
-        yield f"first transition is {cost[0]} m, not 0"
+        yield "costs", f"first transition is {cost[0]} m, not 0"
     if not np.all(np.isfinite(cost)) or np.any(cost < 0):
-        yield "an oracle transition cost is infinite, NaN or negative"
+        yield "costs", "an oracle transition cost is infinite, NaN or negative"
     elif not np.isclose(meta["total_m"], float(cost.sum()), rtol=1e-9, atol=1e-9):
-        yield f"total_m {meta['total_m']} differs from the sum of transitions {cost.sum()}"
+        yield "costs", f"total_m {meta['total_m']} differs from the sum of transitions {cost.sum()}"
     if len(meta["episode_ids"]) != len(pids):
-        yield "episode_ids and path_id differ in length"
+        yield "episode-ids", "episode_ids and path_id differ in length"
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str]]:
+def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
     discrete = not ds.manifest.config.get("continuous", False)
     sets: dict[tuple[str, int], list[tuple[Any, dict[str, Any], np.ndarray, np.ndarray]]]
     sets = defaultdict(list)
@@ -60,10 +63,10 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str]]:
         for k, eid in enumerate(meta["episode_ids"]):
             key = json_key(eid)
             if key in seen_ids:
-                yield ep.id, f"episode id {eid!r} is also in {seen_ids[key]}"
+                yield ep.id, "episode-ids", f"episode id {eid!r} is also in {seen_ids[key]}"
             seen_ids[key] = ep.id
             if discrete and k < len(pids) and eid != instr_id(int(pids[k]), int(instr[k])):
-                yield ep.id, f"episode id {eid!r} is not '{pids[k]}_{instr[k]}'"
+                yield ep.id, "episode-ids", f"episode id {eid!r} is not '{pids[k]}_{instr[k]}'"
     yield from _check_sets(sets)
     yield from _check_scenes(sets, scene_info)
 
@@ -72,50 +75,58 @@ def json_key(value: Any) -> str:
     return f"{type(value).__name__}:{value}"
 
 
-def _check_sets(sets: dict[tuple[str, int], list[Any]]) -> Iterator[tuple[str | None, str]]:
+def _check_sets(
+    sets: dict[tuple[str, int], list[Any]],
+) -> Iterator[tuple[str | None, str, str]]:
     for (scene, s), tours in sorted(sets.items()):
         first_id, meta, order, _ = tours[0]
         per_path = meta["episodes_per_path"]
         n = min(per_path.values())
         where = f"scene {scene} set {s}"
         if len(tours) != n:
-            yield first_id, f"{where}: {len(tours)} tours, expected n = {n}"
+            yield first_id, "tours-per-set", f"{where}: {len(tours)} tours, expected n = {n}"
         reps = sorted(m["repetition"] for _, m, _, _ in tours)
         if reps != list(range(len(tours))):
-            yield first_id, f"{where}: repetitions are {reps}"
+            yield first_id, "tours-per-set", f"{where}: repetitions are {reps}"
         if sorted(per_path) != sorted(str(p) for p in order.tolist()):
-            yield first_id, f"{where}: episodes_per_path does not list exactly the set's paths"
+            msg = f"{where}: episodes_per_path does not list exactly the set's paths"
+            yield first_id, "once-per-tour", msg
         used: dict[int, list[int]] = defaultdict(list)
         for eid, _, pids, instr in tours:
             if not np.array_equal(pids, order):
-                yield eid, f"{where}: tour order differs from the set's first tour"
+                yield eid, "tours-per-set", f"{where}: tour order differs from the set's first tour"
             for p, k in zip(pids.tolist(), instr.tolist(), strict=True):
                 used[p].append(k)
         for p, ks in used.items():
             if len(ks) != n:
-                yield first_id, f"{where}: path {p} appears {len(ks)} times, expected {n}"
+                msg = f"{where}: path {p} appears {len(ks)} times, expected {n}"
+                yield first_id, "once-per-tour", msg
             if len(set(ks)) != len(ks):
-                yield first_id, f"{where}: path {p} repeats an instruction ({sorted(ks)})"
+                msg = f"{where}: path {p} repeats an instruction ({sorted(ks)})"
+                yield first_id, "instructions", msg
 
 
 def _check_scenes(
     sets: dict[tuple[str, int], list[Any]], scene_info: dict[str, list[dict[str, Any]]]
-) -> Iterator[tuple[str | None, str]]:
+) -> Iterator[tuple[str | None, str, str]]:
     members: dict[str, list[int]] = defaultdict(list)
     for (scene, _), tours in sets.items():
         members[scene] += tours[0][2].tolist()
     for scene in sorted(members):
         infos = scene_info.get(scene, [])
         if len(infos) != 1:
-            yield None, f"scene {scene}: {len(infos)} tours carry scene_paths, expected 1"
+            msg = f"scene {scene}: {len(infos)} tours carry scene_paths, expected 1"
+            yield None, "sets-cover", msg
             continue
         listed = sorted(int(p) for p in infos[0]["scene_paths"])
         covered = members[scene] + [int(p) for p in infos[0]["dropped_paths"]]
         if len(set(covered)) != len(covered):
-            yield None, f"scene {scene}: a path is in two sets (or both kept and dropped)"
+            msg = f"scene {scene}: a path is in two sets (or both kept and dropped)"
+            yield None, "sets-cover", msg
         if sorted(set(covered)) != listed:
             missing = sorted(set(listed) - set(covered))
-            yield None, f"scene {scene}: paths {missing[:5]} are in no set and not dropped"
+            msg = f"scene {scene}: paths {missing[:5]} are in no set and not dropped"
+            yield None, "sets-cover", msg
 
 
 def stats(ds: Any) -> PipelineStats:

@@ -35,19 +35,28 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import MalformedInputError
-from dataforge.nav.connectivity import connectivity_path, load_connectivity
+from dataforge.errors import MalformedInputError, UsageError
+from dataforge.inputs import Inputs
+from dataforge.nav.connectivity import WHAT, connectivity_path, load_connectivity
 from dataforge.nav.graph import NavGraph
 from dataforge.nav.oracle import GeodesicOracle, GraphOracle, HabitatOracle
 from dataforge.pipelines.ir2r.config import IR2RConfig
-from dataforge.pipelines.ir2r.episodes import NavPath, by_scene, load_r2r, load_vlnce, r2r_file
+from dataforge.pipelines.ir2r.episodes import (
+    R2R_WHAT,
+    NavPath,
+    by_scene,
+    load_r2r,
+    load_vlnce,
+    r2r_file,
+)
 from dataforge.pipelines.ir2r.tours import build_scene_tours
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
-from dataforge.store.hashing import sha256_file
+from dataforge.tsp import require_solver
 
 PIPELINE = "ir2r"
 CONNECTIVITY_DIR = "mp3d_connectivity"
+DATA_DIR = "data-dir"  # the input location of R2R and connectivity files
 PAPER = (
     "Krantz, Banerjee, Zhu, Corso, Anderson, Lee, Thomason. Iterative Vision-and-Language "
     "Navigation. CVPR 2023."
@@ -84,21 +93,32 @@ def schema() -> Schema:
 # -- planning ----------------------------------------------------------------------------------
 
 
-def plan_discrete(cfg: IR2RConfig, data_dir: Path) -> tuple[list[WorkUnit], dict[str, Any]]:
-    """Units of a discrete split, and the plan's facts (inputs' digests, dropped scans)."""
-    source = r2r_file(data_dir, cfg.split)
-    scenes = by_scene(load_r2r(source))
-    graph_dir = Path(data_dir) / CONNECTIVITY_DIR
-    units, inputs, dropped = [], {f"r2r/{source.name}": sha256_file(source)}, {}
+def plan_discrete(cfg: IR2RConfig, inputs: Inputs) -> tuple[list[WorkUnit], dict[str, list[int]]]:
+    """Units of a discrete split (reading and recording the R2R file and each kept scan's
+    connectivity file from ``--data-dir``), and the scenes dropped with their path ids."""
+    source = inputs.file(DATA_DIR, r2r_file(Path(), cfg.split), R2R_WHAT)
+    scenes = select_scenes(cfg, by_scene(load_r2r(source)), source)
+    units, dropped = [], {}
     for scan, paths in scenes.items():
         if len(paths) < cfg.min_paths:
             dropped[scan] = [p.path_id for p in paths]
             continue
-        gfile = connectivity_path(graph_dir, scan)
+        gfile = inputs.file(DATA_DIR, connectivity_path(Path(CONNECTIVITY_DIR), scan), WHAT)
         check_viewpoints(source, paths, load_connectivity(gfile), gfile)
-        inputs[f"{CONNECTIVITY_DIR}/{gfile.name}"] = sha256_file(gfile)
         units.append(WorkUnit(scan, {"paths": [p.to_dict() for p in paths], "graph": str(gfile)}))
-    return units, {"inputs": inputs, "dropped_scenes": dropped}
+    return units, dropped
+
+
+def select_scenes(
+    cfg: IR2RConfig, scenes: dict[str, list[NavPath]], source: Path
+) -> dict[str, list[NavPath]]:
+    """The scenes ``--scans`` names (all when it names none), in the input's order."""
+    if not cfg.scans:
+        return scenes
+    unknown = [s for s in cfg.scans if s not in scenes]
+    if unknown:
+        raise UsageError(f"--scans: {', '.join(unknown)} not in {source} (no paths there)")
+    return {s: paths for s, paths in scenes.items() if s in cfg.scans}
 
 
 def check_viewpoints(source: Path, paths: list[NavPath], graph: NavGraph, gfile: Path) -> None:
@@ -111,22 +131,21 @@ def check_viewpoints(source: Path, paths: list[NavPath], graph: NavGraph, gfile:
                 )
 
 
-def plan_continuous(
-    cfg: IR2RConfig, episodes_file: Path, scenes_dir: Path
-) -> tuple[list[WorkUnit], dict[str, Any]]:
+def plan_continuous(cfg: IR2RConfig, inputs: Inputs) -> tuple[list[WorkUnit], dict[str, list[int]]]:
+    """Units of an IR2R-CE split from ``--episodes`` (recorded) and ``--scenes-dir``."""
     require_navmesh_backend(cfg.navmesh)
-    scenes = by_scene(load_vlnce(episodes_file))
+    episodes_file = inputs.location_file("episodes", "VLN-CE episodes")
+    scenes = select_scenes(cfg, by_scene(load_vlnce(episodes_file)), episodes_file)
     units, dropped = [], {}
     for scene, paths in scenes.items():
         if len(paths) < cfg.min_paths:
             dropped[scene] = [p.path_id for p in paths]
             continue
-        navmesh = Path(scenes_dir) / Path(paths[0].scene_file).with_suffix(".navmesh")
+        navmesh = inputs.root("scenes-dir") / Path(paths[0].scene_file).with_suffix(".navmesh")
         units.append(
             WorkUnit(scene, {"paths": [p.to_dict() for p in paths], "navmesh": str(navmesh)})
         )
-    inputs = {Path(episodes_file).name: sha256_file(Path(episodes_file))}
-    return units, {"inputs": inputs, "dropped_scenes": dropped}
+    return units, dropped
 
 
 def require_navmesh_backend(name: str) -> None:
@@ -224,7 +243,29 @@ def tours_json(ds: Any, split: str) -> dict[str, bytes]:
     return {tours_filename(split): text.encode()}
 
 
-def build_job(cfg: IR2RConfig, units: list[WorkUnit], *, seed: int, fmt: str) -> Job:
+def build_job(cfg: IR2RConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:
+    """Plan the split's units (reading, checking and recording every input), then the job."""
+    inputs = inputs if inputs is not None else Inputs()
+    require_solver(cfg.solver)
+    if cfg.continuous:
+        if "episodes" not in inputs or "scenes-dir" not in inputs:
+            raise UsageError("--continuous needs --episodes FILE and --scenes-dir DIR")
+        units, dropped = plan_continuous(cfg, inputs)
+    else:
+        if "episodes" in inputs or "scenes-dir" in inputs:
+            raise UsageError("--episodes and --scenes-dir are for --continuous (IR2R-CE) only")
+        units, dropped = plan_discrete(cfg, inputs)
+    if not units:
+        raise UsageError(
+            f"split {cfg.split}: no scene has at least {cfg.min_paths} paths, so there are no tours"
+        )
+    notes = ()
+    if dropped:
+        n_paths = sum(len(v) for v in dropped.values())
+        notes = (
+            f"dropped {len(dropped)} scenes with fewer than {cfg.min_paths} paths "
+            f"({n_paths} paths): {', '.join(sorted(dropped))}",
+        )
     kind = "IR2R-CE" if cfg.continuous else "IR2R"
     return Job(
         pipeline=PIPELINE,
@@ -241,4 +282,6 @@ def build_job(cfg: IR2RConfig, units: list[WorkUnit], *, seed: int, fmt: str) ->
         license_url="https://github.com/peteanderson80/Matterport3DSimulator",
         url="https://jacobkrantz.github.io/ivln",
         citation=PAPER,
+        inputs=inputs,
+        notes=notes,
     )

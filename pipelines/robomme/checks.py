@@ -10,10 +10,17 @@ from typing import Any
 import h5py
 import numpy as np
 
-from dataforge.pipelines.robomme.h5layout import task_file
+from dataforge.pipelines.robomme.h5layout import (
+    ACTION_FIELDS,
+    IMAGES,
+    INFO_FLAGS,
+    OBS_FIELDS,
+    task_file,
+)
 from dataforge.pipelines.robomme.seeds import DIFFICULTY_CYCLE, scheme_seed
 from dataforge.pipelines.robomme.suites import PAPER_AVG_STEPS, TASK_SUITES
 from dataforge.registry import PipelineStats
+from dataforge.store.formats.hdf5_shard import refuse_outside_data
 
 # Franka Panda joint limits (rad), as in ManiSkill's panda_v3.urdf.
 PANDA_LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
@@ -26,59 +33,74 @@ STEP_FIELDS = (
     "is_completed", "subgoal", "subgoal_online",
 )  # fmt: skip
 
-INVARIANTS = (
-    "every per-step array has one row per step; env_state holds (steps + 1) x state_dim values",
-    "joint actions and joint states are within the Panda's joint limits; gripper actions are "
-    "-1 (close) or 1 (open); gripper widths are within [0, 0.04] m; depth is not negative",
-    "is_subgoal_boundary is true exactly where waypoint_action changes (and at step 1)",
-    "is_completed is true at the last step and nowhere before",
-    "is_video_demo frames form a prefix, present exactly for video-conditioned tasks",
-    "subgoal indices are valid, non-decreasing and match the metadata's spans",
-    "seed and difficulty follow the released scheme (or the --metadata-dir record), the seed "
-    "advanced once per filtered attempt",
-    "record_dataset_<Task>.h5 holds every episode in RoboMME's layout with the stored values",
-)
+# the stored arrays that record_dataset_<Task>.h5 holds per step, by group (images apart)
+H5_FIELDS = {
+    **{f: "obs" for f in OBS_FIELDS if f not in IMAGES},
+    **{f: "action" for f in ACTION_FIELDS},
+    **{f: "info" for f in INFO_FLAGS},
+}
+
+INVARIANTS = {
+    "rows": "every per-step array has one row per step; env_state holds (steps + 1) x state_dim "
+    "values",
+    "limits": "joint actions and joint states are within the Panda's joint limits; gripper "
+    "actions are -1 (close) or 1 (open); gripper widths are within [0, 0.04] m; depth is not "
+    "negative",
+    "boundaries": "is_subgoal_boundary is true exactly where waypoint_action changes (and at "
+    "step 1)",
+    "completed": "is_completed is true at the last step and nowhere before",
+    "video": "is_video_demo frames form a prefix, present exactly for video-conditioned tasks",
+    "subgoals": "subgoal indices are valid, non-decreasing and match the metadata's spans",
+    "seed": "seed and difficulty follow the released scheme (or the --metadata-dir record), the "
+    "seed advanced once per filtered attempt",
+    "h5": "record_dataset_<Task>.h5 holds every episode in RoboMME's layout with the stored values",
+}
 
 
-def check_episode(ep: Any) -> Iterator[str]:
+def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     meta = ep.metadata
     n = int(meta["steps"])
     arrays = {name: ep[name].read() for name in STEP_FIELDS}
     for name, arr in arrays.items():
         if len(arr) != n:
-            yield f"{name} has {len(arr)} rows for {n} steps"
+            yield "rows", f"{name} has {len(arr)} rows for {n} steps"
             return
     if ep["env_state"].shape[0] != (n + 1) * int(meta["state_dim"]):
-        yield f"env_state holds {ep['env_state'].shape[0]} values, not {n + 1} x state_dim"
+        yield "rows", f"env_state holds {ep['env_state'].shape[0]} values, not {n + 1} x state_dim"
     ja = arrays["joint_action"].astype(np.float64)
     for name, q in (("joint_action", ja[:, :7]), ("joint_state", arrays["joint_state"])):
         bad = np.flatnonzero(np.any((q < PANDA_LOWER - 1e-3) | (q > PANDA_UPPER + 1e-3), axis=1))
         if len(bad):
-            yield f"{name} outside the Panda's joint limits at step {bad[0] + 1}"
+            yield "limits", f"{name} outside the Panda's joint limits at step {bad[0] + 1}"
     if not np.all(np.isin(ja[:, 7], (-1.0, 1.0))):
-        yield "a gripper action is neither -1 nor 1"
+        yield "limits", "a gripper action is neither -1 nor 1"
     g = arrays["gripper_state"]
     if np.any(g < 0) or np.any(g > 0.04 + 1e-6):
-        yield "gripper_state outside [0, 0.04]"
+        yield "limits", "gripper_state outside [0, 0.04]"
     if any(arrays[d].min() < 0 for d in ("front_depth", "wrist_depth")):
-        yield "negative depth"
+        yield "limits", "negative depth"
     wp = arrays["waypoint_action"]
     expect = np.ones(n, bool)
     expect[1:] = np.any(wp[1:] != wp[:-1], axis=1)
     if not np.array_equal(arrays["is_subgoal_boundary"], expect):
         k = int(np.flatnonzero(arrays["is_subgoal_boundary"] != expect)[0])
-        yield f"is_subgoal_boundary disagrees with waypoint changes at step {k + 1}"
+        yield "boundaries", f"is_subgoal_boundary disagrees with waypoint changes at step {k + 1}"
     done = arrays["is_completed"]
     if not done[-1] or done[:-1].any():
-        yield "is_completed is not true exactly at the last step"
+        yield "completed", "is_completed is not true exactly at the last step"
     video = arrays["is_video_demo"]
     nv = int(video.sum())
     if video[:nv].sum() != nv or nv != meta.get("video_steps"):
-        yield "is_video_demo frames are not a prefix of the episode matching video_steps"
-    if (nv > 0) != (meta["task"] in VIDEO_TASKS):
-        yield f"{meta['task']} {'needs' if meta['task'] in VIDEO_TASKS else 'has no'} video"
-    yield from _check_subgoals(arrays["subgoal"], arrays["subgoal_online"], meta["subgoals"], n)
-    yield from _check_seed(meta)
+        yield "video", "is_video_demo frames are not a prefix of the episode matching video_steps"
+    elif (nv > 0) != (meta["task"] in VIDEO_TASKS):
+        yield (
+            "video",
+            f"{meta['task']} {'needs' if meta['task'] in VIDEO_TASKS else 'has no'} video",
+        )
+    for msg in _check_subgoals(arrays["subgoal"], arrays["subgoal_online"], meta["subgoals"], n):
+        yield "subgoals", msg
+    for msg in _check_seed(meta):
+        yield "seed", msg
 
 
 def _check_subgoals(sg: np.ndarray, online: np.ndarray, spans: list[dict], n: int) -> Iterator[str]:
@@ -108,23 +130,29 @@ def _check_seed(meta: dict[str, Any]) -> Iterator[str]:
         yield f"seed {meta['requested_seed']} is not the scheme's {want}"
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str]]:
+def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
     by_task: dict[str, list[Any]] = defaultdict(list)
     for ep in ds.episodes():
         by_task[ep.metadata["task"]].append(ep)
     for task, eps in sorted(by_task.items()):
-        path = ds.root / task_file(task)
-        if not path.is_file():
-            yield None, f"{task_file(task)} is missing"
+        rel = task_file(task) if task in TASK_SUITES else None
+        if rel is None or rel not in ds.manifest.files or not (ds.root / rel).is_file():
+            yield None, "h5", f"the HDF5 file of task {task!r} is missing (or not a dataset file)"
             continue
-        with h5py.File(path, "r") as f:
+        with h5py.File(ds.root / rel, "r") as f:
+            try:
+                refuse_outside_data(f)
+            except ValueError as exc:
+                yield None, "h5", f"{rel}: {exc}"
+                continue
             if len(f) != len(eps):
-                yield None, f"{task_file(task)} has {len(f)} episodes, the dataset {len(eps)}"
+                yield None, "h5", f"{rel} has {len(f)} episodes, the dataset {len(eps)}"
             for ep in eps:
-                yield from ((ep.id, m) for m in _compare_h5(f, ep))
+                yield from ((ep.id, "h5", m) for m in _compare_h5(f, ep))
 
 
 def _compare_h5(f: h5py.File, ep: Any) -> Iterator[str]:
+    """Every stored per-step value of ``ep`` against its group in the task's HDF5 file."""
     meta = ep.metadata
     name = f"episode_{meta['episode'] + 1}"
     if name not in f:
@@ -140,21 +168,23 @@ def _compare_h5(f: h5py.File, ep: Any) -> Iterator[str]:
     if len(steps) != meta["steps"]:
         yield f"{name} has {len(steps)} timesteps, the stored episode {meta['steps']}"
         return
-    ja, done = ep["joint_action"].read(), ep["is_completed"].read()
-    rgb = ep["front_rgb"]
+    # every value of every step, and the images of the keyframes (reading every image of a
+    # full-size dataset would make validate slow; the file's sha256 guards the rest)
+    stored = {field: ep[field].read() for field in H5_FIELDS}
+    images = {field: ep[field] for field in IMAGES}
+    keyframes = set(preview_frames(ep, len(meta["subgoals"]) + 1))
     for t in range(meta["steps"]):
         s = g[f"timestep_{t + 1}"]
-        if not np.array_equal(s["action/joint_action"][()], ja[t]) or bool(
-            s["info/is_completed"][()]
-        ) != bool(done[t]):
-            yield f"{name}/timestep_{t + 1} differs from the stored episode"
-            return
-    for t in (0, meta["steps"] - 1):
-        if not np.array_equal(g[f"timestep_{t + 1}/obs/front_rgb"][()], rgb[t]):
-            yield f"{name}/timestep_{t + 1}/obs/front_rgb differs from the stored image"
+        fields = [(f, grp, stored[f][t]) for f, grp in H5_FIELDS.items()]
+        if t in keyframes:
+            fields += [(f, "obs", images[f][t]) for f in sorted(IMAGES)]
+        for field, group, value in fields:
+            if not np.array_equal(s[f"{group}/{field}"][()], value):
+                yield f"{name}/timestep_{t + 1}/{group}/{field} differs from the stored episode"
+                return
 
 
-def keyframes(ep: Any, count: int) -> list[int]:
+def preview_frames(ep: Any, count: int) -> list[int]:
     """Preview frames: the first step of each subgoal (keyframes) and the last step, thinned
     evenly to ``max(count, 4)``."""
     meta = ep.metadata

@@ -2,29 +2,80 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
+from dataforge.config import PipelineConfig, option
 from dataforge.errors import UsageError
 from dataforge.pipelines.robomme.seeds import SPLIT_SEEDS, EpisodeSpec
 from dataforge.pipelines.robomme.suites import TASKS
 
 # The paper injects noise into training demos only ("5% noise to keyframe waypoints").
 DEFAULT_NOISE = {"train": 0.05, "val": 0.0, "test": 0.0}
-DEFAULT_NOISE_SCALE = 0.05
+
+
+def parse_tasks(text: str) -> tuple[str, ...]:
+    """``all`` or a comma-separated list of task names (case-insensitive)."""
+    if text.strip().lower() == "all":
+        return TASKS
+    by_lower = {t.lower(): t for t in TASKS}
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in names if p.lower() not in by_lower]
+    if unknown or not names:
+        raise UsageError(
+            f"unknown task(s) {', '.join(unknown) or repr(text)}; choose all or from: "
+            + ", ".join(TASKS)
+        )
+    return tuple(dict.fromkeys(by_lower[p.lower()] for p in names))
+
+
+def show_tasks(tasks: tuple[str, ...]) -> str:
+    return "all" if tasks == TASKS else ",".join(tasks)
 
 
 @dataclass(frozen=True)
-class RobommeConfig:
-    tasks: tuple[str, ...] = TASKS
-    episodes_per_task: int = 1
-    split: str = "train"
-    noise_prob: float = 0.05  # probability that a free-space keyframe waypoint is displaced
-    noise_scale: float = DEFAULT_NOISE_SCALE  # displacement, fraction of the 1 m workspace
-    size: int = 256  # camera resolution (square)
-    max_retries: int = 7  # next seeds tried after a failed episode (the released files: 1-7)
-    episodes: tuple[EpisodeSpec, ...] = ()  # from --metadata-dir; empty: the seed scheme
-    first_episode: int = 0
+class RobommeConfig(PipelineConfig):
+    tasks: tuple[str, ...] = option(
+        TASKS,
+        "'all' or a comma-separated list, e.g. PickXtimes,BinFill (names as in RoboMME).",
+        parse=parse_tasks,
+        show=show_tasks,
+        metavar="all|TASK,...",
+    )
+    episodes_per_task: int = option(
+        1, "Episodes per task (the paper: 100 train, 50 val/test).", min=1
+    )
+    split: str = option(
+        "train", "Seed range (and default noise) of the split.", choices=tuple(SPLIT_SEEDS)
+    )
+    noise_prob: float | None = option(
+        None,
+        "Probability that a free-space keyframe waypoint is displaced (then recovered). "
+        "Default: 0.05 for train, 0 for val/test.",
+        flags=("--noise", "--noise-prob"),
+        min=0.0,
+        max=1.0,
+    )
+    noise_scale: float = option(
+        0.05, "Size of a displacement, as a fraction of the 1 m workspace.", min=0.0, max=1.0
+    )
+    size: int = option(
+        256, "Camera resolution (square) of the front and wrist cameras.", min=32, max=1024
+    )
+    max_retries: int = option(
+        7,
+        "Next seeds tried when an episode fails (planner or success check); filtered "
+        "attempts are counted in the metadata and 'dataforge stats' (the released files: 1-7).",
+        min=0,
+        max=99,
+    )
+    first_episode: int = option(
+        0,
+        "Index of the first episode (extend a dataset with new seeds of the same scheme).",
+        min=0,
+    )
+    # From --metadata-dir (recorded): the released (task, episode, seed, difficulty) records;
+    # empty: the seed scheme.
+    episodes: tuple[EpisodeSpec, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = [t for t in self.tasks if t not in TASKS]
@@ -35,6 +86,8 @@ class RobommeConfig:
             )
         if self.split not in SPLIT_SEEDS:
             raise UsageError(f"--split must be one of {', '.join(SPLIT_SEEDS)}")
+        if self.noise_prob is None:
+            object.__setattr__(self, "noise_prob", DEFAULT_NOISE[self.split])
         if self.episodes_per_task < 1:
             raise UsageError("--episodes-per-task must be positive")
         for name in ("noise_prob", "noise_scale"):
@@ -45,9 +98,3 @@ class RobommeConfig:
             raise UsageError(f"--size must be in [32, 1024], got {self.size}")
         if not 0 <= self.max_retries <= 99:
             raise UsageError("--max-retries must be in [0, 99]")
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["tasks"] = list(self.tasks)
-        d["episodes"] = [e.to_dict() for e in self.episodes]
-        return d

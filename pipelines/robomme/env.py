@@ -32,7 +32,7 @@ import sapien
 import torch
 from mani_skill.envs.sapien_env import BaseEnv
 from mani_skill.sensors.camera import CameraConfig
-from mani_skill.utils import sapien_utils
+from mani_skill.utils import common, sapien_utils
 from mani_skill.utils.scene_builder.table import TableSceneBuilder
 
 from dataforge.manip.executor import Subgoal
@@ -67,6 +67,7 @@ class RobommeEnv(BaseEnv):
         self.failure_reason: str | None = None
         self._parked = 0
         self._grasp: GraspSensor | None = None
+        self.state_dim = 0
         kwargs.setdefault("robot_uids", "panda_wristcam")
         kwargs.setdefault("control_mode", "pd_joint_pos")
         kwargs.setdefault("sim_backend", "cpu")
@@ -99,6 +100,32 @@ class RobommeEnv(BaseEnv):
         options["reconfigure"] = True
         return super().reset(seed=self.episode_seed, options=options)
 
+    def _after_reconfigure(self, options: dict) -> None:
+        """Every reset rebuilds the scene with the episode's own actors (their names carry
+        colours, their number varies). ManiSkill's ``set_state`` splits a flat state vector by
+        the actors in ``_init_raw_state``, which its constructor takes once, from the scene of
+        seed 2022: take it again from the scene just built, or a replayed state lands on the
+        wrong actors (a ``KeyError`` when names differ, silently when only their order does)."""
+        super()._after_reconfigure(options)
+        self._init_raw_state = common.to_cpu_tensor(self.get_state_dict())
+        self.state_dim = sum(
+            s.shape[-1] for group in self._init_raw_state.values() for s in group.values()
+        )
+
+    def state_keys(self) -> list[str]:
+        """The actors and articulations whose states a flat state vector of this scene holds,
+        in order (static actors have none)."""
+        return [f"{group}/{name}" for group, d in self._init_raw_state.items() for name in d]
+
+    def set_state(self, state: Any, env_idx: Any = None) -> None:
+        if state.shape[-1] != self.state_dim:
+            raise ValueError(
+                f"a state vector of {state.shape[-1]} values for a {type(self).__name__} scene "
+                f"of {self.state_dim} (seed {self.episode_seed}): the scene is not the one the "
+                "states were saved from"
+            )
+        super().set_state(state, env_idx)
+
     def _load_scene(self, options: dict) -> None:
         self.table_scene = TableSceneBuilder(self, robot_init_qpos_noise=0)
         self.table_scene.build()
@@ -108,6 +135,7 @@ class RobommeEnv(BaseEnv):
     def _initialize_episode(self, env_idx: Any, options: dict) -> None:
         with torch.device(self.device):
             self.table_scene.initialize(env_idx)
+            self.done = False
             self.reset_events()
             self.place()
 
@@ -172,13 +200,16 @@ class RobommeEnv(BaseEnv):
         raise NotImplementedError
 
     def reset_events(self) -> None:
-        """Reset the task's event flags (counts, pressed buttons) at the start of an episode."""
+        """Reset the task's event flags (counts, pressed buttons) at the start of an episode
+        (``self.done`` is reset before this)."""
 
     def tick(self) -> None:
         """Scripted scene dynamics after each control step (default: none)."""
 
     def check(self) -> tuple[bool, str | None]:
-        raise NotImplementedError
+        """(success, immediate-failure reason or None) after this step. Default: success once
+        the task's ``tick`` has set ``self.done`` (reset to False at every episode start)."""
+        return self.done, None
 
     def goal(self) -> str:
         raise NotImplementedError

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,13 +33,15 @@ class Filtered:
 
 @dataclass
 class Pass1:
-    """A successful pass 1: the seed that worked, the recording and the episode's texts."""
+    """A successful pass 1: the seed that worked, the recording, the episode's texts and the
+    actors (and articulations) its state vectors hold, in order."""
 
     seed: int
     recording: Recording
     goal: str
     layout: dict[str, Any]
     filtered: list[Filtered] = field(default_factory=list)
+    state_keys: list[str] = field(default_factory=list)
 
 
 def jsonable(value: Any) -> Any:
@@ -81,8 +84,30 @@ def run_pass1(
         except (PlanningFailed, TaskFailed) as exc:
             filtered.append(Filtered(seed, f"{type(exc).__name__}: {exc}"))
             continue
-        return Pass1(seed, rec, base.goal(), jsonable(base.layout), filtered), filtered
+        kept = Pass1(seed, rec, base.goal(), jsonable(base.layout), filtered, base.state_keys())
+        return kept, filtered
     return None, filtered
+
+
+def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) -> dict[str, Any]:
+    """Replay pass 1's states through ``cameras`` (``size`` px) in this worker's rendering env.
+
+    The reset to the kept seed (a retry's, when earlier seeds were filtered) rebuilds the
+    rendering env's scene from that seed's layout, so it holds exactly the actors of pass 1's
+    scene; checked before replaying, so a mismatch can never mis-assign states silently."""
+    from dataforge.errors import DataforgeError
+    from dataforge.manip.replay import render_states
+    from dataforge.pipelines.robomme.sim import shared_env
+
+    env = shared_env(spec.task, spec.difficulty, render=True, size=size)
+    env.reset(seed=run.seed)
+    have = env.unwrapped.state_keys()
+    if have != run.state_keys:
+        raise DataforgeError(
+            f"{spec.task} seed {run.seed}: the rendering env's scene holds {have}, "
+            f"pass 1's held {run.state_keys}"
+        )
+    return render_states(env, run.recording.state, cameras)
 
 
 def choices(subgoals: list[dict[str, Any]]) -> list[str]:

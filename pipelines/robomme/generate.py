@@ -32,15 +32,22 @@ from typing import Any
 import numpy as np
 
 from dataforge.errors import DataforgeError
+from dataforge.inputs import Inputs
 from dataforge.pipelines.robomme.config import RobommeConfig
 from dataforge.pipelines.robomme.episode import choices, episode_arrays, run_pass1
 from dataforge.pipelines.robomme.h5layout import task_file, write_task_file
-from dataforge.pipelines.robomme.seeds import EpisodeSpec, scheme_episodes
+from dataforge.pipelines.robomme.seeds import (
+    EpisodeSpec,
+    load_metadata,
+    metadata_file,
+    scheme_episodes,
+)
 from dataforge.pipelines.robomme.suites import TASK_SUITES
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 
 PIPELINE = "robomme"
+METADATA_DIR = "metadata-dir"  # the input location of --metadata-dir
 PAPER = (
     "Dai, Fu, Lee, Liu, Zhang, Yang, Finn, Fazeli, Chai. RoboMME: Benchmarking and "
     "Understanding Memory for Robotic Generalist Policies. 2026."
@@ -99,12 +106,12 @@ def units(cfg: RobommeConfig) -> list[WorkUnit]:
 
 def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Iterator[Episode]:
     """Pass 1 (plan + physics, retrying) then pass 2 (cameras) for one episode."""
-    from dataforge.pipelines.robomme.sim import require_sim, shared_env
+    from dataforge.pipelines.robomme.sim import require_sim
 
     require_sim()  # before SAPIEN is first imported in this worker
     from dataforge.manip.executor import Noise
-    from dataforge.manip.replay import render_states
     from dataforge.pipelines.robomme.env import FRONT_CAMERA, WRIST_CAMERA
+    from dataforge.pipelines.robomme.episode import run_pass2
 
     spec = EpisodeSpec(**unit.params)
     noise = Noise(cfg.noise_prob, cfg.noise_scale)
@@ -115,9 +122,7 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
             f"{spec.task} episode {spec.episode}: every seed failed ({reasons}); "
             "raise --max-retries"
         )
-    env = shared_env(spec.task, spec.difficulty, render=True, size=cfg.size)
-    env.reset(seed=run.seed)
-    frames = render_states(env, run.recording.state, (FRONT_CAMERA, WRIST_CAMERA))
+    frames = run_pass2(spec, run, (FRONT_CAMERA, WRIST_CAMERA), cfg.size)
     arrays = episode_arrays(run, frames, FRONT_CAMERA, WRIST_CAMERA)
     rec = run.recording
     yield Episode(
@@ -161,7 +166,19 @@ def task_files(ds: Any) -> dict[str, Any]:
     return {task_file(task): writer(ids) for task, ids in by_task.items()}
 
 
-def build_job(cfg: RobommeConfig, *, seed: int, fmt: str) -> Job:
+def build_job(cfg: RobommeConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:
+    """The job of ``cfg``; with a ``metadata-dir`` input, exactly the released episodes of its
+    metadata files (read and recorded). The simulator is checked before a real run."""
+    from dataforge.pipelines.robomme.sim import require_sim
+
+    inputs = inputs if inputs is not None else Inputs()
+    if METADATA_DIR in inputs:
+        specs = []
+        for task in cfg.tasks:
+            what = f"RoboMME's metadata of {task}"
+            path = inputs.file(METADATA_DIR, metadata_file(Path(), task), what)
+            specs += load_metadata(path.parent, task)[: cfg.episodes_per_task]
+        cfg = cfg.with_(episodes=tuple(specs))
     tasks = sorted({s.task for s in episode_specs(cfg)})
     return Job(
         pipeline=PIPELINE,
@@ -177,4 +194,6 @@ def build_job(cfg: RobommeConfig, *, seed: int, fmt: str) -> Job:
         "generated from keyframe waypoints by dataforge.",
         url="https://robomme.github.io/",
         citation=PAPER,
+        inputs=inputs,
+        preflight=require_sim,
     )

@@ -88,7 +88,8 @@ def make_env(task: str, difficulty: str, *, render: bool, size: int = 256) -> An
 def shared_env(task: str, difficulty: str, *, render: bool, size: int = 256) -> Any:
     """:func:`make_env`, kept for the next episode of the same task, difficulty and size in this
     process (one physics env and one camera env at most; every reset rebuilds the scene from
-    the episode's seed, so nothing carries over). :func:`close_shared` closes them."""
+    the episode's seed, so nothing carries over).
+    They live as long as the worker process."""
     key = (task, difficulty, size if render else 0)
     held = _shared.get(render)
     if held is not None and held[0] == key:
@@ -98,9 +99,3 @@ def shared_env(task: str, difficulty: str, *, render: bool, size: int = 256) -> 
     env = make_env(task, difficulty, render=render, size=size)
     _shared[render] = (key, env)
     return env
-
-
-def close_shared() -> None:
-    while _shared:
-        _, (_, env) = _shared.popitem()
-        env.close()

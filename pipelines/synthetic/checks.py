@@ -14,16 +14,17 @@ from dataforge.registry import PipelineStats
 SURFACE_TOL_M = 2e-3
 SAMPLES_PER_FRAME = 64
 
-INVARIANTS = (
-    "pose is a rigid transform (orthonormal rotation, det +1, last row 0 0 0 1)",
-    "depth pixels unproject onto the surface their instance id names (sphere or floor)",
-    "depth is 0 exactly where the instance is 0 (sky)",
-    "semantic equals the class of the instance",
-    "visible[t, k] is true exactly when instance k+2 has pixels in frame t",
-)
+INVARIANTS = {
+    "rigid-pose": "pose is a rigid transform (orthonormal rotation, det +1, last row 0 0 0 1)",
+    "depth-on-surface": "depth pixels unproject onto the surface their instance id names "
+    "(sphere or floor)",
+    "sky-depth": "depth is 0 exactly where the instance is 0 (sky)",
+    "semantic-class": "semantic equals the class of the instance",
+    "visible-mask": "visible[t, k] is true exactly when instance k+2 has pixels in frame t",
+}
 
 
-def check_episode(ep: Any) -> Iterator[str]:
+def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     arr = ep.read()
     meta = ep.metadata
     spheres = {s["instance"]: s for s in meta["spheres"]}
@@ -35,7 +36,7 @@ def check_episode(ep: Any) -> Iterator[str]:
             and np.isclose(np.linalg.det(R), 1.0)
             and np.allclose(pose[3], [0, 0, 0, 1])
         ):
-            yield f"frame {t}: pose is not a rigid transform"
+            yield "rigid-pose", f"frame {t}: pose is not a rigid transform"
     rng = np.random.default_rng(0)  # fixed: the same pixels are checked every time
     for t in range(len(poses)):
         pose, depth = poses[t], arr["depth"][t]
@@ -43,8 +44,9 @@ def check_episode(ep: Any) -> Iterator[str]:
         sky = inst == 0
         if np.any((depth == 0) != sky):
             yield (
+                "sky-depth",
                 f"frame {t}: depth is 0 at {int(np.sum((depth == 0) != sky))} pixels "
-                "that are not sky (or non-zero on sky)"
+                "that are not sky (or non-zero on sky)",
             )
         vs, us = np.nonzero(~sky)
         if len(us):
@@ -59,12 +61,14 @@ def check_episode(ep: Any) -> Iterator[str]:
                     s = spheres[int(i)]
                     err = abs(np.linalg.norm(p - np.array(s["center"])) - s["radius"])
                 else:
-                    yield f"frame {t}: pixel ({uu},{vv}) has unknown instance {int(i)}"
+                    msg = f"frame {t}: pixel ({uu},{vv}) has unknown instance {int(i)}"
+                    yield "depth-on-surface", msg
                     continue
                 if err > SURFACE_TOL_M:
                     yield (
+                        "depth-on-surface",
                         f"frame {t}: pixel ({uu},{vv}) of instance {int(i)} unprojects "
-                        f"{err * 1000:.1f} mm off its surface"
+                        f"{err * 1000:.1f} mm off its surface",
                     )
                     break
         expected = np.zeros(max(spheres, default=1) + 1, np.int64)
@@ -72,10 +76,11 @@ def check_episode(ep: Any) -> Iterator[str]:
         for i, s in spheres.items():
             expected[i] = s["label"]
         if np.any(sem != expected[inst]):
-            yield f"frame {t}: semantic ids differ from the instances' classes"
+            yield "semantic-class", f"frame {t}: semantic ids differ from the instances' classes"
         for i in spheres:
             if bool(arr["visible"][t, i - 2]) != bool(np.any(inst == i)):
-                yield f"frame {t}: visible flag of instance {i} does not match the mask"
+                msg = f"frame {t}: visible flag of instance {i} does not match the mask"
+                yield "visible-mask", msg
 
 
 def stats(ds: Any) -> PipelineStats:

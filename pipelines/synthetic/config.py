@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
+from dataforge.config import PipelineConfig, option, parse_size, show_size
 from dataforge.errors import UsageError
 
 CLASSES = ("background", "floor", "ball", "globe", "pearl")
@@ -13,14 +13,18 @@ FIRST_OBJECT_ID = 2
 
 
 @dataclass(frozen=True)
-class SyntheticConfig:
-    scenes: int = 4
-    episodes_per_scene: int = 2
-    frames: int = 8
-    width: int = 96
-    height: int = 72
-    spheres: int = 4
-    hfov_deg: float = 79.0
+class SyntheticConfig(PipelineConfig):
+    scenes: int = option(4, "Number of scenes (one work unit and one shard each).", min=1)
+    episodes_per_scene: int = option(2, "Camera orbits per scene.", min=1)
+    frames: int = option(8, "Frames per episode.", min=1)
+    resolution: tuple[int, int] = option(
+        (96, 72), "Image size WIDTHxHEIGHT.", parse=parse_size, show=show_size,
+        metavar="WxH",
+    )  # fmt: skip
+    spheres: int = option(4, "Spheres per scene.", min=1, max=64)
+    hfov_deg: float = option(
+        79.0, "Horizontal field of view in degrees.", flags=("--hfov",), min=10.0, max=150.0
+    )
 
     def __post_init__(self) -> None:
         for name in ("scenes", "episodes_per_scene", "frames", "spheres"):
@@ -36,5 +40,10 @@ class SyntheticConfig:
         if self.spheres > 64:
             raise UsageError(f"--spheres must be at most 64, got {self.spheres}")
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    @property
+    def width(self) -> int:
+        return self.resolution[0]
+
+    @property
+    def height(self) -> int:
+        return self.resolution[1]

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from dataforge.inputs import Inputs
 from dataforge.pipelines.synthetic.config import CLASSES, SyntheticConfig
 from dataforge.pipelines.synthetic.scene import intrinsics, orbit, random_scene, render
 from dataforge.run import Job, WorkUnit
@@ -94,7 +95,8 @@ def produce(cfg: SyntheticConfig, unit: WorkUnit, rng: np.random.Generator) -> I
         )
 
 
-def build_job(cfg: SyntheticConfig, *, seed: int, fmt: str) -> Job:
+def build_job(cfg: SyntheticConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:
+    """The job of ``cfg`` (reads no inputs)."""
     units = tuple(WorkUnit(f"scene-{i:04d}", {"index": i}) for i in range(cfg.scenes))
     return Job(
         pipeline=PIPELINE,

@@ -4,10 +4,16 @@ Conventions (this pipeline's own; the world layer documents AI2-THOR's): the wor
 right-handed with y up and the floor at y = 0. Cameras follow OpenCV: x right, y down, z forward;
 ``pose`` is camera-to-world; ``depth`` is z-depth in metres (0 where a ray hits nothing). Pixel
 (u, v) has its centre at (u + 0.5, v + 0.5).
+
+The arithmetic is CPU-independent, so a seed gives the same bytes on any x86-64 or ARM machine:
+scalars go through Python's ``math``, and small vector algebra is written out element by element
+instead of calling BLAS (``@``, ``np.linalg.norm``, ``einsum``), whose kernels differ between
+CPUs in the last bit (OpenBLAS picks them per CPU; numpy's SIMD sin/cos/tan too).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +22,7 @@ import numpy as np
 from dataforge.pipelines.synthetic.config import CLASSES, FIRST_OBJECT_ID, FLOOR_ID
 
 FLOOR_RADIUS = 6.0
-LIGHT = np.array([0.4, 1.0, -0.3]) / np.linalg.norm([0.4, 1.0, -0.3])
+LIGHT = np.array([0.4, 1.0, -0.3]) / math.hypot(0.4, 1.0, -0.3)
 
 
 @dataclass(frozen=True)
@@ -46,8 +52,7 @@ def random_scene(rng: np.random.Generator, n: int) -> list[Sphere]:
         attempts += 1
         r = float(rng.uniform(0.2, 0.6))
         x, z = (float(v) for v in rng.uniform(-2.5, 2.5, size=2))
-        c = np.array([x, r, z])
-        if any(np.linalg.norm(c - np.array(s.center)) < r + s.radius + 0.05 for s in spheres):
+        if any(math.dist((x, r, z), s.center) < r + s.radius + 0.05 for s in spheres):
             continue
         label = int(rng.integers(FIRST_OBJECT_ID, len(CLASSES)))
         color = tuple(int(v) for v in rng.integers(40, 256, size=3))
@@ -56,16 +61,16 @@ def random_scene(rng: np.random.Generator, n: int) -> list[Sphere]:
 
 
 def intrinsics(width: int, height: int, hfov_deg: float) -> np.ndarray:
-    fx = (width / 2.0) / np.tan(np.deg2rad(hfov_deg) / 2.0)
+    fx = (width / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
     return np.array([[fx, 0.0, width / 2.0], [0.0, fx, height / 2.0], [0.0, 0.0, 1.0]])
 
 
 def look_at(eye: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Camera-to-world pose (OpenCV axes) of a camera at ``eye`` looking at ``target``."""
     z = target - eye
-    z = z / np.linalg.norm(z)
+    z = z / math.hypot(*z)
     x = np.cross(z, np.array([0.0, 1.0, 0.0]))  # right = forward x up (y up, image y down)
-    x = x / np.linalg.norm(x)
+    x = x / math.hypot(*x)
     y = np.cross(z, x)
     pose = np.eye(4)
     pose[:3, 0], pose[:3, 1], pose[:3, 2], pose[:3, 3] = x, y, z, eye
@@ -82,7 +87,7 @@ def orbit(rng: np.random.Generator, frames: int) -> np.ndarray:
     poses = []
     for t in range(frames):
         a = start + step * t
-        eye = np.array([radius * np.cos(a), height, radius * np.sin(a)])
+        eye = np.array([radius * math.cos(a), height, radius * math.sin(a)])
         poses.append(look_at(eye, target))
     return np.stack(poses)
 
@@ -93,8 +98,8 @@ def render(
     """Ray-cast one view: rgb uint8 H×W×3, depth float32 (m), instance int32, semantic uint8."""
     u, v = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
     pix = np.stack([u, v, np.ones_like(u)], axis=-1).reshape(-1, 3)
-    d_cam = pix @ np.linalg.inv(K).T  # z component 1: ray parameter t is the z-depth
-    d = d_cam @ pose[:3, :3].T
+    d_cam = rotate(pix, inverse_intrinsics(K))  # z component 1: ray parameter t is the z-depth
+    d = rotate(d_cam, pose[:3, :3])
     o = pose[:3, 3]
     n_pix = d.shape[0]
     depth = np.full(n_pix, np.inf)
@@ -104,14 +109,14 @@ def render(
         t_floor = -o[1] / d[:, 1]
         p = o + t_floor[:, None] * d
     hit = (d[:, 1] < 0) & (t_floor > 0)
-    hit &= np.hypot(p[:, 0], p[:, 2]) <= FLOOR_RADIUS
+    hit &= p[:, 0] * p[:, 0] + p[:, 2] * p[:, 2] <= FLOOR_RADIUS**2
     depth[hit] = t_floor[hit]
     inst[hit] = FLOOR_ID
-    a = np.einsum("ij,ij->i", d, d)
+    a = dot(d, d)
     for s in spheres:
         oc = o - np.array(s.center)
-        b = 2.0 * d @ oc
-        c = oc @ oc - s.radius**2
+        b = 2.0 * dot(d, oc)
+        c = float(dot(oc, oc)) - s.radius**2
         disc = b * b - 4 * a * c
         ok = disc >= 0
         t = np.full(n_pix, np.inf)
@@ -134,7 +139,7 @@ def render(
             continue
         ps = o + depth[m, None] * d[m]
         normal = (ps - np.array(s.center)) / s.radius
-        shade = 0.25 + 0.75 * np.clip(normal @ LIGHT, 0.0, 1.0)
+        shade = 0.25 + 0.75 * np.clip(dot(normal, LIGHT), 0.0, 1.0)
         rgb[m] = shade[:, None] * np.array(s.color, float)
     miss = ~np.isfinite(depth)
     rgb[miss] = (200.0, 220.0, 240.0)
@@ -153,5 +158,21 @@ def unproject(
     """World points of pixels (u, v) (integer indices) with their z-depth."""
     z = depth[v, u].astype(np.float64)
     pix = np.stack([u + 0.5, v + 0.5, np.ones_like(u, dtype=float)], axis=-1)
-    cam = (pix @ np.linalg.inv(K).T) * z[:, None]
-    return cam @ pose[:3, :3].T + pose[:3, 3]
+    cam = rotate(pix, inverse_intrinsics(K)) * z[:, None]
+    return rotate(cam, pose[:3, :3]) + pose[:3, 3]
+
+
+def rotate(vectors: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``vectors @ m.T`` for (N, 3) vectors and a 3x3 matrix, element by element (no BLAS)."""
+    return vectors[:, 0:1] * m[:, 0] + vectors[:, 1:2] * m[:, 1] + vectors[:, 2:3] * m[:, 2]
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Dot product over the last axis of length 3, element by element (no BLAS)."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def inverse_intrinsics(K: np.ndarray) -> np.ndarray:
+    """The inverse of a pinhole K (fx, fy, cx, cy; no skew), in closed form."""
+    fx, fy, cx, cy = K[0, 0], K[1, 1], K[0, 2], K[1, 2]
+    return np.array([[1.0 / fx, 0.0, -cx / fx], [0.0, 1.0 / fy, -cy / fy], [0.0, 0.0, 1.0]])

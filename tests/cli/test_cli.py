@@ -56,6 +56,7 @@ def test_version_and_subcommand_help():
         assert opt in r.stdout
 
 
+@pytest.mark.slow
 def test_validate_exit_codes_and_report(dataset, tmp_path):
     r = run_cli("validate", str(dataset), "--quiet")
     assert r.returncode == 0 and r.stdout.startswith("OK"), r.stdout + r.stderr
@@ -78,6 +79,7 @@ def test_validate_exit_codes_and_report(dataset, tmp_path):
     assert r.returncode == 1 and report["problems"][0]["path"] == rel
 
 
+@pytest.mark.slow
 def test_inspect_and_stats(dataset, tmp_path):
     r = run_cli("inspect", str(dataset))
     assert r.returncode == 0 and "synthetic" in r.stdout and "depth" in r.stdout
@@ -123,6 +125,7 @@ def _corrupt_manifests(dataset: Path, tmp: Path) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow
 def test_a_dozen_malformed_inputs_get_one_line_exit_2_and_change_nothing(dataset, tmp_path):
     (tmp_path / "afile").write_text("x")
     foreign = tmp_path / "foreign"

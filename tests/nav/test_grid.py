@@ -244,6 +244,7 @@ def test_build_rejects_bad_input() -> None:
 HOUSES = SHARED / "data" / "procthor_houses"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (HOUSES / "house_746.json").is_file(), reason="needs shared houses")
 @pytest.mark.parametrize("name", ["house_746.json", "procthor_train_1.json"])
 def test_house_paths_never_cross_walls_or_furniture(name: str) -> None:

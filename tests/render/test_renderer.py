@@ -1,6 +1,7 @@
 """Meshes and the EGL rasteriser of dataforge.render, checked against independent geometry.
 
-Rendering tests skip when no EGL OpenGL context can be created (no libEGL / Mesa driver).
+Rendering tests skip when no EGL OpenGL context can be created (no libEGL / Mesa driver), and
+fail instead with ``DATAFORGE_REQUIRE_SIM=1`` (``renderhelpers.needs_egl``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 import shapely
+from renderhelpers import needs_egl
 
 from dataforge.errors import MissingDependencyError, UsageError
 from dataforge.render import (
@@ -217,7 +219,8 @@ def test_scene_buffers_are_one_triangle_soup() -> None:
 
 
 def test_missing_egl_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    moderngl = pytest.importorskip("moderngl")
+    import moderngl  # a core dependency: its absence is a broken install, not a skip
+
     from dataforge.render import renderer
 
     def fail(**kwargs: object) -> None:
@@ -234,11 +237,12 @@ def test_missing_egl_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> N
 
 @pytest.fixture(scope="module")
 def egl() -> None:
-    """Skip rendering tests where no EGL OpenGL context can be created."""
-    try:
-        shared_context()
-    except MissingDependencyError as exc:
-        pytest.skip(f"no EGL OpenGL context on this machine: {exc}")
+    """Skip rendering tests where no EGL OpenGL context can be created (an error instead with
+    DATAFORGE_REQUIRE_SIM=1)."""
+    mark = needs_egl()
+    if mark.args[0]:
+        pytest.skip(mark.kwargs["reason"])
+    shared_context()
 
 
 @pytest.fixture(scope="module")

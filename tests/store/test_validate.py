@@ -42,6 +42,7 @@ def small_datasets(tmp_path_factory):
     return {fmt: write_small(tmp_path_factory.mktemp(fmt) / "ds", fmt) for fmt in ("zarr", "hdf5")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["zarr", "hdf5"])
 def test_flipping_any_byte_of_any_file_is_caught_and_named(small_datasets, tmp_path, fmt):
     src = small_datasets[fmt]
@@ -64,6 +65,7 @@ def test_flipping_any_byte_of_any_file_is_caught_and_named(small_datasets, tmp_p
             shutil.rmtree(root)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")  # zarr warns about the deleted zarr.json
 @pytest.mark.parametrize("fmt", ["zarr", "hdf5"])
 def test_missing_and_extra_files_are_named(small_datasets, tmp_path, fmt):
@@ -114,6 +116,7 @@ def test_invariant_violation_is_reported_with_episode(synthetic_dataset, tmp_pat
     assert {p.kind for p in report.problems} == {"invariant"}
     assert {p.episode for p in report.problems} == {bad_id}
     assert any("off its surface" in p.message for p in report.problems)
+    assert {p.invariant for p in report.problems} == {"depth-on-surface"}
 
 
 def test_unfinished_run_is_reported(tmp_path):

@@ -93,6 +93,7 @@ def test_elkai_is_deterministic():
     assert a == b
 
 
+@pytest.mark.slow
 def test_exact_proves_optimum_on_40_items():
     costs = planar_costs(40, seed=0)
     exact = solve_open_path(costs, "exact", time_limit_s=60)
@@ -248,3 +249,28 @@ def test_parse_tour():
     assert parse_tour(text) == [1, 2, 0]
     with pytest.raises(DataforgeError, match="TOUR_SECTION"):
         parse_tour("NAME : x\n")
+
+
+def test_broken_core_solver_libraries_name_a_reinstall_not_an_extra(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """elkai and scipy are core dependencies: when they do not import, the install is broken
+    (reinstall them); only OR-tools (--solver exact) comes from the ir2r extra."""
+    from dataforge.tsp import mutually_reachable_groups, require_solver
+
+    monkeypatch.setitem(sys.modules, "elkai", None)
+    monkeypatch.setitem(sys.modules, "elkai._elkai", None)
+    for fail in (lambda: require_solver("elkai"), lambda: solve_open_path(random_costs(4, 0))):
+        with pytest.raises(MissingDependencyError) as err:
+            fail()
+        text = str(err.value)
+        assert "\n" not in text and "dataforge[" not in text, text
+        assert "core dependency" in text and "pip install --force-reinstall 'elkai==2.0.1'" in text
+    monkeypatch.setitem(sys.modules, "scipy.sparse.csgraph", None)
+    with pytest.raises(MissingDependencyError) as err:
+        mutually_reachable_groups(np.ones((2, 2), dtype=bool))
+    assert "pip install --force-reinstall 'scipy" in str(err.value), str(err.value)
+    assert "dataforge[" not in str(err.value)
+    monkeypatch.setitem(sys.modules, "ortools.sat.python", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'dataforge\[ir2r\]'"):
+        require_solver("exact")

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from dfhelpers import SHARED
+from renderhelpers import needs_egl
 from shapely.geometry import Polygon
 
 from dataforge.errors import MissingDependencyError
@@ -36,17 +37,15 @@ def house_and_catalogue() -> tuple[Any, Any]:
 
 
 @needs_house
+@needs_egl()
 def test_embedded_world_sees_a_spawned_object(house_and_catalogue: tuple[Any, Any]) -> None:
     house, cat = house_and_catalogue
-    try:
-        w = EmbeddedWorld(house, cat, width=160, height=120)
-        table = next(o for o in house.objects if o.object_type == "DiningTable")
-        res = w.spawn("Apple_1", table.id, np.random.default_rng(0))
-        assert res.ok
-        x, _, z = res.position
-        frame = w.render((x, res.position[1] + 1.0, z - 0.6), yaw=0.0, horizon=55.0)
-    except MissingDependencyError as exc:
-        pytest.skip(str(exc))
+    w = EmbeddedWorld(house, cat, width=160, height=120)
+    table = next(o for o in house.objects if o.object_type == "DiningTable")
+    res = w.spawn("Apple_1", table.id, np.random.default_rng(0))
+    assert res.ok
+    x, _, z = res.position
+    frame = w.render((x, res.position[1] + 1.0, z - 0.6), yaw=0.0, horizon=55.0)
     iid = w.scene.instance_of(res.object_id)
     assert (frame.instance == iid).any()
     graph = w.world_graph().to_dict()

@@ -305,6 +305,42 @@ def test_bad_references(tmp_path: Path) -> None:
     expect_error(tmp_path, data, "windows[0]: missing 'holePolygon' or 'boundingBox'")
 
 
+def test_absurd_coordinates_are_range_errors(tmp_path: Path) -> None:
+    """A wall, room corner, hole or object 1e9 m away is a malformed house (it would squash the
+    map), named by field and with the limit; non-finite numbers are refused too."""
+    limit = "coordinate 1e+09 m is out of range (at most 10000 m from the origin)"
+    data = tiny_house()
+    data["walls"][0]["polygon"][1]["x"] = 1e9
+    expect_error(tmp_path, data, f"walls[0].polygon[1].x: {limit}")
+    data = tiny_house()
+    data["rooms"][0]["floorPolygon"][2]["z"] = -1e9
+    expect_error(tmp_path, data, f"rooms[0].floorPolygon[2].z: {limit.replace('1e+09', '-1e+09')}")
+    data = tiny_house()
+    data["objects"][0]["children"][0]["position"]["y"] = 1e9
+    expect_error(tmp_path, data, f"objects[0].children[0].position.y: {limit}")
+    data = tiny_house()
+    data["windows"][0]["holePolygon"][1]["x"] = 1e9
+    expect_error(tmp_path, data, f"windows[0].holePolygon[1].x: {limit}")
+    data = tiny_house()
+    data["walls"][0]["polygon"][1]["x"] = math.inf  # json writes Infinity, Python reads it
+    expect_error(tmp_path, data, "walls[0].polygon[1].x: expected a finite number, got inf")
+    data = tiny_house()  # far but plausible, and rotations are not coordinates
+    for corner in data["walls"][0]["polygon"]:
+        corner["z"] = 9999.0
+    data["objects"][0]["rotation"]["y"] = 3600.0
+    load_house(data)
+
+
+def test_wall_holes_are_measured_along_either_side() -> None:
+    house = load_house(tiny_house())
+    inner, outer = house.walls  # the same plane, running (0,0)->(4,0) and (4,0)->(0,0)
+    assert house.wall_holes(inner) == [pytest.approx((1.0, 1.8, 0.8, 2.0))]
+    assert house.wall_holes(outer) == [pytest.approx((2.2, 3.0, 0.8, 2.0))]
+    lone = copy.deepcopy(tiny_house())
+    lone["windows"] = []
+    assert load_house(lone).wall_holes(inner) == []
+
+
 def test_bad_files(tmp_path: Path) -> None:
     missing = tmp_path / "nope.json"
     with pytest.raises(InputNotFoundError) as info:

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ def _surface_receptacle(ctrl: EmbeddedController) -> dict[str, Any]:
                * o["axisAlignedBoundingBox"]["size"]["z"])  # fmt: skip
 
 
+@pytest.mark.slow
 @needs_generator
 def test_generated_house_is_usable_and_follows_the_room_spec(kitchen: dict[str, Any]) -> None:
     cat = load_catalogue()
@@ -64,6 +66,7 @@ def test_generated_house_is_usable_and_follows_the_room_spec(kitchen: dict[str, 
     assert all(o.asset_id in cat for o in house.objects)
 
 
+@pytest.mark.slow
 @needs_generator
 def test_same_seed_same_house_in_another_process(kitchen: dict[str, Any]) -> None:
     """procthor iterates over string sets: the house must not depend on PYTHONHASHSEED."""
@@ -80,6 +83,7 @@ def test_same_seed_same_house_in_another_process(kitchen: dict[str, Any]) -> Non
     assert _digest(generate_house(SEED + 1, room_spec=SPEC)) != _digest(kitchen)
 
 
+@pytest.mark.slow
 @needs_generator
 def test_spawn_places_on_the_receptacle_until_it_is_full(kitchen: dict[str, Any]) -> None:
     cat = load_catalogue()
@@ -222,3 +226,65 @@ def test_procthor_failures_become_generation_failed(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(procgen, "generate_house_here", bad_spec)
     with pytest.raises(UsageError):
         procgen.generate_or_fail(3, "train", "castle")
+
+
+def _imported_modules(module: str) -> set[str]:
+    """Every module a source file imports, at the top or inside functions."""
+    import ast
+    import importlib.util
+
+    origin = importlib.util.find_spec(module).origin
+    with open(origin, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def test_procgen_and_its_worker_do_not_import_each_other() -> None:
+    """The helper process's program imports the generator; the generator only names it in the
+    command line it starts. Either module imports first in a fresh interpreter."""
+    assert "dataforge.world.procgen_worker" not in _imported_modules("dataforge.world.procgen")
+    assert "dataforge.world.procgen" in _imported_modules("dataforge.world.procgen_worker")
+    for first in ("procgen_worker", "procgen"):
+        code = f"import dataforge.world.{first}; from dataforge.world.procgen import worker"
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_worker_replies_map_to_the_callers_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper's serve loop and the caller's WorkerProcess agree on the reply protocol."""
+    import io
+
+    from dataforge.world import procgen, procgen_worker
+
+    def fake(seed: int, split: str, room_spec: str | None) -> dict[str, Any]:
+        if seed == 1:
+            raise procgen.GenerationFailed("seed 1: Exception: no floor plan")
+        if seed == 2:
+            raise UsageError("unknown room spec 'castle'")
+        if seed == 3:
+            raise MissingDependencyError("needs procthor")
+        return {"seed": seed, "split": split}
+
+    monkeypatch.setattr(procgen_worker, "generate_or_fail", fake)
+    requests = "".join(json.dumps({"seed": s, "split": "train"}) + "\n" for s in range(4))
+    replies = io.StringIO()
+    procgen_worker.serve(io.StringIO(requests + "\n"), replies)
+    lines = replies.getvalue().splitlines()
+    assert [json.loads(line).get("kind") for line in lines] == [None, "failed", "usage", "missing"]
+
+    class Pipe(io.StringIO):
+        def __init__(self, lines: list[str]) -> None:
+            super().__init__("".join(f"{line}\n" for line in lines))
+
+    stub = procgen.WorkerProcess.__new__(procgen.WorkerProcess)
+    stub.proc = SimpleNamespace(stdin=io.StringIO(), stdout=Pipe(lines), poll=lambda: None)
+    assert stub.generate(0, "train", None) == {"seed": 0, "split": "train"}
+    for error in (procgen.GenerationFailed, UsageError, MissingDependencyError):
+        with pytest.raises(error):
+            stub.generate(0, "train", None)

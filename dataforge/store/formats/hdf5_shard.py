@@ -103,6 +103,11 @@ class Hdf5ShardReader(ShardReader):
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self._file = h5py.File(self.path, "r")
+        try:
+            refuse_outside_data(self._file)
+        except BaseException:
+            self._file.close()
+            raise
 
     def array(self, name: str) -> Any:
         return self._file[name]
@@ -125,3 +130,22 @@ class Hdf5ShardReader(ShardReader):
 
     def close(self) -> None:
         self._file.close()
+
+
+def refuse_outside_data(f: h5py.Group) -> None:
+    """An HDF5 file in a dataset is untrusted input: it can name data in other files (external
+    and soft links, external raw storage, virtual datasets), which h5py would read from
+    anywhere. Raise ``ValueError`` for any of them; only hard links to groups and datasets of
+    the file itself are allowed (all dataforge and RoboMME files are such)."""
+
+    def check(name: str, link: Any) -> str | None:  # a problem stops the visit
+        if not isinstance(link, h5py.HardLink):
+            return f"{name!r} is a {type(link).__name__}, not data inside the file"
+        obj = f[name]
+        if isinstance(obj, h5py.Dataset) and (obj.external or obj.is_virtual):
+            return f"{name!r} stores its data outside the file"
+        return None
+
+    problem = f.visititems_links(check)
+    if problem is not None:
+        raise ValueError(problem)

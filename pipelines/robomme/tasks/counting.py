@@ -60,7 +60,6 @@ class PickXtimes(RobommeEnv):
         self.trackers = [skills.PickTracker(c) for c in self.cubes]
         self.press = skills.ButtonTracker(self.button)
         self.placed = 0
-        self.done = False
 
     def tick(self) -> None:
         for k, tr in enumerate(self.trackers):
@@ -84,9 +83,6 @@ class PickXtimes(RobommeEnv):
                 )
             else:
                 self.done = True
-
-    def check(self) -> tuple[bool, str | None]:
-        return self.done, None
 
     def goal(self) -> str:
         c, n = self.layout["goal_color"], self.layout["repetitions"]
@@ -249,7 +245,6 @@ class BinFill(RobommeEnv):
 
     def reset_events(self) -> None:
         self.press = skills.ButtonTracker(self.button)
-        self.done = False
 
     def _spot_clear(self, k: int) -> bool:
         """The gripper is not where cube ``k`` would appear."""
@@ -459,7 +454,6 @@ class SwingXtimes(RobommeEnv):
         self.press = skills.ButtonTracker(self.button)
         self.reaches = {s: 0 for s in self.SIDES}
         self.at: str | None = None  # the target the held cube is at now
-        self.done = False
 
     def _update_reach(self) -> None:
         cube = self.cubes[0]
@@ -494,9 +488,6 @@ class SwingXtimes(RobommeEnv):
                 self.failure_reason = "button pressed before the cube was put down"
             else:
                 self.done = True
-
-    def check(self) -> tuple[bool, str | None]:
-        return self.done, None
 
     def goal(self) -> str:
         c, n = self.layout["goal_color"], self.layout["repetitions"]
@@ -666,7 +657,6 @@ class StopCube(RobommeEnv):
         self.visits = 0
         self.over = False
         self.stopped_at: int | None = None
-        self.done = False
 
     def over_target(self) -> bool:
         lay = self.layout
@@ -694,9 +684,6 @@ class StopCube(RobommeEnv):
         elif self.over and not over and self.visits == k:
             self.failure_reason = f"the cube left the target after visit {k} without a press"
         self.over = over
-
-    def check(self) -> tuple[bool, str | None]:
-        return self.done, None
 
     def goal(self) -> str:
         return (

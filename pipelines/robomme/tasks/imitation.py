@@ -54,7 +54,6 @@ class _Imitation(RobommeEnv):
 
     def reset_events(self) -> None:
         self.phase = "video"
-        self.done = False
         self.reset_task_events()
 
     def tick(self) -> None:

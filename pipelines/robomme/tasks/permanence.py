@@ -237,7 +237,6 @@ class _Unmask(RobommeEnv):
         if not self.BUTTONS and self.SWAPS:
             self.swap_t = SHOW + DESCEND + PAUSE
         self.progress = 0  # goal containers picked so far, in order
-        self.done = False
 
     # -- timeline ------------------------------------------------------------------------
     def cover_end(self) -> int | None:
@@ -322,9 +321,6 @@ class _Unmask(RobommeEnv):
             self.done = self.progress == len(goals)
         elif k not in goals[: self.progress]:
             self.failure_reason = "picked the containers in the wrong order"
-
-    def check(self) -> tuple[bool, str | None]:
-        return self.done, None
 
     # -- language and oracle -------------------------------------------------------------
     def goal(self) -> str:

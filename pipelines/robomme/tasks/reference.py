@@ -231,7 +231,6 @@ class PickHighlight(RobommeEnv):
         self.highlight_t: int | None = None
         self.highlit = False
         self.picked: set[int] = set()
-        self.done = False
 
     def tick(self) -> None:
         goals = self.layout["goals"]
@@ -267,9 +266,6 @@ class PickHighlight(RobommeEnv):
                 objects.set_pose(disc, (p[0], p[1], 0.001))
             else:
                 disc.set_pose(pose)
-
-    def check(self) -> tuple[bool, str | None]:
-        return self.done, None
 
     def goal(self) -> str:
         return (
@@ -380,7 +376,6 @@ class VideoRepick(RobommeEnv):
         self.swap_t: int | None = None  # the first swap's start
         self.swapped = 0
         self.swap_from: tuple[np.ndarray, np.ndarray, float, float] | None = None
-        self.done = False
 
     def video_done(self) -> bool:
         return self.release_t is not None and self.swapped == len(self.layout["swaps"])
@@ -436,9 +431,6 @@ class VideoRepick(RobommeEnv):
         if u >= 1.0:
             self.swapped += 1
             self.swap_from = None
-
-    def check(self) -> tuple[bool, str | None]:
-        return self.done, None
 
     def goal(self) -> str:
         times = TIMES[self.layout["repetitions"]]
@@ -524,7 +516,6 @@ class _PlaceSequence(RobommeEnv):
         self.last_t: int | None = None  # the video's last placement
         self.swap_t: int | None = None
         self.swapped = 0
-        self.done = False
 
     def video_done(self) -> bool:
         return self.last_t is not None and self.swapped == len(self.layout["swaps"])
@@ -575,9 +566,6 @@ class _PlaceSequence(RobommeEnv):
         objects.set_pose(self.targets[b], (*qb, moving + 0.0003 * (u < 1.0)))
         if u >= 1.0:
             self.swapped = 1
-
-    def check(self) -> tuple[bool, str | None]:
-        return self.done, None
 
     def plan(self) -> Iterator[Subgoal]:
         lay = self.layout

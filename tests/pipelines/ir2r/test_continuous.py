@@ -11,11 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 from dfhelpers import run_cli
+from ir2rhelpers import build
 
 from dataforge.errors import MissingDependencyError
 from dataforge.pipelines.ir2r import generate
-from dataforge.pipelines.ir2r.api import generate_tours
-from dataforge.run import ExecutionOptions
 from dataforge.store.validation import validate
 
 
@@ -69,18 +68,11 @@ def test_ce_tours_use_episode_ids_and_drop_unreachable(
     monkeypatch.setattr(generate, "scene_oracle", lambda cfg, params: WalledOracle())
     monkeypatch.setattr(generate, "require_navmesh_backend", lambda name: None)
     out = tmp_path / "ce"
-    result = generate_tours(
-        split="val_seen",
-        out=out,
-        data_dir=tmp_path,
-        seed=0,
-        fmt="hdf5",
-        options=ExecutionOptions(),
-        continuous=True,
-        episodes=write_vlnce(tmp_path / "val_seen.json.gz"),
-        scenes_dir=tmp_path / "scenes",
-    )
-    assert result.dropped_scenes == {"sceneB": [9]}
+    episodes = write_vlnce(tmp_path / "val_seen.json.gz")
+    where = {"episodes": episodes, "scenes-dir": tmp_path / "scenes"}
+    result = build(out, None, fmt="hdf5", continuous=True, inputs=where)
+    assert result.job.notes == ("dropped 1 scenes with fewer than 2 paths (1 paths): sceneB",)
+    assert result.job.inputs.to_dict()["files"].keys() == {"episodes"}
     doc = json.loads((out / "tours_val_seen.json").read_text())
     tours = doc["val_seen"]["sceneA"]
     assert len(tours) == 2  # n = min(3, 3, 2) for the set {1, 2, 3}

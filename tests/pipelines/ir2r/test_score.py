@@ -68,6 +68,7 @@ def test_hand_computed_tour_scores(small_data: Path, tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.slow
 @needs_shared
 def test_perfect_predictions_score_one_on_val_unseen(
     shared_tours: Callable[[str], Path], tmp_path: Path

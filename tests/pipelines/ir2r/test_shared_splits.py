@@ -11,6 +11,7 @@ import pytest
 from dfhelpers import tree_digest
 from ir2rhelpers import SHARED_DATA, build, needs_shared
 
+from dataforge.inputs import Inputs
 from dataforge.pipelines.ir2r.config import IR2RConfig
 from dataforge.pipelines.ir2r.episodes import by_scene, load_r2r, r2r_file
 from dataforge.pipelines.ir2r.generate import plan_discrete, scene_oracle
@@ -20,7 +21,7 @@ from dataforge.store import open_dataset
 from dataforge.store.validation import validate
 from dataforge.tsp import mutually_reachable_groups, path_cost, solve_open_path, to_integer_costs
 
-pytestmark = needs_shared
+pytestmark = [needs_shared, pytest.mark.slow]
 
 # The paper's Table 1, discrete rows, as printed.
 PAPER_ROWS = {
@@ -65,7 +66,7 @@ def test_every_path_once_per_tour_n_times_per_set(
 @pytest.mark.parametrize("split", ["val_seen", "val_unseen"])
 def test_elkai_matches_the_cp_sat_optimum_on_every_set(split: str) -> None:
     cfg = IR2RConfig(split=split)
-    units, _ = plan_discrete(cfg, SHARED_DATA)
+    units, _ = plan_discrete(cfg, Inputs({"data-dir": SHARED_DATA}))
     from dataforge.pipelines.ir2r.episodes import NavPath
 
     checked = 0
@@ -154,9 +155,9 @@ def test_a_broken_tour_is_caught_by_the_invariants(
 
                 return A()
 
-        problems = [m for _, m in check_dataset(Tampered())]
-        assert any("repeats an instruction" in m for m in problems), problems
-        assert any("is not '" in m for m in problems), problems
+        problems = [(key, m) for _, key, m in check_dataset(Tampered())]
+        assert any(k == "instructions" and "repeats an instruction" in m for k, m in problems)
+        assert any(k == "episode-ids" and "is not '" in m for k, m in problems), problems
 
 
 def test_rerun_resumes_and_refuses_changed_inputs(tmp_path: Path) -> None:

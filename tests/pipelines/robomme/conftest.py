@@ -23,3 +23,23 @@ def make_env() -> Iterator[Any]:
     yield factory
     for env in made:
         env.close()
+
+
+@pytest.fixture(scope="module")
+def make() -> Iterator[Any]:
+    """``make(task, difficulty, seed)``: a physics-only env reset to ``seed``. One env per
+    (task, difficulty) is shared by a module's tests (every reset rebuilds the scene)."""
+    from dataforge.pipelines.robomme.sim import make_env as make_one
+
+    envs: dict[tuple[str, str], Any] = {}
+
+    def factory(task: str, difficulty: str, seed: int) -> Any:
+        key = (task, difficulty)
+        if key not in envs:
+            envs[key] = make_one(task, difficulty, render=False)
+        envs[key].reset(seed=seed)
+        return envs[key]
+
+    yield factory
+    for env in envs.values():
+        env.close()

@@ -10,7 +10,7 @@ import pytest
 
 from dataforge.manip.executor import Executor
 
-pytestmark = dfhelpers.needs_maniskill()
+pytestmark = [dfhelpers.needs_maniskill(), pytest.mark.slow]
 
 
 @pytest.mark.parametrize("task", ["PickXtimes", "PatternLock", "ButtonUnmaskSwap"])

@@ -3,39 +3,19 @@ difficulty, and their immediate-failure conditions end a wrong episode."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import dfhelpers
 import numpy as np
 import pytest
+from robommehelpers import run
 
 dfhelpers.skip_module_without_maniskill()
+pytestmark = pytest.mark.slow  # the simulator
 
 from dataforge.manip.executor import CLOSED, Executor, Subgoal, TaskFailed, Waypoint  # noqa: E402
 from dataforge.pipelines.robomme import objects, skills  # noqa: E402
-from dataforge.pipelines.robomme.sim import make_env  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def make() -> Iterator[Callable[[str, str, int], Any]]:
-    """Reset a (task, difficulty) env to a seed; envs are shared across this module's tests."""
-    envs: dict[tuple[str, str], Any] = {}
-
-    def _make(task: str, difficulty: str, seed: int) -> Any:
-        key = (task, difficulty)
-        if key not in envs:
-            envs[key] = make_env(task, difficulty, render=False)
-        envs[key].reset(seed=seed)
-        return envs[key]
-
-    yield _make
-    for env in envs.values():
-        env.close()
-
-
-def run(env: Any, plan: Any) -> Any:
-    return Executor(env, rng=np.random.default_rng(0)).run(plan)
 
 
 def sg(waypoints: list[Waypoint]) -> Subgoal:
@@ -173,3 +153,20 @@ def test_stopcube_missing_the_visit_fails(make: Any) -> None:
     last = b.layout["visits"][-1][2]
     with pytest.raises(TaskFailed, match="without a press"):
         run(env, [sg([Waypoint(None, CLOSED, hold=last + 10)])])
+
+
+# -- registration ------------------------------------------------------------------------------
+def test_a_broken_task_module_fails_loudly() -> None:
+    """Every task exists: a Counting module that cannot be imported is an error of
+    ``robomme tasks`` (and of generation), not a task listed as missing."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['dataforge.pipelines.robomme.tasks.counting'] = None\n"
+        "from dataforge.cli.main import main; sys.exit(main(['robomme', 'tasks']))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "internal error" in r.stderr and "counting" in r.stderr
+    assert "PickXtimes" not in r.stdout

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 dfhelpers.skip_module_without_maniskill()
+pytestmark = pytest.mark.slow  # the simulator
 
 from dataforge.manip.executor import CLOSED, Executor, Subgoal, TaskFailed  # noqa: E402
 from dataforge.pipelines.robomme.sim import make_env  # noqa: E402

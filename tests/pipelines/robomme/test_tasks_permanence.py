@@ -4,18 +4,19 @@ covering and the swaps, and picking a wrong container (or picking too early) fai
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import dfhelpers
 import numpy as np
 import pytest
+from robommehelpers import run
 
 dfhelpers.skip_module_without_maniskill()
+pytestmark = pytest.mark.slow  # the simulator
 
-from dataforge.manip.executor import Executor, Subgoal, TaskFailed  # noqa: E402
+from dataforge.manip.executor import Subgoal, TaskFailed  # noqa: E402
 from dataforge.pipelines.robomme import objects, skills  # noqa: E402
-from dataforge.pipelines.robomme.sim import make_env  # noqa: E402
 
 TABLES = {  # task -> difficulty -> (containers, goals range, swaps range), paper Tables 13-16
     "VideoUnmask": {"easy": (3, {1}, {0}), "medium": (5, {1}, {0}), "hard": (10, {2}, {0})},
@@ -45,25 +46,6 @@ SEEDS = {  # seeds whose oracle episodes succeed
     ("ButtonUnmaskSwap", "medium"): 0,
     ("ButtonUnmaskSwap", "hard"): 0,
 }
-
-
-@pytest.fixture
-def make() -> Iterator[Callable[[str, str, int], Any]]:
-    envs: list[Any] = []
-
-    def _make(task: str, difficulty: str, seed: int) -> Any:
-        env = make_env(task, difficulty, render=False)
-        env.reset(seed=seed)
-        envs.append(env)
-        return env
-
-    yield _make
-    for env in envs:
-        env.close()
-
-
-def run(env: Any, plan: Any) -> Any:
-    return Executor(env, rng=np.random.default_rng(0)).run(plan)
 
 
 def pick(b: Any, k: int) -> Subgoal:

@@ -12,12 +12,13 @@ from typing import Any
 import dfhelpers
 import numpy as np
 import pytest
+from robommehelpers import run
 
 dfhelpers.skip_module_without_maniskill()
+pytestmark = pytest.mark.slow  # the simulator
 
-from dataforge.manip.executor import Executor, Subgoal, TaskFailed  # noqa: E402
+from dataforge.manip.executor import Subgoal, TaskFailed  # noqa: E402
 from dataforge.pipelines.robomme import objects, skills  # noqa: E402
-from dataforge.pipelines.robomme.sim import make_env  # noqa: E402
 
 # Paper Tables 17-20.
 HIGHLIGHT = {"easy": (3, 1), "medium": (4, 2), "hard": (6, 3)}  # cubes, goal cubes
@@ -40,25 +41,6 @@ SEEDS = {  # seeds whose oracle episodes succeed (short ones, to keep the file q
     ("VideoPlaceOrder", "medium"): 4,
     ("VideoPlaceOrder", "hard"): 1,
 }
-
-
-@pytest.fixture
-def make() -> Iterator[Callable[[str, str, int], Any]]:
-    envs: list[Any] = []
-
-    def _make(task: str, difficulty: str, seed: int) -> Any:
-        env = make_env(task, difficulty, render=False)
-        env.reset(seed=seed)
-        envs.append(env)
-        return env
-
-    yield _make
-    for env in envs:
-        env.close()
-
-
-def run(env: Any, plan: Any) -> Any:
-    return Executor(env, rng=np.random.default_rng(0)).run(plan)
 
 
 def video_then(b: Any, after: Callable[[Any], Iterator[Subgoal]]) -> Iterator[Subgoal]:

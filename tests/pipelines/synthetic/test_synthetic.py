@@ -47,7 +47,7 @@ def test_nearer_sphere_occludes_the_farther_one():
 
 
 def test_produce_is_deterministic_per_unit_stream():
-    cfg = SyntheticConfig(scenes=1, episodes_per_scene=2, frames=3, width=32, height=24)
+    cfg = SyntheticConfig(scenes=1, episodes_per_scene=2, frames=3, resolution=(32, 24))
     unit = WorkUnit("scene-0000")
     a = list(produce(cfg, unit, unit_rng(0, unit.id)))
     b = list(produce(cfg, unit, unit_rng(0, unit.id)))

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from dataforge.cli.options import data_dir_option, execution_options, generation_options
-from dataforge.cli.report import echo_run_report
-
-SOLVER_CHOICES = ("elkai", "lkh", "exact")
-ORDERING_CHOICES = ("tip-to-tail", "tip-to-tip")
+from dataforge.cli.generation import generation_command
+from dataforge.cli.options import data_dir_option
+from dataforge.pipelines.ir2r import PIPELINE
 
 
 @click.group()
@@ -27,114 +24,25 @@ def ir2r() -> None:
     """
 
 
-@ir2r.command()
-@click.option(
-    "--split",
-    required=True,
-    help="R2R split: train, val_seen, val_unseen or test (reads r2r/R2R_<split>.json).",
-)
-@data_dir_option
-@click.option(
-    "--solver",
-    type=click.Choice(SOLVER_CHOICES),
-    default="elkai",
-    show_default=True,
-    help="elkai: LKH-3 bundled (non-commercial licence); lkh: an LKH binary on PATH; "
-    "exact: OR-tools CP-SAT, proves the optimum (small sets).",
-)
-@click.option(
-    "--ordering",
-    type=click.Choice(ORDERING_CHOICES),
-    default=None,
-    help="tip-to-tail: cost end(i) -> start(j) (the paper); tip-to-tip: start(i) -> start(j) "
-    "(the test server's). Default: tip-to-tip for test, else tip-to-tail.",
-)
-@click.option(
-    "--runs",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="LKH-3 runs per set (the best is kept).",
-)
-@click.option(
-    "--min-paths",
-    type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="Drop sets (and scenes) with fewer paths; 2 reproduces the paper's Table 1.",
-)
-@click.option(
-    "--exact-time-limit",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Seconds per set for --solver exact (then the best tour found, marked unproven).",
-)
-@click.option(
-    "--continuous",
-    is_flag=True,
-    help="IR2R-CE: tours over VLN-CE episodes with navmesh geodesics (needs --episodes, "
-    "--scenes-dir).",
-)
-@click.option(
-    "--episodes",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="--continuous: the VLN-CE episodes file, e.g. R2R_VLNCE_v1-3_preprocessed/val_seen/"
-    "val_seen.json.gz.",
-)
-@click.option(
-    "--scenes-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="--continuous: scene datasets root holding mp3d/<scan>/<scan>.navmesh.",
-)
-@click.option(
-    "--navmesh",
-    type=click.Choice(("habitat",)),
-    default="habitat",
-    show_default=True,
-    help="--continuous: the geodesic oracle (habitat-sim's pathfinder).",
-)
-@generation_options
-def tours(**kw: Any) -> None:
-    """Build the tours of one split into --out: tours_<split>.json plus a validated table."""
-    from dataforge.pipelines.ir2r.api import generate_tours
+def _table_row(report: Any, job: Any) -> None:
+    """After a run: the paper's Table 1 row of the tours written."""
+    if report.dry_run:
+        return
+    from dataforge.pipelines.ir2r.api import split_table
     from dataforge.pipelines.ir2r.table import TABLE1_HEADER, table1_row
-    from dataforge.progress import make_progress
 
-    options = execution_options(kw)
-    result = generate_tours(
-        split=kw["split"],
-        out=kw["out"],
-        data_dir=kw["data_dir"],
-        seed=kw["seed"],
-        fmt=kw["fmt"],
-        options=options,
-        ordering=kw["ordering"],
-        solver=kw["solver"],
-        runs=kw["runs"],
-        min_paths=kw["min_paths"],
-        exact_time_limit_s=kw["exact_time_limit"],
-        continuous=kw["continuous"],
-        episodes=kw["episodes"],
-        scenes_dir=kw["scenes_dir"],
-        navmesh=kw["navmesh"],
-        command=["dataforge", *sys.argv[1:]],
-        progress=make_progress(kw["quiet"]),
+    row = table1_row(split_table(report.root))
+    click.echo("  ".join(f"{h} {v}" for h, v in zip(TABLE1_HEADER, row, strict=True)))
+
+
+ir2r.add_command(
+    generation_command(
+        PIPELINE,
+        name="tours",
+        help="Build the tours of one split into --out: tours_<split>.json plus a validated table.",
+        after=_table_row,
     )
-    echo_run_report(result.report)
-    if result.dropped_scenes:
-        n_paths = sum(len(v) for v in result.dropped_scenes.values())
-        click.echo(
-            f"dropped {len(result.dropped_scenes)} scenes with fewer than {kw['min_paths']} "
-            f"paths ({n_paths} paths)"
-        )
-    if not result.report.dry_run:
-        from dataforge.pipelines.ir2r.api import split_table
-
-        row = table1_row(split_table(kw["out"]))
-        click.echo("  ".join(f"{h} {v}" for h, v in zip(TABLE1_HEADER, row, strict=True)))
+)
 
 
 @ir2r.command()

@@ -1,0 +1,226 @@
+"""``dataforge reproduce``: rebuild a dataset from its manifest and prove it is what the code makes.
+
+The manifest records everything a run depended on: pipeline, dataforge version, config, seed,
+format, and the sha256 of every external input file it read (``inputs``). :func:`reproduce`
+
+1. reads the manifest (its self-digest must hold; a newer format version is refused);
+2. checks every recorded input file at its location (as recorded, or moved with
+   ``--data-dir`` / ``--input NAME=PATH``) against its sha256, before any work;
+3. rebuilds the job from the recorded config (``PipelineConfig.from_dict``) and checks that it
+   has the recorded config hash (else this dataforge makes another dataset from that config);
+4. runs it into a fresh directory (temporary, or ``keep``: rerunning resumes there);
+5. compares every data file (all but ``manifest.json``, whose provenance differs by design):
+   the rebuild's sha256 against the dataset's manifest and the bytes on disk. For a shard the
+   report names the first episode and array whose decoded values differ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge._version import __version__
+from dataforge.errors import DatasetError, UsageError
+from dataforge.inputs import Inputs, check_inputs
+from dataforge.progress import Progress
+from dataforge.registry import get_pipeline
+from dataforge.run import ExecutionOptions, run_job
+from dataforge.store.builder import config_diff, header_hash
+from dataforge.store.hashing import sha256_file
+from dataforge.store.manifest import Manifest, read_manifest
+from dataforge.store.reader import Dataset
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One data file that the rebuild does not reproduce, and how."""
+
+    path: str
+    message: str
+
+    def line(self) -> str:
+        return f"[differs] {self.path}: {self.message}"
+
+
+@dataclass
+class ReproduceReport:
+    root: Path
+    pipeline: str
+    files: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    kept: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+
+def reproduce(
+    root: str | Path,
+    *,
+    locations: Mapping[str, Path] | None = None,
+    options: ExecutionOptions | None = None,
+    keep: Path | None = None,
+    progress: Progress | None = None,
+) -> ReproduceReport:
+    """Rebuild the dataset at ``root`` and compare (see the module docstring). ``locations``
+    override the recorded input locations by name (``data-dir``, ``metadata-dir``, ...)."""
+    root = Path(root)
+    manifest = read_manifest(root, verify=True)
+    pipeline = get_pipeline(manifest.pipeline)
+    if pipeline is None:
+        raise DatasetError(
+            f"{root} was made by pipeline {manifest.pipeline!r}, which this dataforge does not have"
+        )
+    report = ReproduceReport(root, manifest.pipeline)
+    if manifest.dataforge_version != __version__:
+        report.notes.append(
+            f"made by dataforge {manifest.dataforge_version}, rebuilt by {__version__}"
+        )
+    recorded = Inputs.from_dict(manifest.inputs)
+    identity = {
+        "pipeline": manifest.pipeline,
+        "format": manifest.format,
+        "seed": manifest.seed,
+        "config": dict(manifest.config),
+    }
+    if header_hash(identity, manifest.schema, recorded.files) != manifest.config_hash:
+        raise DatasetError(
+            f"{root}'s manifest records settings that do not give its config hash: it was "
+            "edited after the run, so there is nothing trustworthy to rebuild"
+        )
+    where = {**recorded.locations, **{k: Path(v) for k, v in (locations or {}).items()}}
+    check_inputs(recorded.files, where)
+    config = pipeline.config.from_dict(manifest.config)
+    job = pipeline.job(config, seed=manifest.seed, fmt=manifest.format, inputs=Inputs(where))
+    header = job.header()
+    if header.config_hash != manifest.config_hash:
+        diff = config_diff(
+            {f"--{k}": v for k, v in manifest.config.items()},
+            {f"--{k}": v for k, v in header.config.items()},
+        )
+        if not diff and header.schema.to_dict() != manifest.schema.to_dict():
+            diff = "the schema"
+        raise UsageError(
+            f"this dataforge ({__version__}) builds another dataset from what {root}'s "
+            f"manifest records ({diff or 'the inputs read'}); reproduce it with dataforge "
+            f"{manifest.dataforge_version}"
+        )
+    with _rebuild_dir(root, keep) as out:
+        run = run_job(
+            job,
+            out,
+            options or ExecutionOptions(),
+            command=["dataforge", "reproduce", str(root)],
+            progress=progress,
+        )
+        assert run.manifest is not None
+        report.files = len(run.manifest.files)
+        report.differences = compare(root, manifest, out, run.manifest)
+        report.kept = out if keep is not None else None
+    return report
+
+
+@contextlib.contextmanager
+def _rebuild_dir(root: Path, keep: Path | None) -> Iterator[Path]:
+    if keep is not None:
+        keep = Path(keep).absolute()
+        if keep == root.absolute() or root.absolute() in keep.parents:
+            raise UsageError(f"--keep {keep} lies inside the dataset {root}: choose another place")
+        yield keep
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="dataforge-reproduce-"))
+    try:
+        yield tmp / "dataset"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def compare(
+    root: Path, manifest: Manifest, rebuilt_root: Path, rebuilt: Manifest
+) -> list[Difference]:
+    """Every data file of ``root`` that differs from the rebuild: missing, extra, a manifest
+    entry that differs, or bytes on disk that differ from the entry."""
+    shard_of = {s.path: s.path for s in manifest.shards}
+    found: list[Difference] = []
+    by_shard: dict[str, list[tuple[str, str]]] = {}
+    for rel in sorted(set(manifest.files) | set(rebuilt.files)):
+        want, have = rebuilt.files.get(rel), manifest.files.get(rel)
+        if want is None:
+            reason = "listed in the dataset's manifest but not made by the rebuild"
+        elif have is None:
+            reason = "made by the rebuild but not listed in the dataset's manifest"
+        elif have.sha256 != want.sha256:
+            reason = "its manifest sha256 differs from the rebuild's"
+        else:
+            disk = _disk_sha256(root / rel)
+            if disk == want.sha256:
+                continue
+            reason = (
+                "missing on disk (or not a regular file)"
+                if disk is None
+                else "the bytes on disk differ from the manifest and the rebuild"
+            )
+        shard = next((s for s in shard_of if rel == s or rel.startswith(s + "/")), None)
+        if shard is None:
+            found.append(Difference(rel, reason))
+        else:
+            by_shard.setdefault(shard, []).append((rel, reason))
+    for shard, files in by_shard.items():
+        detail = first_difference(root, manifest, rebuilt_root, rebuilt, shard)
+        found += [Difference(rel, f"{reason}; {detail}") for rel, reason in files]
+    return sorted(found, key=lambda d: d.path)
+
+
+def _disk_sha256(path: Path) -> str | None:
+    if path.is_symlink() or not path.is_file():
+        return None
+    return sha256_file(path)
+
+
+def first_difference(
+    root: Path, manifest: Manifest, rebuilt_root: Path, rebuilt: Manifest, shard: str
+) -> str:
+    """The first episode (in the rebuild's order) and array of ``shard`` whose decoded values
+    differ between the dataset and the rebuild."""
+    ids = [e for e, loc in rebuilt.episodes.items() if loc.shard == shard]
+    with Dataset(root, manifest) as a, Dataset(rebuilt_root, rebuilt) as b:
+        for eid in ids:
+            if eid not in a.manifest.episodes:
+                return f"episode {eid!r} is missing from the dataset"
+            try:
+                ea, eb = a[eid], b[eid]
+                for name in b.schema:
+                    if name not in a.schema:
+                        return f"first difference: array {name!r} is missing (episode {eid!r})"
+                    va, vb = ea[name].read(), eb[name].read()
+                    if va.shape != vb.shape or not np.array_equal(va, vb, equal_nan=_nan_ok(vb)):
+                        return f"first difference: array {name!r} of episode {eid!r}{_row(va, vb)}"
+                if ea.metadata != eb.metadata:
+                    return f"first difference: the metadata of episode {eid!r}"
+            except Exception as exc:  # a corrupted shard: say where it stops decoding
+                return f"episode {eid!r} does not decode in the dataset ({type(exc).__name__})"
+    return "every episode decodes to the same values (the encoded bytes differ)"
+
+
+def _nan_ok(a: np.ndarray) -> bool:
+    return a.dtype.kind in "fc"
+
+
+def _row(a: Any, b: Any) -> str:
+    if a.shape != b.shape:
+        return f" (shape {a.shape} != {b.shape})"
+    if a.ndim == 0:
+        return ""
+    rows = np.flatnonzero(
+        [not np.array_equal(x, y, equal_nan=_nan_ok(b)) for x, y in zip(a, b, strict=True)]
+    )
+    return f" (row {int(rows[0])})" if len(rows) else ""

@@ -1,0 +1,72 @@
+"""What ``dataforge houses show`` calls (no click in here): draw a house, optionally write its
+world graph."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from dataforge.errors import DataforgeError, UsageError
+from dataforge.viz.plots import check_output_file
+
+
+def show(
+    house_file: Path,
+    out: Path,
+    *,
+    views: int = 4,
+    graph_out: Path | None = None,
+    sim: str = "embedded",
+) -> str:
+    """Write the picture (and optionally the world graph); return a one-line summary.
+
+    ``out`` and ``graph_out`` are checked before the house is loaded, as ``inspect --preview``
+    checks its file: a folder that does not exist is an error (it is not created), as is a
+    directory or a place that cannot be written.
+    """
+    out = Path(out)
+    check_image_suffix(out, "--out")
+    check_output_file(out, "--out")
+    if graph_out is not None:
+        graph_out = Path(graph_out)
+        if os.path.abspath(graph_out) == os.path.abspath(out):
+            raise UsageError(f"--graph and --out name the same file ({out})")
+        check_output_file(graph_out, "--graph")
+
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.graph import world_graph
+    from dataforge.world.house import load_house
+    from dataforge.world.navigation import house_nav_grid
+    from dataforge.world.show import show_house
+
+    catalogue = load_catalogue()
+    house = load_house(house_file, catalogue=catalogue)
+    reachable = house_nav_grid(house, catalogue).reachable_positions()
+    try:
+        show_house(house, catalogue, out, views=views, reachable=reachable, sim=sim)
+    except OSError as exc:
+        raise DataforgeError(f"cannot write {out}: {exc.strerror or exc}") from None
+    text = f"{house.name}: {len(house.rooms)} rooms, {len(house.objects)} objects; map in {out}"
+    if graph_out is not None:
+        graph = world_graph(house, catalogue)
+        try:
+            graph_out.write_text(json.dumps(graph.to_dict(), indent=1) + "\n")
+        except OSError as exc:
+            raise DataforgeError(f"cannot write {graph_out}: {exc.strerror or exc}") from None
+        text += f"; world graph in {graph_out}"
+    return text
+
+
+def check_image_suffix(path: Path, option: str) -> None:
+    """The picture's format follows its file name (matplotlib's rule): refuse, before any work,
+    a suffix matplotlib cannot write (no suffix writes PNG)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = path.suffix[1:].lower()
+    if suffix and suffix not in formats:
+        raise UsageError(
+            f"{option} {path}: cannot write a .{suffix} image; use .png (or one of "
+            f"{', '.join(sorted(formats))})"
+        )
