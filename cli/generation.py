@@ -41,7 +41,7 @@ def generation_command(
 
         options = execution_options(kw)
         out, seed, fmt, quiet = kw.pop("out"), kw.pop("seed"), kw.pop("fmt"), kw.pop("quiet")
-        inputs = Inputs({loc.name: kw.pop(loc.name.replace("-", "_")) for loc in pipeline.inputs})
+        inputs = Inputs({loc.name: kw.pop(loc.param) for loc in pipeline.inputs})
         config = pipeline.config(**kw)
         job = pipeline.job(config, seed=seed, fmt=fmt, inputs=inputs)
         report = run_job(

@@ -105,21 +105,6 @@ def execution_options(kwargs: dict[str, Any]) -> ExecutionOptions:
     )
 
 
-def data_dir_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--data-dir (env DATAFORGE_DATA, default ./data): external inputs, laid out like
-    ``../shared/data/`` (``r2r/``, ``mp3d_connectivity/``, ...)."""
-    return click.option(
-        "--data-dir",
-        type=click.Path(path_type=Path, file_okay=False),
-        envvar="DATAFORGE_DATA",
-        default=Path("data"),
-        show_default=True,
-        show_envvar=True,
-        help="Directory of external inputs, laid out like the project's shared data "
-        "(r2r/, mp3d_connectivity/, ...).",
-    )(f)
-
-
 # -- options from a pipeline's config dataclass ------------------------------------------------
 
 
@@ -188,7 +173,7 @@ def input_options(locations: Sequence[InputLocation]) -> Callable[[Callable[...,
         for loc in reversed(locations):
             fn = click.option(
                 f"--{loc.name}",
-                loc.name.replace("-", "_"),
+                loc.param,
                 type=click.Path(path_type=Path, dir_okay=not loc.file, file_okay=loc.file),
                 envvar=loc.envvar,
                 show_envvar=loc.envvar is not None,

@@ -73,7 +73,7 @@ def _tolerant_files(pipeline: Pipeline, manifest: Any) -> set[str]:
         return set()
     out: set[str] = set()
     for rel in manifest.files:
-        shard = next((s.path for s in manifest.shards if rel.startswith(s.path)), None)
+        shard = manifest.shard_of(rel)
         if shard is not None:
             inner = rel[len(shard) :].strip("/").split("/")[0]
             if manifest.format == "hdf5" or inner in tolerant:

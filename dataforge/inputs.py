@@ -63,20 +63,13 @@ class Inputs:
             raise UsageError(f"this run needs --{location}") from None
 
     def file(self, location: str, rel: str | Path, what: str) -> Path:
-        """``<location>/<rel>``, hashed and recorded; missing is ``InputNotFoundError``."""
-        rel = Path(rel).as_posix()
-        path = self.root(location) / rel
+        """``<location>/<rel>`` (``rel`` empty: the location itself names the file, e.g.
+        ``--episodes FILE``), hashed and recorded; missing is ``InputNotFoundError``."""
+        rel = Path(rel).as_posix() if str(rel) else ""
+        path = input_path(self.root(location), rel)
         if not path.is_file():
             raise InputNotFoundError(f"{path}: {what} not found")
         self.files[input_key(location, rel)] = sha256_file(path)
-        return path
-
-    def location_file(self, location: str, what: str) -> Path:
-        """The location itself, when it names a file (e.g. ``--episodes FILE``), recorded."""
-        path = self.root(location)
-        if not path.is_file():
-            raise InputNotFoundError(f"{path}: {what} not found")
-        self.files[input_key(location, "")] = sha256_file(path)
         return path
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,6 +95,10 @@ def input_key(location: str, rel: str) -> str:
     return f"{location}:{rel}" if rel else location
 
 
+def input_path(root: Path, rel: str) -> Path:
+    return Path(root) / rel if rel else Path(root)
+
+
 def split_key(key: str) -> tuple[str, str]:
     location, _, rel = key.partition(":")
     return location, rel
@@ -117,7 +114,7 @@ def check_inputs(recorded: Mapping[str, str], locations: Mapping[str, Path]) -> 
                 f"input {key} was read from --{location}, which is not given: pass "
                 f"--input {location}=PATH"
             )
-        path = Path(locations[location]) / rel if rel else Path(locations[location])
+        path = input_path(locations[location], rel)
         if not path.is_file():
             where = "--data-dir" if location == "data-dir" else f"--input {location}=PATH"
             raise InputNotFoundError(

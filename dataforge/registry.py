@@ -67,6 +67,11 @@ class InputLocation:
     envvar: str | None = None
     default: str | None = None
 
+    @property
+    def param(self) -> str:
+        """The click parameter's name (``data_dir``)."""
+        return self.name.replace("-", "_")
+
 
 @dataclass(frozen=True)
 class Example:

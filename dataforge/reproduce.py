@@ -32,8 +32,8 @@ from dataforge.inputs import Inputs, check_inputs
 from dataforge.progress import Progress
 from dataforge.registry import get_pipeline
 from dataforge.run import ExecutionOptions, run_job
-from dataforge.store.builder import config_diff, header_hash
-from dataforge.store.hashing import sha256_file
+from dataforge.store.builder import config_diff, flat_identity, header_hash, run_identity
+from dataforge.store.hashing import entry_inside
 from dataforge.store.manifest import Manifest, read_manifest
 from dataforge.store.reader import Dataset
 
@@ -86,12 +86,7 @@ def reproduce(
             f"made by dataforge {manifest.dataforge_version}, rebuilt by {__version__}"
         )
     recorded = Inputs.from_dict(manifest.inputs)
-    identity = {
-        "pipeline": manifest.pipeline,
-        "format": manifest.format,
-        "seed": manifest.seed,
-        "config": dict(manifest.config),
-    }
+    identity = run_identity(manifest.pipeline, manifest.format, manifest.seed, manifest.config)
     if header_hash(identity, manifest.schema, recorded.files) != manifest.config_hash:
         raise DatasetError(
             f"{root}'s manifest records settings that do not give its config hash: it was "
@@ -103,10 +98,7 @@ def reproduce(
     job = pipeline.job(config, seed=manifest.seed, fmt=manifest.format, inputs=Inputs(where))
     header = job.header()
     if header.config_hash != manifest.config_hash:
-        diff = config_diff(
-            {f"--{k}": v for k, v in manifest.config.items()},
-            {f"--{k}": v for k, v in header.config.items()},
-        )
+        diff = config_diff(flat_identity(identity), flat_identity(header.identity))
         if not diff and header.schema.to_dict() != manifest.schema.to_dict():
             diff = "the schema"
         raise UsageError(
@@ -149,7 +141,6 @@ def compare(
 ) -> list[Difference]:
     """Every data file of ``root`` that differs from the rebuild: missing, extra, a manifest
     entry that differs, or bytes on disk that differ from the entry."""
-    shard_of = {s.path: s.path for s in manifest.shards}
     found: list[Difference] = []
     by_shard: dict[str, list[tuple[str, str]]] = {}
     for rel in sorted(set(manifest.files) | set(rebuilt.files)):
@@ -161,7 +152,7 @@ def compare(
         elif have.sha256 != want.sha256:
             reason = "its manifest sha256 differs from the rebuild's"
         else:
-            disk = _disk_sha256(root / rel)
+            disk = _disk_sha256(root, rel)
             if disk == want.sha256:
                 continue
             reason = (
@@ -169,7 +160,7 @@ def compare(
                 if disk is None
                 else "the bytes on disk differ from the manifest and the rebuild"
             )
-        shard = next((s for s in shard_of if rel == s or rel.startswith(s + "/")), None)
+        shard = manifest.shard_of(rel) or rebuilt.shard_of(rel)
         if shard is None:
             found.append(Difference(rel, reason))
         else:
@@ -180,10 +171,12 @@ def compare(
     return sorted(found, key=lambda d: d.path)
 
 
-def _disk_sha256(path: Path) -> str | None:
-    if path.is_symlink() or not path.is_file():
+def _disk_sha256(root: Path, rel: str) -> str | None:
+    """sha256 of the dataset's file, read without following links (None: not a regular file)."""
+    try:
+        return entry_inside(root, rel).sha256
+    except OSError:
         return None
-    return sha256_file(path)
 
 
 def first_difference(

@@ -61,10 +61,8 @@ def reseal(root: Path) -> None:
     """Recompute every listed file's size and sha256 (and list the files now in each shard),
     update croissant.json's file entries, then rewrite the manifest with its self-digest."""
     manifest = read_manifest(root)
-    files = dict(manifest.files)
+    files = {rel: e for rel, e in manifest.files.items() if manifest.shard_of(rel) is None}
     for shard in manifest.shards:
-        for rel in [r for r in files if r == shard.path or r.startswith(shard.path + "/")]:
-            del files[rel]
         files.update(hash_files(root, shard.path))
     for rel in files:
         files[rel] = file_entry(root / rel)

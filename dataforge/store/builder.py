@@ -100,7 +100,7 @@ class DatasetHeader:
     @property
     def identity(self) -> dict[str, Any]:
         """What a user chose: pipeline, format, seed and config (shown when configs differ)."""
-        return _identity(self.pipeline, self.format, self.seed, self.config)
+        return run_identity(self.pipeline, self.format, self.seed, self.config)
 
     @property
     def input_files(self) -> dict[str, str]:
@@ -139,11 +139,12 @@ def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     return "; ".join(diffs[:6]) + ("; ..." if len(diffs) > 6 else "")
 
 
-def _identity(pipeline: str, fmt: str, seed: int, config: Mapping[str, Any]) -> dict[str, Any]:
+def run_identity(pipeline: str, fmt: str, seed: int, config: Mapping[str, Any]) -> dict[str, Any]:
+    """What a user chose for a run, as the config hash covers it."""
     return {"pipeline": pipeline, "format": fmt, "seed": seed, "config": dict(config)}
 
 
-def _flat(identity: Mapping[str, Any]) -> dict[str, Any]:
+def flat_identity(identity: Mapping[str, Any]) -> dict[str, Any]:
     """An identity as option-like settings, for config_diff."""
     flat = {k: identity.get(k) for k in ("pipeline", "format", "seed")}
     flat.update({f"--{k}": v for k, v in dict(identity.get("config") or {}).items()})
@@ -174,7 +175,7 @@ class DirState:
     def stored_identity(self) -> dict[str, Any]:
         m = self.manifest
         if m is not None:
-            return _identity(m.pipeline, m.format, m.seed, m.config)
+            return run_identity(m.pipeline, m.format, m.seed, m.config)
         return dict(self.run_info or {})
 
 
@@ -185,19 +186,16 @@ def _records_from_manifest(root: Path, manifest: Manifest) -> dict[str, ShardRec
     by_unit: dict[str, list[EpisodeLocation]] = {}
     for loc in manifest.episodes.values():
         by_unit.setdefault(loc.unit, []).append(loc)
+    files_of = manifest.files_by_shard()
     for shard in manifest.shards:
         # the manifest checked its paths (Manifest.from_dict); a link was refused by inspect_dir
         if entry_kind(root / check_relative_path(shard.path, "shard path")) in (None, "link"):
             continue
-        prefix = shard.path
-        files = {
-            p: e for p, e in manifest.files.items() if p == prefix or p.startswith(prefix + "/")
-        }
         out[shard.unit] = ShardRecord(
             unit=shard.unit,
             path=shard.path,
             episodes=tuple(by_unit.get(shard.unit, ())),
-            files=files,
+            files=files_of[shard.path],
         )
     return out
 
@@ -309,7 +307,7 @@ class DatasetBuilder:
             )
         stored = state.stored_hash
         if stored is not None and stored != header.config_hash and not overwrite:
-            diff = config_diff(_flat(state.stored_identity), _flat(header.identity))
+            diff = config_diff(flat_identity(state.stored_identity), flat_identity(header.identity))
             raise ConfigMismatchError(
                 f"{root} holds a dataset made with another configuration (config hash "
                 f"{stored[:12]} != {header.config_hash[:12]}: {diff or 'schema or version'}); "

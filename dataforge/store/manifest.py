@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,25 @@ class Manifest:
     @property
     def episode_ids(self) -> list[str]:
         return list(self.episodes)
+
+    @cached_property
+    def shard_paths(self) -> frozenset[str]:
+        return frozenset(s.path for s in self.shards)
+
+    def shard_of(self, rel: str) -> str | None:
+        """The path of the shard that the listed file ``rel`` belongs to (an HDF5 shard file,
+        or a file in a Zarr shard's folder); None for files beside the shards."""
+        parts = rel.split("/")
+        prefixes = ("/".join(parts[:k]) for k in range(1, len(parts) + 1))
+        return next((p for p in prefixes if p in self.shard_paths), None)
+
+    def files_by_shard(self) -> dict[str, dict[str, FileEntry]]:
+        """Every shard's listed files, by shard path (one pass over the files)."""
+        out: dict[str, dict[str, FileEntry]] = {s.path: {} for s in self.shards}
+        for rel, entry in self.files.items():
+            if (shard := self.shard_of(rel)) is not None:
+                out[shard][rel] = entry
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {

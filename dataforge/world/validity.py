@@ -41,6 +41,7 @@ class HouseCheck:
     """Problems found (empty: the house is usable) and the reachable positions they rest on."""
 
     problems: list[str] = field(default_factory=list)
+    placement: list[str] = field(default_factory=list)  # those of the problems about objects
     reachable: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     reachable_room: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))
     per_room: dict[str, int] = field(default_factory=dict)
@@ -87,7 +88,8 @@ def check_house(
             out.problems.append(
                 f"{room_id}: {n} reachable positions from the start, fewer than {min_per_room}"
             )
-    out.problems += list(object_problems(house, catalogue))
+    out.placement = object_problems(house, catalogue)
+    out.problems += out.placement
     return out
 
 

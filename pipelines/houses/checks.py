@@ -29,7 +29,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.houses.generate import house_counts
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
-    from dataforge.world.validity import check_house, object_problems
+    from dataforge.world.validity import check_house
 
     data = ep["house_json"].read().tobytes()
     catalogue = load_catalogue()
@@ -39,9 +39,8 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
         yield "loads", f"the stored house does not load: {exc}"
         return
     check = check_house(house, catalogue)
-    placement = object_problems(house, catalogue)
     for problem in check.problems:
-        yield ("placement" if problem in placement else "rooms-reachable"), problem
+        yield ("placement" if problem in check.placement else "rooms-reachable"), problem
     reachable = ep["reachable"].read()
     if reachable.shape != check.reachable.shape or not np.allclose(
         reachable, check.reachable, atol=1e-5

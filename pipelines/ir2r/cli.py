@@ -9,8 +9,11 @@ from typing import Any
 import click
 
 from dataforge.cli.generation import generation_command
-from dataforge.cli.options import data_dir_option
+from dataforge.cli.options import input_options
 from dataforge.pipelines.ir2r import PIPELINE
+
+# --data-dir as the tours command declares it (its registered input location)
+data_dir_option = input_options([loc for loc in PIPELINE.inputs if loc.name == "data-dir"])
 
 
 @click.group()

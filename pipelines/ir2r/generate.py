@@ -134,7 +134,7 @@ def check_viewpoints(source: Path, paths: list[NavPath], graph: NavGraph, gfile:
 def plan_continuous(cfg: IR2RConfig, inputs: Inputs) -> tuple[list[WorkUnit], dict[str, list[int]]]:
     """Units of an IR2R-CE split from ``--episodes`` (recorded) and ``--scenes-dir``."""
     require_navmesh_backend(cfg.navmesh)
-    episodes_file = inputs.location_file("episodes", "VLN-CE episodes")
+    episodes_file = inputs.file("episodes", "", "VLN-CE episodes")
     scenes = select_scenes(cfg, by_scene(load_vlnce(episodes_file)), episodes_file)
     units, dropped = [], {}
     for scene, paths in scenes.items():

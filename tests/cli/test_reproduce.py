@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from dfhelpers import SHARED, run_cli, synthetic_args
 
-from dataforge.store.builder import header_hash
+from dataforge.store.builder import header_hash, run_identity
 from dataforge.store.manifest import read_manifest, write_manifest
 
 DATA = SHARED / "data"
@@ -144,7 +144,7 @@ def test_a_forged_or_unreadable_manifest_is_refused(tmp_path: Path) -> None:
     newer = Path(shutil.copytree(src, tmp_path / "newer"))
     m = read_manifest(newer)
     config = {**m.config, "sparkle": 3}
-    identity = {"pipeline": m.pipeline, "format": m.format, "seed": m.seed, "config": config}
+    identity = run_identity(m.pipeline, m.format, m.seed, config)
     _resign(newer, config=config, config_hash=header_hash(identity, m.schema, {}))
     r = run_cli("reproduce", str(newer))
     assert r.returncode == 2 and "does not know: sparkle" in one_line_error(r)
