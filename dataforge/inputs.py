@@ -39,7 +39,7 @@ class Inputs:
 
     A *location* is a named directory or file the user gave (``data-dir``: ``--data-dir``,
     ``metadata-dir``: ``--metadata-dir``, ...). A pipeline reads every input file through
-    :meth:`file` (or :meth:`location_file` for a location that is itself a file), which
+    :meth:`file` (with an empty path for a location that is itself a file), which
     hashes it; the job carries the record into the manifest (``inputs``), where the digests
     count in the config hash (a rerun over changed inputs is another dataset) and ``dataforge
     reproduce`` checks them before any work. The locations themselves are provenance only: a
