@@ -47,6 +47,8 @@ demo: install
 	$(BIN)/dataforge validate $(DEMO_OUT)/houses
 	$(BIN)/dataforge houses show $(DEMO_OUT)/houses/houses/house-000000.json \
 		--out $(DEMO_OUT)/new_house.png
+	@echo "== demo: the shape of every object type (archetypes, support surfaces)"
+	$(BIN)/dataforge houses assets --out $(DEMO_OUT)/assets.png --json $(DEMO_OUT)/assets.json
 	@echo "== demo: RoboMME demonstrations on ManiSkill (CPU): two tasks, one episode each"
 	$(BIN)/dataforge robomme generate --tasks PickXtimes,VideoUnmask --episodes-per-task 1 \
 		--size 128 --format hdf5 --out $(DEMO_OUT)/robomme --overwrite

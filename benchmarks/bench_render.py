@@ -6,7 +6,12 @@ llvmpipe, pinned to one core with ``LP_NUM_THREADS=1`` (set before the driver lo
 Geodesics: distance queries per second between random reachable points from a cached distance
 field (``NavGrid.distances``), and the time to build one field.
 
-Targets (issue 5): >= 30 frames/s/core; >= 1,000 geodesic queries/s from a cached field.
+Rendering is measured twice: with the shaped archetypes, materials and lighting (issue 18) and
+with every object as its bounding box (``house_scene(shapes=False)``, the look before), with the
+triangle count of each. Scene building (archetypes to meshes) is timed too.
+
+Targets: >= 40 frames/s/core with the shaped geometry (issue 18; issue 5's was >= 30 with boxes);
+>= 1,000 geodesic queries/s from a cached field.
 Usage: python benchmarks/bench_render.py [--house PATH] [--frames 160]
 """
 
@@ -29,8 +34,10 @@ from dataforge.world.scene import house_scene
 DEFAULT_HOUSE = Path(__file__).resolve().parents[1].parent / "shared/data/procthor_houses"
 
 
-def bench_render(house, catalogue, frames: int) -> tuple[float, int]:
-    scene = house_scene(house, catalogue).scene
+def bench_render(house, catalogue, frames: int, shapes: bool = True) -> tuple[float, int, float]:
+    t0 = time.perf_counter()
+    scene = house_scene(house, catalogue, shapes=shapes).scene
+    build = time.perf_counter() - t0
     poses = []
     for room in house.rooms:
         c = Polygon(room.polygon_xz).representative_point()
@@ -45,7 +52,7 @@ def bench_render(house, catalogue, frames: int) -> tuple[float, int]:
             f = r.render(poses[i % len(poses)])
             assert f.depth.dtype == np.float32
         dt = time.perf_counter() - t0
-    return frames / dt, scene.triangle_count
+    return frames / dt, scene.triangle_count, build
 
 
 def bench_geodesic(house, catalogue, queries: int) -> tuple[float, float] | None:
@@ -75,8 +82,12 @@ def main() -> None:
     args = ap.parse_args()
     catalogue = load_catalogue()
     house = load_house(args.house, catalogue=catalogue)
-    fps, tris = bench_render(house, catalogue, args.frames)
-    print(f"render: {fps:.1f} frames/s on one core (640x480, 4 outputs, {tris} triangles)")
+    for shapes, label in ((False, "boxes"), (True, "shaped")):
+        fps, tris, build = bench_render(house, catalogue, args.frames, shapes)
+        print(
+            f"render ({label}): {fps:.1f} frames/s on one core (640x480, 4 outputs, "
+            f"{tris:,} triangles; scene built in {build:.2f} s)"
+        )
     geo = bench_geodesic(house, catalogue, args.queries)
     if geo is None:
         print("geodesics: dataforge.nav.grid not available")

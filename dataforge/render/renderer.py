@@ -44,12 +44,14 @@ in int in_instance;
 in int in_semantic;
 out vec3 v_normal;
 out vec3 v_color;
+out vec3 v_view;
 out float v_z;
 flat out int v_instance;
 flat out int v_semantic;
 void main() {
     vec4 cam = world_to_cam * vec4(in_pos, 1.0);
     v_z = cam.z;
+    v_view = -(transpose(mat3(world_to_cam)) * cam.xyz);  // from the point toward the camera
     v_normal = in_normal;
     v_color = in_color;
     v_instance = in_instance;
@@ -62,8 +64,10 @@ _FRAGMENT_SHADER = """
 #version 330
 uniform vec3 light_dir;
 uniform float ambient;
+uniform float fill;
 in vec3 v_normal;
 in vec3 v_color;
+in vec3 v_view;
 in float v_z;
 flat in int v_instance;
 flat in int v_semantic;
@@ -73,8 +77,14 @@ layout(location = 2) out int f_semantic;
 layout(location = 3) out float f_depth;
 void main() {
     float len = length(v_normal);
-    float lambert = len > 0.0 ? abs(dot(v_normal / len, light_dir)) : 1.0;
-    f_color = vec4(v_color * (ambient + (1.0 - ambient) * lambert), 1.0);
+    vec3 view = normalize(v_view);
+    vec3 n = len > 0.0 ? v_normal / len : view;
+    n = dot(n, view) < 0.0 ? -n : n;  // both sides are drawn: light the side that is seen
+    float key = max(dot(n, light_dir), 0.0);
+    float head = max(dot(n, view), 0.0);
+    float sky = 0.8 + 0.2 * n.y;  // hemisphere ambient: up-facing surfaces a little brighter
+    float light = ambient * sky + (1.0 - ambient - fill) * key + fill * head;
+    f_color = vec4(min(v_color * light, vec3(1.0)), 1.0);
     f_instance = v_instance;
     f_semantic = v_semantic;
     f_depth = v_z;
@@ -157,7 +167,10 @@ def _mat_bytes(m: np.ndarray) -> bytes:
 class Renderer:
     """Renders a :class:`Scene` at ``width`` x ``height`` with vertical field of view ``vfov_deg``.
 
-    ``near`` / ``far`` bound what is drawn (metres along the optical axis). The scene is uploaded
+    ``near`` / ``far`` bound what is drawn (metres along the optical axis). Shading: a
+    hemisphere ambient term (``ambient``; up-facing surfaces 25% brighter than down-facing),
+    Lambert from the directional ``light_dir`` and a head light from the camera (``fill``), on
+    the side of each face that is seen. The scene is uploaded
     once with :meth:`set_scene`; :meth:`render` then draws any number of poses. ``context``
     defaults to this process's shared EGL context.
     """
@@ -171,7 +184,8 @@ class Renderer:
         near: float = 0.05,
         far: float = 100.0,
         light_dir: ArrayLike = (0.4, 1.0, 0.25),
-        ambient: float = 0.35,
+        ambient: float = 0.45,
+        fill: float = 0.3,
         background: ArrayLike = (0, 0, 0),
         context: Any = None,
     ) -> None:
@@ -191,6 +205,7 @@ class Renderer:
         light = np.asarray(light_dir, dtype=np.float64).reshape(3)
         self._program["light_dir"].value = tuple(light / np.linalg.norm(light))
         self._program["ambient"].value = float(ambient)
+        self._program["fill"].value = float(fill)
         self._program["cam_to_clip"].write(
             _mat_bytes(gl_projection(self.K, self.width, self.height, self.near, self.far))
         )

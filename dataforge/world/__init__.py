@@ -2,8 +2,10 @@
 
 ``house`` (typed records over a house JSON, kept unchanged for writing back), ``assets`` (the
 asset catalogue shipped in the ``procthor`` wheel: sizes, properties, receptacle statistics),
-``boxes`` (oriented 3D boxes; AI2-THOR's position and rotation conventions, with the evidence)
-and ``graph`` (rooms, receptacles with free top surface, objects with their room).
+``boxes`` (oriented 3D boxes; AI2-THOR's position and rotation conventions, with the evidence),
+``shapes`` and ``archetypes`` (a shaped asset per object type, with support surfaces and
+sub-receptacles), ``surfaces`` (those surfaces in the world) and ``graph`` (rooms, receptacles
+and their surfaces, objects with their room and surface). docs/world.md is the map.
 """
 
 from dataforge.world.assets import AssetCatalogue, AssetInfo, TypeInfo, WallHole, load_catalogue

@@ -8,7 +8,10 @@ ai2thor):
   ``boundingBox`` (full sizes in metres along the asset's own x/y/z axes at rotation 0),
   ``primaryProperty`` (``CanPickup`` / ``Moveable`` / ``Static``), ``secondaryProperties``
   (``Receptacle``, ``CanOpen``, ``CanToggleOnOff``, ...) and ``states`` (``open``: the bounding box
-  when open). The 20 ``Doorframe`` assets carry only id, type, box and split: no properties.
+  when open) and ``materials`` (``[category, material name]`` pairs, e.g. ``["Metal",
+  "Fridge_Metal_Mat"]``; read into ``AssetInfo.materials``, colours come from
+  :mod:`dataforge.world.materials`). The 20 ``Doorframe`` assets carry only id, type, box and
+  split: no properties, no materials.
 * ``wall-holes.json``: the cut-out each ``Doorway_*`` / ``Window_*`` asset makes in its wall.
 * ``receptacles.json``: ``{receptacleType: {objectType: {count, p}}}``, how often an object type
   was found on a receptacle type.
@@ -77,6 +80,7 @@ class AssetInfo:
     open_size: Vec3 | None = None
     split: str | None = None
     hole: WallHole | None = None
+    materials: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +97,7 @@ class AssetInfo:
             "open_size": None if self.open_size is None else list(self.open_size),
             "split": self.split,
             "hole": None if self.hole is None else self.hole.to_dict(),
+            "materials": [list(pair) for pair in self.materials],
         }
 
     @classmethod
@@ -111,6 +116,7 @@ class AssetInfo:
             open_size=None if data.get("open_size") is None else vec3(data["open_size"]),
             split=data.get("split"),
             hole=None if data.get("hole") is None else WallHole.from_dict(data["hole"]),
+            materials=tuple((str(c), str(n)) for c, n in data.get("materials", ())),
         )
 
 
@@ -323,7 +329,22 @@ def _asset_info(
         open_size=open_size,
         split=item.get("split"),
         hole=holes.get(aid),
+        materials=_materials(item, where, aid),
     )
+
+
+def _materials(item: Mapping[str, Any], where: str, aid: str) -> tuple[tuple[str, str], ...]:
+    raw = item.get("materials")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in raw
+    ):
+        raise MalformedInputError(
+            f"{ASSET_DATABASE}: {where} ({aid}): 'materials' is not a list of "
+            "[category, material name] pairs"
+        )
+    return tuple((c, n) for c, n in raw)
 
 
 def _build_types(assets: Mapping[str, AssetInfo], placement: Any) -> dict[str, TypeInfo]:

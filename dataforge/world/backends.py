@@ -4,18 +4,29 @@
 camera (position, yaw, horizon; AI2-THOR's conventions), list reachable positions, measure
 geodesics, open containers, spawn / place / remove objects, and log the world graph.
 
-- ``embedded`` (default): :class:`EmbeddedWorld` — the house's boxes rendered on the CPU
+- ``embedded`` (default): :class:`EmbeddedWorld` — the house's shaped archetypes (or real
+  meshes from ``--assets``) rendered on the CPU
   (``dataforge.render``), geodesics on an occupancy grid (``dataforge.nav.grid``), placement
   by ``dataforge.world.placement``. Needs nothing but pip.
-- ``ai2thor``: :class:`ThorWorld` — ``ai2thor.controller.Controller(scene=house)`` (which runs
-  ``CreateHouse``), a third-party camera for arbitrary poses, ``GetReachablePositions``,
-  ``GetShortestPathToPoint``, ``OpenObject``, ``SpawnAsset`` / ``PlaceObjectAtPoint`` /
+- ``ai2thor``: :class:`ThorWorld` — ``ai2thor.controller.Controller(scene="Procedural")`` then
+  ``CreateHouse`` with the house upgraded to the schema the simulator reads (:func:`thor_house`),
+  a third-party camera for arbitrary poses, ``GetReachablePositions``, ``GetShortestPathToPoint``,
+  ``OpenObject``, ``SpawnAsset`` / ``PlaceObjectAtPoint`` / ``TeleportObject`` /
   ``RemoveFromScene``. Poses for placements are chosen by the same placement code, then applied
-  in the simulator. Without ai2thor or its Unity build it stops with one line saying so.
+  in the simulator (positions converted from box centres to the asset's pivot, which is what
+  AI2-THOR moves). Without ai2thor or its Unity build it stops with one line saying so.
+
+Actions and parameters are those of AI2-THOR 5.0.0 (``ai2thor==5.0.0``, whose Unity build is
+commit ``f0825767cd50d69f666c7f282e54abfe58f1e917``): ``ai2thor/controller.py`` of that release
+and allenai/ai2thor's Unity sources of the schema-1.0.0 era (``unity/Assets/Scripts/``
+``BaseFPSAgentController.cs``, ``AgentManager.cs``, ``ActionDispatcher.cs``, ``ProceduralTools.cs``,
+``ProceduralData.cs``). Unity rejects a parameter name an action does not have, a missing one or
+a value of the wrong type, and ``Controller.step`` then raises ``ValueError``.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -24,10 +35,13 @@ import numpy as np
 from dataforge.errors import MissingDependencyError, UsageError
 from dataforge.render.renderer import Frame
 from dataforge.world.assets import AssetCatalogue
+from dataforge.world.boxes import rotation_matrix
 from dataforge.world.graph import WorldGraph
 from dataforge.world.house import House
+from dataforge.world.materials import SKY_COLOR
 from dataforge.world.placement import PlacementResult, World
 from dataforge.world.scene import InstanceIds, SemanticTable
+from dataforge.world.vectors import vec3
 
 SIMS = ("embedded", "ai2thor")
 
@@ -69,8 +83,11 @@ def open_world(
     **kw: Any,
 ) -> WorldBackend:
     """The world backend named ``sim`` (one of :data:`SIMS`) for ``house``."""
+    library = kw.pop("library", None)  # real meshes (--assets): the embedded world's only
     if sim == "embedded":
-        return EmbeddedWorld(house, catalogue, width=width, height=height, vfov_deg=vfov_deg)
+        return EmbeddedWorld(
+            house, catalogue, width=width, height=height, vfov_deg=vfov_deg, library=library
+        )
     if sim == "ai2thor":
         return ThorWorld(house, catalogue, width=width, height=height, vfov_deg=vfov_deg, **kw)
     raise UsageError(f"unknown --sim {sim!r}; choose one of {', '.join(SIMS)}")
@@ -90,8 +107,10 @@ class EmbeddedWorld:
         height: int = 480,
         vfov_deg: float = 90.0,
         agent_radius: float = 0.2,
+        library: Any = None,
     ) -> None:
         self.catalogue = catalogue
+        self.library = library  # a MeshLibrary of real meshes (--assets), or None
         self.world = World(house, catalogue)
         self.ids = InstanceIds()
         self.size = (width, height, vfov_deg)
@@ -106,7 +125,9 @@ class EmbeddedWorld:
         from dataforge.world.scene import house_scene
 
         if self._scene is None:
-            self._scene = house_scene(self.world.house(), self.catalogue, ids=self.ids)
+            self._scene = house_scene(
+                self.world.house(), self.catalogue, ids=self.ids, library=self.library
+            )
         return self._scene
 
     @property
@@ -127,7 +148,7 @@ class EmbeddedWorld:
 
         if self._renderer is None:
             w, h, fov = self.size
-            self._renderer = Renderer(w, h, vfov_deg=fov)
+            self._renderer = Renderer(w, h, vfov_deg=fov, background=SKY_COLOR)
         if self._uploaded is None or self._uploaded is not self._scene:
             self._renderer.set_scene(self.scene.scene)
             self._uploaded = self._scene
@@ -173,6 +194,28 @@ class EmbeddedWorld:
 
 # -- AI2-THOR ------------------------------------------------------------------------------
 
+THOR_HOUSE_SCHEMA = "1.0.0"
+"""The house schema AI2-THOR 5.0.0's ``CreateHouse`` reads: ``ProceduralTools.CreateHouse`` throws
+unless ``house.metadata.schema`` equals its ``CURRENT_HOUSE_SCHEMA``, ``"1.0.0"``."""
+
+# allowedError of GetShortestPathToPoint, metres. AI2-THOR (SafelyComputeNavMeshPath) snaps both
+# endpoints to the nearest navmesh point within max(0.2, allowedError), then fails the action
+# ("Closest point on NavMesh was too far ...") when the endpoints lie further than allowedError
+# from it in the floor plane (both of them, in the sources read). Its default,
+# DefaultAllowedErrorInShortestPath = 1e-4 m, makes a reachable pair "unreachable" as soon as the
+# endpoints are a hair off the navmesh, which grid positions next to walls and furniture are (the
+# navmesh is the floor shrunk by the agent's radius, voxelised at a few centimetres). 0.1 m
+# absorbs that and stays under half the 0.25 m grid of reachable positions, so an endpoint never
+# snaps towards a neighbouring cell; AI2-THOR's own VisualizeShortestPaths passes 0.1 too.
+SHORTEST_PATH_ALLOWED_ERROR_M = 0.1
+
+# Agent modes with a start pose in ProcTHOR-10k's schema-1.0.0 houses (metadata.agentPoses);
+# CreateHouse teleports the agent to agentPoses[agentMode] (schema 0.0.1 had metadata.agent).
+AGENT_POSE_MODES = ("arm", "default", "locobot", "stretch")
+
+# A spawned object whose box centre is this close (metres, per axis) to the wanted one stays put.
+CENTRE_TOLERANCE_M = 1e-3
+
 
 def thor_vector(p: Sequence[float]) -> dict[str, float]:
     return {"x": float(p[0]), "y": float(p[1]), "z": float(p[2])}
@@ -191,6 +234,153 @@ def path_length(corners: Sequence[Mapping[str, float]]) -> float:
     """Length of a ``GetShortestPathToPoint`` path in the floor plane (x, z)."""
     pts = np.array([[c["x"], c["z"]] for c in corners], dtype=np.float64).reshape(-1, 2)
     return float(np.linalg.norm(np.diff(pts, axis=0), axis=1).sum()) if len(pts) > 1 else 0.0
+
+
+def thor_house(house: Mapping[str, Any], catalogue: AssetCatalogue) -> dict[str, Any]:
+    """``house`` in the schema AI2-THOR 5.0.0's ``CreateHouse`` reads (:data:`THOR_HOUSE_SCHEMA`).
+
+    A new dict; ``house`` is left as it was. ProcTHOR's generator (procthor 0.0.1.dev2) writes
+    schema ``0.0.1``: materials are plain names, a door's or window's hole is a ``boundingBox``
+    plus ``assetOffset``. AI2-THOR 5.0.0 reads the house into ``Thor.Procedural.Data`` classes
+    (``ProceduralData.cs``) where every material is a ``MaterialProperties`` object (``name``,
+    ``color``, ``tilingDivisorX``/``Y``, ...; CreateHouse reads ``floorMaterial.name``,
+    ``material.name``, ...) and a hole is ``holePolygon`` (its two corners) plus
+    ``assetPosition``, the centre of the door or window asset's box in the wall's frame (CreateHouse
+    spawns it there with ``positionBoundingBoxCenter``). The upgrade follows procthor's own
+    (``procthor/utils/upgrade_house_version.py``, ``From_0_0_0`` to ``1.0.0``) and reproduces
+    ProcTHOR-10k's schema-1.0.0 houses:
+
+    - ``proceduralParameters.ceilingMaterial``, ``rooms[].floorMaterial``,
+      ``rooms[].ceilings[].material``, ``walls[].material`` and a door's, window's or object's
+      ``material``: a name becomes ``{"name": name}``. A wall's ``color`` and
+      ``proceduralParameters.ceilingColor`` are copied into their material's ``color`` (schema
+      1.0.0 takes colours from materials only), ``...TilingXDivisor``/``...TilingYDivisor`` into
+      ``tilingDivisorX``/``Y``; an object's ``color`` becomes its material's when it has none.
+    - Doors and windows: ``holePolygon = [boundingBox.min, boundingBox.max]``,
+      ``assetPosition = boundingBox.min + assetOffset + size / 2`` in x and y (``size``: the
+      asset's box, from ``catalogue``), z = 0.
+    - ``metadata.schema = "1.0.0"``, and ``metadata.agentPoses`` from ``metadata.agent`` for
+      :data:`AGENT_POSE_MODES` (without ``standing`` for the locobot, as in ProcTHOR-10k).
+
+    Nothing is removed: the old fields stay (AI2-THOR ignores keys its classes lack), so dataforge
+    reads the result as it read ``house``. A house already in schema 1.0.0 (or newer: the simulator
+    will say what it makes of it) comes back unchanged.
+    """
+    out: dict[str, Any] = copy.deepcopy(dict(house))
+    meta = out.get("metadata")
+    if not isinstance(meta, dict):
+        meta = out["metadata"] = {}
+    if _schema_version(meta.get("schema")) >= _schema_version(THOR_HOUSE_SCHEMA):
+        return out
+    params = out.get("proceduralParameters")
+    if isinstance(params, dict):
+        _upgrade_material(
+            params,
+            "ceilingMaterial",
+            color=params.get("ceilingColor"),
+            tiling=("ceilingMaterialTilingXDivisor", "ceilingMaterialTilingYDivisor"),
+        )
+    for room in _dicts(out.get("rooms")):
+        _upgrade_material(
+            room,
+            "floorMaterial",
+            tiling=("floorMaterialTilingXDivisor", "floorMaterialTilingYDivisor"),
+        )
+        for ceiling in _dicts(room.get("ceilings")):
+            _upgrade_material(ceiling, "material", tiling=("tilingDivisorX", "tilingDivisorY"))
+    for wall in _dicts(out.get("walls")):
+        _upgrade_material(wall, "material", color=wall.get("color"))
+    for hole in [*_dicts(out.get("doors")), *_dicts(out.get("windows"))]:
+        _upgrade_material(hole, "material")
+        _upgrade_hole(hole, catalogue)
+    for obj in _walk_objects(out.get("objects")):
+        if obj.get("material") is None and isinstance(obj.get("color"), dict):
+            obj["material"] = {"color": copy.deepcopy(obj["color"])}
+        _upgrade_material(obj, "material")
+    agent = meta.get("agent")
+    if "agentPoses" not in meta and isinstance(agent, dict):
+        meta["agentPoses"] = {
+            mode: {k: copy.deepcopy(v) for k, v in agent.items()
+                   if not (mode == "locobot" and k == "standing")}
+            for mode in AGENT_POSE_MODES
+        }  # fmt: skip
+    meta["schema"] = THOR_HOUSE_SCHEMA
+    return out
+
+
+def _schema_version(schema: Any) -> tuple[int, int, int]:
+    """``"0.0.1"`` -> (0, 0, 1); a missing or unreadable part counts 0, as in ProceduralTools."""
+    parts = str(schema).split(".") if schema else []
+    nums = []
+    for i in range(3):
+        try:
+            nums.append(int(parts[i]))
+        except (IndexError, ValueError):
+            nums.append(0)
+    return nums[0], nums[1], nums[2]
+
+
+def _dicts(items: Any) -> list[dict[str, Any]]:
+    return [d for d in items if isinstance(d, dict)] if isinstance(items, list) else []
+
+
+def _walk_objects(objects: Any) -> list[dict[str, Any]]:
+    """Every object dict of a house's ``objects``, children included."""
+    out = []
+    stack = list(reversed(_dicts(objects)))
+    while stack:
+        obj = stack.pop()
+        out.append(obj)
+        stack.extend(reversed(_dicts(obj.get("children"))))
+    return out
+
+
+def _upgrade_material(
+    data: dict[str, Any], key: str, *, color: Any = None, tiling: tuple[str, str] | None = None
+) -> None:
+    """``data[key]``, a material name, becomes a ``MaterialProperties`` dict (in place); the
+    fields named by ``tiling`` give its ``tilingDivisorX`` and ``tilingDivisorY``."""
+    name = data.get(key)
+    if not isinstance(name, str):
+        return
+    material: dict[str, Any] = {"name": name}
+    if color is not None:
+        material["color"] = copy.deepcopy(color)
+    if tiling is not None:
+        for source, target in zip(tiling, ("tilingDivisorX", "tilingDivisorY"), strict=True):
+            if data.get(source) is not None:
+                material[target] = data[source]
+    data[key] = material
+
+
+def _upgrade_hole(hole: dict[str, Any], catalogue: AssetCatalogue) -> None:
+    """A schema-0.0.1 door or window (``boundingBox``, ``assetOffset``) gets ``holePolygon`` and
+    ``assetPosition`` (in place)."""
+    box = hole.get("boundingBox")
+    lo = box.get("min") if isinstance(box, dict) else None
+    hi = box.get("max") if isinstance(box, dict) else None
+    if not (isinstance(lo, dict) and isinstance(hi, dict)):
+        return
+    if "holePolygon" not in hole:
+        hole["holePolygon"] = [copy.deepcopy(lo), copy.deepcopy(hi)]
+    if "assetPosition" not in hole:
+        offset = hole.get("assetOffset") if isinstance(hole.get("assetOffset"), dict) else {}
+        size = catalogue.asset(str(hole.get("assetId"))).size
+        hole["assetPosition"] = {
+            "x": float(lo["x"]) + float(offset.get("x", 0.0)) + size[0] / 2,
+            "y": float(lo["y"]) + float(offset.get("y", 0.0)) + size[1] / 2,
+            "z": 0.0,
+        }
+
+
+def _one_line(message: Any, limit: int = 400) -> str:
+    """A simulator message (often several lines, with a C# stack trace) as one short line."""
+    text = " ".join(str(message or "").split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _xyz(p: Mapping[str, Any]) -> np.ndarray:
+    return np.array([float(p["x"]), float(p["y"]), float(p["z"])])
 
 
 def ids_from_colors(
@@ -228,7 +418,14 @@ def ids_from_colors(
 
 
 class ThorWorld:
-    """The AI2-THOR backend (see the module docstring)."""
+    """The AI2-THOR backend (see the module docstring).
+
+    ``controller``: an ``ai2thor.controller.Controller`` (or a stand-in) started in AI2-THOR's
+    empty ``Procedural`` scene; without one, one is started here. Either way ``CreateHouse``
+    then builds ``house`` in it, as ProcTHOR does (``Controller(scene="Procedural")``, then
+    ``step(action="CreateHouse", house=...)``), so a house the simulator rejects is told apart
+    from a simulator that does not start.
+    """
 
     name = "ai2thor"
 
@@ -248,11 +445,19 @@ class ThorWorld:
         self.ids = InstanceIds()
         self.semantics = SemanticTable.for_catalogue(catalogue)
         self.size = (width, height, vfov_deg)
-        self.controller = controller or self._start(house, width, height, vfov_deg, controller_kw)
+        self.controller = controller or self._start(width, height, vfov_deg, controller_kw)
         self._camera_added = False
+        # The objects of the latest event, by id: pivot ("position"), "rotation", box.
+        self._objects: dict[str, Mapping[str, Any]] = {}
+        try:
+            self._create_house(house)
+        except Exception:
+            if controller is None:  # stop the simulator started here
+                self.close()
+            raise
 
     @staticmethod
-    def _start(house: House, width: int, height: int, fov: float, kw: dict[str, Any]) -> Any:
+    def _start(width: int, height: int, fov: float, kw: dict[str, Any]) -> Any:
         try:
             from ai2thor.controller import Controller
         except ImportError:
@@ -262,7 +467,7 @@ class ThorWorld:
             ) from None
         try:
             return Controller(
-                scene=house.to_json_dict(),
+                scene="Procedural",
                 width=width,
                 height=height,
                 fieldOfView=fov,
@@ -277,11 +482,36 @@ class ThorWorld:
                 "use the embedded world (--sim embedded) on this machine"
             ) from None
 
-    def _step(self, action: str, **kw: Any) -> Any:
-        event = self.controller.step(action=action, **kw)
+    def _create_house(self, house: House) -> None:
+        """``CreateHouse`` with :func:`thor_house`; a failure is one line with AI2-THOR's message.
+
+        ``Controller.step`` raises ``ValueError`` when Unity cannot bind the argument (errorCode
+        ``InvalidArgument``), and otherwise returns a failed event: ``house`` does not deserialise
+        (a schema-0.0.1 material name where ``MaterialProperties`` is expected), its schema is not
+        1.0.0, a material is unknown, ... Neither is "the Unity build could not be obtained".
+        """
+        data = thor_house(house.to_json_dict(), self.catalogue)
+        try:
+            event = self.controller.step(action="CreateHouse", house=data)
+        except ValueError as exc:
+            raise UsageError(f"AI2-THOR CreateHouse failed: {_one_line(exc)}") from None
+        self._record(event)
         meta = getattr(event, "metadata", {}) or {}
         if not meta.get("lastActionSuccess", True):
-            raise UsageError(f"AI2-THOR {action} failed: {meta.get('errorMessage', '')}")
+            raise UsageError(f"AI2-THOR CreateHouse failed: {_one_line(meta.get('errorMessage'))}")
+
+    def _record(self, event: Any) -> None:
+        """Keep the objects of ``event`` (every AI2-THOR event lists all of them)."""
+        objects = (getattr(event, "metadata", None) or {}).get("objects")
+        if isinstance(objects, list):
+            self._objects = {o["objectId"]: o for o in objects if "objectId" in o}
+
+    def _step(self, action: str, **kw: Any) -> Any:
+        event = self.controller.step(action=action, **kw)
+        self._record(event)
+        meta = getattr(event, "metadata", {}) or {}
+        if not meta.get("lastActionSuccess", True):
+            raise UsageError(f"AI2-THOR {action} failed: {_one_line(meta.get('errorMessage'))}")
         return event
 
     def render(self, position: Sequence[float], yaw: float, horizon: float = 0.0) -> Frame:
@@ -311,12 +541,24 @@ class ThorWorld:
         return np.array([[p["x"], p["y"], p["z"]] for p in pts], dtype=np.float64).reshape(-1, 3)
 
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+        """Shortest-path lengths on AI2-THOR's navmesh, inf where there is no path.
+
+        AI2-THOR 5.0.0's ``GetShortestPathToPoint(Vector3 position, Vector3 target, float
+        allowedError)`` (BaseFPSAgentController.cs; older builds and ai2thor's own
+        ``util/metrics.py`` still send ``x``/``y``/``z``, which 5.0.0 rejects), with
+        :data:`SHORTEST_PATH_ALLOWED_ERROR_M`. A pair without a path fails the action (a failed
+        event, not an exception).
+        """
         out = np.full((len(sources), len(targets)), np.inf)
         for i, a in enumerate(sources):
             for j, b in enumerate(targets):
                 event = self.controller.step(
-                    action="GetShortestPathToPoint", position=thor_vector(a), **thor_vector(b)
+                    action="GetShortestPathToPoint",
+                    position=thor_vector(a),
+                    target=thor_vector(b),
+                    allowedError=SHORTEST_PATH_ALLOWED_ERROR_M,
                 )
+                self._record(event)
                 if event.metadata.get("lastActionSuccess"):
                     out[i, j] = path_length(event.metadata["actionReturn"]["corners"])
         return out
@@ -334,6 +576,7 @@ class ThorWorld:
         res = self.world.spawn(asset_id, receptacle_id, rng, **kw)
         self._sync_open(receptacle_id, was_open)
         if res.ok:
+            assert res.position is not None and res.rotation is not None
             self._step(
                 "SpawnAsset",
                 assetId=asset_id,
@@ -341,7 +584,40 @@ class ThorWorld:
                 position=thor_vector(res.position),
                 rotation=thor_vector(res.rotation),
             )
+            self._centre_at(res.object_id, res.position, res.rotation)
         return res
+
+    def _centre_at(
+        self, object_id: str, centre: Sequence[float], rotation: Sequence[float]
+    ) -> None:
+        """Move a just spawned ``object_id`` so that its box centre is ``centre``.
+
+        ``SpawnAsset(assetId, generatedId, position, rotation)`` (BaseFPSAgentController.cs)
+        calls ``ProceduralTools.spawnSimObjPrefab`` with ``positionBoundingBoxCenter`` false: the
+        asset's pivot (its transform position) goes to ``position``; CreateHouse passes true and
+        puts the box centre there, which is what dataforge's positions are. Where the pivot sits
+        is up to each asset (the bottom of the box for most ProcTHOR assets, the centre for some,
+        elsewhere for others: see :mod:`dataforge.world.boxes`), so it is read back: the event
+        after SpawnAsset lists the new object with its pivot (``position``) and its box
+        (``axisAlignedBoundingBox.center``), and ``TeleportObject`` (forced, kinematic, as
+        SpawnAsset leaves it) moves it by the difference. SpawnAsset's own return value is no
+        help: its ``worldSpaceCenter`` is the centre of the meshes' render bounds grown to
+        include the world origin.
+        """
+        obj = self._objects.get(object_id)
+        if obj is None:
+            return
+        shift = np.asarray(centre, np.float64) - _xyz(obj["axisAlignedBoundingBox"]["center"])
+        if np.abs(shift).max() <= CENTRE_TOLERANCE_M:
+            return
+        self._step(
+            "TeleportObject",
+            objectId=object_id,
+            position=thor_vector(_xyz(obj["position"]) + shift),
+            rotation=thor_vector(rotation),
+            forceAction=True,
+            forceKinematic=True,
+        )
 
     def place(
         self, object_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
@@ -350,8 +626,36 @@ class ThorWorld:
         res = self.world.place(object_id, receptacle_id, rng, **kw)
         self._sync_open(receptacle_id, was_open)
         if res.ok:
-            self._step("PlaceObjectAtPoint", objectId=object_id, position=thor_vector(res.position))
+            assert res.position is not None and res.rotation is not None
+            self._step(
+                "PlaceObjectAtPoint",
+                objectId=object_id,
+                position=thor_vector(self._place_point(object_id, res.position, res.rotation)),
+                rotation=thor_vector(res.rotation),
+            )
         return res
+
+    def _place_point(
+        self, object_id: str, centre: Sequence[float], rotation: Sequence[float]
+    ) -> np.ndarray:
+        """The ``position`` for ``PlaceObjectAtPoint`` that puts the box centre over ``centre``.
+
+        ``PlaceObjectAtPoint(objectId, position, rotation)`` (BaseFPSAgentController.cs) turns the
+        object to ``rotation``, casts a ray down from ``position`` and sets the object's pivot at
+        that x, z, as high as makes the bottom of its box rest on what the ray hit (plus 5 mm).
+        So x, z are the pivot's: ``centre`` minus the box centre's offset from the pivot, taken
+        from the object's last reported pose and turned to ``rotation``. y is the centre's height:
+        the ray must start above the surface, and the box centre is (a pivot at the bottom of
+        the box would start the ray in the surface).
+        """
+        target = np.asarray(centre, np.float64)
+        obj = self._objects.get(object_id)
+        if obj is None:
+            return target
+        offset = _xyz(obj["axisAlignedBoundingBox"]["center"]) - _xyz(obj["position"])
+        reported = rotation_matrix(vec3(_xyz(obj["rotation"])))
+        offset = rotation_matrix(vec3(rotation)) @ (reported.T @ offset)
+        return np.array([target[0] - offset[0], target[1], target[2] - offset[2]])
 
     def _sync_open(self, receptacle_id: str, was_open: float | None) -> None:
         now = self.world.object(receptacle_id).openness

@@ -1,14 +1,24 @@
 """A house as a JSON-serialisable world graph: rooms, receptacles and objects.
 
 * Rooms: id, type, floor polygon (x, z) and its area (m²).
-* Receptacles: every object whose asset is a receptacle, or that has children. Its axis-aligned
+* Receptacles: every object whose asset is a receptacle, that has sub-receptacles, or that has
+  children. Its axis-aligned
   box, the area of its top face (its box's plan-view footprint) and the free part of it (cm²):
   the top face minus the footprints of the children resting on the top, clipped at 0. A child
   rests on the top when its box bottom is at least at the parent's top minus
   :data:`ON_TOP_TOLERANCE_M`; children below that are inside (shelves, drawers, a fridge, a
   sofa's seat) and take no top surface.
+  Its support surfaces (:mod:`dataforge.world.surfaces`: the top, shelf boards, a seat, the
+  inside of a fridge or a drawer, a basin), each with its kind, height, area, free area (cm²) and
+  the objects resting on it.
+* Sub-receptacles (a dresser's drawers, a bookcase's shelves, a counter's cupboards, a sink's
+  basin) are receptacles of their own, typed as AI2-THOR types them (``Drawer``, ``Shelf``,
+  ``Cabinet``, ``SinkBasin``), with id ``<object id>|<element>``, ``parent_id`` the object, and
+  as top area and children those of their own surfaces.
 * Objects: id, type, asset, position, rotation, parent (the receptacle it is in or on, None for
-  top-level objects) and the room whose floor polygon contains its position.
+  top-level objects), the surface of the parent it rests on (its index, kind and sub-receptacle
+  id; None when its pose is on none of them, as in houses settled by AI2-THOR's physics on its
+  own meshes) and the room whose floor polygon contains its position.
 
 Everything is listed sorted by id (plain string order), so the same house gives the same JSON.
 """
@@ -23,16 +33,19 @@ import shapely
 from shapely.geometry import Point, Polygon
 
 from dataforge.errors import MalformedInputError, UsageError
+from dataforge.world.archetypes import shape_of
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import Aabb, OrientedBox, object_box
 from dataforge.world.house import House, HouseObject
+from dataforge.world.shapes import element_id
+from dataforge.world.surfaces import WorldSurface, house_surfaces, surface_under
 from dataforge.world.vectors import XZ, Vec3, vec3
 
 ON_TOP_TOLERANCE_M = 0.03
 """A child whose box bottom is at most this far below its parent's top rests on the top."""
 
 M2_TO_CM2 = 1e4
-GRAPH_FORMAT = 1
+GRAPH_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -61,8 +74,52 @@ class RoomNode:
 
 
 @dataclass(frozen=True)
+class SurfaceNode:
+    """One support surface of a receptacle and the objects resting on it."""
+
+    index: int
+    kind: str
+    element_id: str | None
+    y: float
+    area_cm2: float
+    free_area_cm2: float
+    clearance_m: float | None
+    needs_open: bool
+    object_ids: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "kind": self.kind,
+            "element_id": self.element_id,
+            "y": self.y,
+            "area_cm2": self.area_cm2,
+            "free_area_cm2": self.free_area_cm2,
+            "clearance_m": self.clearance_m,
+            "needs_open": self.needs_open,
+            "object_ids": list(self.object_ids),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SurfaceNode:
+        clearance = data.get("clearance_m")
+        return cls(
+            index=int(data["index"]),
+            kind=str(data["kind"]),
+            element_id=data.get("element_id"),
+            y=float(data["y"]),
+            area_cm2=float(data["area_cm2"]),
+            free_area_cm2=float(data["free_area_cm2"]),
+            clearance_m=None if clearance is None else float(clearance),
+            needs_open=bool(data.get("needs_open", False)),
+            object_ids=tuple(data.get("object_ids", ())),
+        )
+
+
+@dataclass(frozen=True)
 class ReceptacleNode:
-    """A receptacle; ``on_top_ids`` are the children counted against its free top surface."""
+    """A receptacle; ``on_top_ids`` are the children counted against its free top surface;
+    ``parent_id`` is the object a sub-receptacle belongs to (None for objects)."""
 
     id: str
     object_type: str
@@ -71,17 +128,21 @@ class ReceptacleNode:
     free_area_cm2: float
     child_ids: tuple[str, ...] = ()
     on_top_ids: tuple[str, ...] = ()
+    parent_id: str | None = None
+    surfaces: tuple[SurfaceNode, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "object_type": self.object_type,
+            "parent_id": self.parent_id,
             "aabb_min": list(self.aabb.lo),
             "aabb_max": list(self.aabb.hi),
             "top_area_cm2": self.top_area_cm2,
             "free_area_cm2": self.free_area_cm2,
             "child_ids": list(self.child_ids),
             "on_top_ids": list(self.on_top_ids),
+            "surfaces": [x.to_dict() for x in self.surfaces],
         }
 
     @classmethod
@@ -94,6 +155,8 @@ class ReceptacleNode:
             free_area_cm2=float(data["free_area_cm2"]),
             child_ids=tuple(data.get("child_ids", ())),
             on_top_ids=tuple(data.get("on_top_ids", ())),
+            parent_id=data.get("parent_id"),
+            surfaces=tuple(SurfaceNode.from_dict(x) for x in data.get("surfaces", ())),
         )
 
 
@@ -106,6 +169,9 @@ class ObjectNode:
     rotation: Vec3
     parent_id: str | None
     room_id: str | None
+    surface: int | None = None  # index of the parent's surface it rests on
+    surface_kind: str | None = None
+    element_id: str | None = None  # the sub-receptacle it is in or on
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +181,9 @@ class ObjectNode:
             "position": list(self.position),
             "rotation": list(self.rotation),
             "parent_id": self.parent_id,
+            "surface": self.surface,
+            "surface_kind": self.surface_kind,
+            "element_id": self.element_id,
             "room_id": self.room_id,
         }
 
@@ -128,6 +197,9 @@ class ObjectNode:
             rotation=vec3(data["rotation"]),
             parent_id=data.get("parent_id"),
             room_id=data.get("room_id"),
+            surface=data.get("surface"),
+            surface_kind=data.get("surface_kind"),
+            element_id=data.get("element_id"),
         )
 
 
@@ -189,14 +261,25 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
     for o in house.objects:
         if o.parent_id is not None:
             children.setdefault(o.parent_id, []).append(o)
+    surfaces = house_surfaces(house.objects, catalogue)
+    resting: dict[str, WorldSurface] = {}  # child id -> the parent's surface under it
+    for o in house.objects:
+        if o.parent_id is not None and o.parent_id in surfaces:
+            under = surface_under(boxes[o.id], surfaces[o.parent_id])
+            if under is not None:
+                resting[o.id] = under
     receptacles = []
     for o in sorted(house.objects, key=lambda o: o.id):
         kids = sorted(children.get(o.id, []), key=lambda c: c.id)
-        if not (kids or catalogue.asset(o.asset_id).receptacle):
+        if not (kids or catalogue.asset(o.asset_id).receptacle or o.id in surfaces):
             continue
         box = boxes[o.id]
         on_top = [c for c in kids if boxes[c.id].bottom >= box.top - ON_TOP_TOLERANCE_M]
         top, free = top_surface_cm2(box, [boxes[c.id] for c in on_top])
+        nodes = []
+        for surf in surfaces.get(o.id, ()):
+            here = sorted(c.id for c in kids if resting.get(c.id) is surf)
+            nodes.append(_surface_node(surf, [boxes[c] for c in here], tuple(here)))
         receptacles.append(
             ReceptacleNode(
                 id=o.id,
@@ -206,8 +289,34 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
                 free_area_cm2=free,
                 child_ids=tuple(c.id for c in kids),
                 on_top_ids=tuple(c.id for c in on_top),
+                surfaces=tuple(n for n in nodes if n.element_id is None),
             )
         )
+        shape = shape_of(catalogue.asset(o.asset_id))
+        for element, thor_type in sorted(shape.elements.items()):
+            own = [n for n in nodes if n.element_id == element_id(o.id, element)]
+            if not own:
+                continue
+            ids = tuple(sorted(i for n in own for i in n.object_ids))
+            lo = [min(n_.bounds[0] for n_ in _polys(surfaces[o.id], own)), min(n.y for n in own)]
+            hi = [max(n_.bounds[2] for n_ in _polys(surfaces[o.id], own)),
+                  max(n.y + (n.clearance_m or 0.0) for n in own)]  # fmt: skip
+            zlo = min(n_.bounds[1] for n_ in _polys(surfaces[o.id], own))
+            zhi = max(n_.bounds[3] for n_ in _polys(surfaces[o.id], own))
+            receptacles.append(
+                ReceptacleNode(
+                    id=element_id(o.id, element),
+                    object_type=thor_type,
+                    aabb=Aabb((lo[0], lo[1], zlo), (hi[0], hi[1], zhi)),
+                    top_area_cm2=round(sum(n.area_cm2 for n in own), 3),
+                    free_area_cm2=round(sum(n.free_area_cm2 for n in own), 3),
+                    child_ids=ids,
+                    on_top_ids=ids,
+                    parent_id=o.id,
+                    surfaces=tuple(own),
+                )
+            )
+    receptacles.sort(key=lambda r: r.id)
     objects = tuple(
         ObjectNode(
             id=o.id,
@@ -217,10 +326,37 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
             rotation=o.rotation,
             parent_id=o.parent_id,
             room_id=room_of(o.position, polygons, boxes[o.id]),
+            surface=resting[o.id].index if o.id in resting else None,
+            surface_kind=resting[o.id].kind if o.id in resting else None,
+            element_id=resting[o.id].element_id if o.id in resting else None,
         )
         for o in sorted(house.objects, key=lambda o: o.id)
     )
     return WorldGraph(house.name, rooms, tuple(receptacles), objects)
+
+
+def _surface_node(
+    surf: WorldSurface, resting: list[OrientedBox], ids: tuple[str, ...]
+) -> SurfaceNode:
+    area = surf.polygon.area * M2_TO_CM2
+    shadows = [b.footprint() for b in resting]
+    used = shapely.union_all(shadows).intersection(surf.polygon).area if shadows else 0.0
+    return SurfaceNode(
+        index=surf.index,
+        kind=surf.kind,
+        element_id=surf.element_id,
+        y=round(surf.y, 4),
+        area_cm2=round(area, 3),
+        free_area_cm2=round(max(area - used * M2_TO_CM2, 0.0), 3),
+        clearance_m=None if surf.clearance is None else round(surf.clearance, 4),
+        needs_open=surf.needs_open,
+        object_ids=ids,
+    )
+
+
+def _polys(surfaces: tuple[WorldSurface, ...], nodes: list[SurfaceNode]) -> list[Polygon]:
+    wanted = {n.index for n in nodes}
+    return [s.polygon for s in surfaces if s.index in wanted]
 
 
 def top_surface_cm2(box: OrientedBox, resting: Iterable[OrientedBox]) -> tuple[float, float]:

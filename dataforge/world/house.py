@@ -291,16 +291,19 @@ class House:
         wall = self.wall(opening.wall_ids[0])
         return wall.point_at(opening.offset_range[0]), wall.point_at(opening.offset_range[1])
 
-    def wall_holes(self, wall: Wall) -> list[tuple[float, float, float, float]]:
+    def wall_holes(
+        self, wall: Wall, skip: frozenset[str] = frozenset()
+    ) -> list[tuple[float, float, float, float]]:
         """Door and window holes of ``wall`` as (s0, s1, h0, h1): metres along this side from
         its start (s0 <= s1; the hole's ends are projected onto this side, so either side of a
-        wall works) and the hole's bottom and top above the floor."""
+        wall works) and the hole's bottom and top above the floor; openings in ``skip`` (ids)
+        are left out."""
         start = np.asarray(wall.start, dtype=np.float64)
         direction = np.asarray(wall.end, dtype=np.float64) - start
         direction /= float(np.linalg.norm(direction))
         holes = []
         for op in self.openings:
-            if wall.id not in op.wall_ids:
+            if wall.id not in op.wall_ids or op.id in skip:
                 continue
             a, b = (np.asarray(p, dtype=np.float64) for p in self.opening_segment(op))
             s = sorted(float(np.dot(p - start, direction)) for p in (a, b))

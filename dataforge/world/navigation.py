@@ -1,10 +1,16 @@
 """A house's walkable space for :class:`dataforge.nav.grid.NavGrid`.
 
 Free space is the union of the rooms' floor polygons. Obstacles are the walls (as segments,
-with door holes that reach the floor left open: doors count as open) and the footprints of
-objects standing on the floor (top-level objects whose box starts below ``FLOOR_OBJECT_MAX_Y``;
-pictures and TVs hung on walls do not block the floor). Objects on receptacles ride on their
-receptacle's footprint.
+with door holes that reach the floor left open, except where a door leaf is closed: a
+``Doorway`` asset with ``openness`` 0) and the footprints of objects standing on the floor
+(top-level objects whose box starts below ``FLOOR_OBJECT_MAX_Y``; pictures and TVs hung on walls
+do not block the floor). Objects on receptacles ride on their receptacle's footprint.
+
+An object's footprint is the union of its parts' footprints (:func:`part_boxes`): an L-shaped
+counter blocks an L, not its bounding square. A table blocks its whole top: the space between its
+legs is under the top, lower than the agent (AI2-THOR's agent is a capsule 0.2 m in radius and
+about 1.8 m tall), so the agent cannot stand there, as in AI2-THOR, whose navigation mesh is
+baked under the same rule.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from shapely.ops import unary_union
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import object_box
 from dataforge.world.house import House
+from dataforge.world.surfaces import part_boxes
 
 FLOOR_OBJECT_MAX_Y = 0.3  # m above the floor: boxes starting higher hang on walls
 DOOR_MAX_SILL = 0.3  # m: a hole whose bottom is lower than this is walkable (a door)
@@ -27,13 +34,27 @@ def walkable_floor(house: House) -> BaseGeometry:
     return unary_union([Polygon(r.polygon_xz) for r in house.rooms])
 
 
-def wall_obstacles(house: House) -> list[BaseGeometry]:
+def closed_door_ids(house: House, catalogue: AssetCatalogue) -> frozenset[str]:
+    """Doors whose leaf is closed (``openness`` 0 on a ``Doorway`` asset; frames have no leaf)."""
+    return frozenset(
+        d.id
+        for d in house.doors
+        if d.openness is not None
+        and d.openness <= 0
+        and catalogue.asset(d.asset_id).object_type == "Doorway"
+    )
+
+
+def wall_obstacles(house: House, catalogue: AssetCatalogue | None = None) -> list[BaseGeometry]:
+    closed = closed_door_ids(house, catalogue) if catalogue is not None else frozenset()
     out: list[BaseGeometry] = []
     for wall in house.walls:
         if wall.empty or wall.height <= 0:
             continue
         line = LineString([wall.start, wall.end])
-        doors = sorted((s0, s1) for s0, s1, h0, _ in house.wall_holes(wall) if h0 < DOOR_MAX_SILL)
+        doors = sorted(
+            (s0, s1) for s0, s1, h0, _ in house.wall_holes(wall, skip=closed) if h0 < DOOR_MAX_SILL
+        )
         s = 0.0
         for s0, s1 in [*doors, (line.length, line.length)]:
             if s0 > s + 1e-6:
@@ -53,7 +74,8 @@ def object_obstacles(
             continue
         box = object_box(obj, catalogue)
         if box.bottom - house_floor_y(house) < FLOOR_OBJECT_MAX_Y:
-            fp = box.footprint()
+            parts = part_boxes(obj, catalogue.asset(obj.asset_id))
+            fp = unary_union([p.footprint() for p in parts])
             if not fp.is_empty:
                 out.append(fp)
     return out
@@ -75,5 +97,5 @@ def house_nav_grid(
     agent is a 0.2 m radius capsule)."""
     from dataforge.nav.grid import NavGrid
 
-    obstacles = wall_obstacles(house) + object_obstacles(house, catalogue, hidden)
+    obstacles = wall_obstacles(house, catalogue) + object_obstacles(house, catalogue, hidden)
     return NavGrid.build(walkable_floor(house), obstacles, agent_radius=agent_radius, cell=cell)

@@ -1,20 +1,24 @@
 """Changing a house: open containers, spawn, place and remove small objects.
 
-:class:`World` holds a house's objects as they change. Placing an object on a receptacle picks a
-pose on its top face, or on the floor of its interior for containers (Fridge, Cabinet, Drawer,
-...; a closed one is opened first unless ``auto_open=False``), then checks it:
+:class:`World` holds a house's objects as they change. Placing an object on a receptacle picks
+one of the receptacle's support surfaces (:mod:`dataforge.world.surfaces`: a table's top, a
+bookcase's shelf boards, a chair's seat, the inside of a drawer or fridge, a sink's basin), a
+pose on it, then checks it:
 
 - support: the object's bottom must lie within ``max_sink`` below / ``max_hover`` above the
-  supporting surface, and its footprint inside the surface (shrunk by ``margin``);
-- collision: its box may not overlap any other object's box (the receptacle's own box is
-  allowed to be touched from above or contain it when inside).
+  surface, and its footprint inside the surface's polygon;
+- headroom: the object must fit under the surface's clearance (the shelf board above it);
+- collision: its box may not overlap the parts of any other object (a chair's seat under a
+  table's top, a lamp beside it), nor the receptacle's own parts for surfaces open above
+  (a sofa's arm beside its seat). Interiors and basins are hollow: there only the contents
+  already inside count.
 
+Surfaces behind a door or in a drawer need the receptacle open: they are tried after the
+usable ones, and a closed receptacle is opened (``auto_open``, the default) when one is chosen.
 Every attempt ends in a :class:`PlacementResult` (``placed``, ``no_free_space``, ``collision``,
 ``closed``, ``not_a_receptacle``) rather than an exception. Objects placed on a receptacle become
-its children in the house JSON, as in ProcTHOR. Boxes are the assets' bounding boxes (closed
-size), so "inside" means inside the closed box of the container, and "on top" means on the
-top of the box: for furniture whose box top is a backrest (chairs, sofas, beds) that is the
-backrest's height, not the seat's.
+its children in the house JSON, as in ProcTHOR; the surface they rest on (a sub-receptacle such
+as ``Drawer_2``) follows from their pose (:func:`~dataforge.world.surfaces.surface_under`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import shapely.affinity
 from shapely.geometry import Point, Polygon
 
 from dataforge.errors import UsageError
@@ -32,26 +37,9 @@ from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import OrientedBox, object_box
 from dataforge.world.graph import WorldGraph, world_graph
 from dataforge.world.house import House, HouseObject, load_house
+from dataforge.world.surfaces import WorldSurface, object_surfaces, part_boxes
 
-# Containers whose contents sit inside their box (openable ones are opened first).
-INSIDE_TYPES = frozenset(
-    {
-        "Fridge",
-        "Cabinet",
-        "Drawer",
-        "Microwave",
-        "Safe",
-        "Box",
-        "Bowl",
-        "Pot",
-        "Pan",
-        "Cup",
-        "Mug",
-        "GarbageCan",
-        "LaundryHamper",
-    }
-)
-CONTAINER_WALL = 0.02  # m: inset of a container's interior from its box
+HOLLOW_KINDS = frozenset({"interior", "basin"})  # surfaces inside a receptacle
 STATUSES = ("placed", "no_free_space", "collision", "closed", "not_a_receptacle")
 
 
@@ -65,6 +53,8 @@ class PlacementResult:
     inside: bool = False
     attempts: int = 0
     message: str = ""
+    surface: int | None = None  # index of the receptacle's surface (WorldSurface.index)
+    kind: str | None = None  # that surface's kind
 
     @property
     def ok(self) -> bool:
@@ -110,7 +100,10 @@ class World:
         return tuple(o for o in self._objects.values() if o.parent_id == object_id)
 
     def is_receptacle(self, object_id: str) -> bool:
-        return self.catalogue.asset(self.object(object_id).asset_id).receptacle
+        """The asset is a receptacle, or has sub-receptacles (a shelving unit's shelves)."""
+        obj = self.object(object_id)
+        info = self.catalogue.asset(obj.asset_id)
+        return info.receptacle or bool(object_surfaces(obj, info))
 
     def graph(self) -> WorldGraph:
         return world_graph(self.house(), self.catalogue)
@@ -160,85 +153,113 @@ class World:
         obj = HouseObject(oid, asset_id, info.object_type, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
         return self.place(obj, receptacle_id, rng, **kw)
 
+    def surfaces(self, object_id: str, *, all_surfaces: bool = False) -> tuple[WorldSurface, ...]:
+        """The object's support surfaces as it stands now (see :mod:`dataforge.world.surfaces`;
+        ``all_surfaces``: a non-receptacle's own surfaces too)."""
+        obj = self.object(object_id)
+        info = self.catalogue.asset(obj.asset_id)
+        return object_surfaces(obj, info, all_surfaces=all_surfaces)
+
     def place(
         self,
         obj: HouseObject | str,
         receptacle_id: str,
         rng: np.random.Generator,
         *,
+        surface: int | str | None = None,
         inside: bool | None = None,
         auto_open: bool = True,
+        prefer_open: bool = True,
         attempts: int = 64,
         max_sink: float = 0.01,
         max_hover: float = 0.01,
     ) -> PlacementResult:
-        """Move ``obj`` (an object of the house, or a new one) onto or into ``receptacle_id``."""
+        """Move ``obj`` (an object of the house, or a new one) onto or into ``receptacle_id``.
+
+        ``surface`` picks the receptacle's surface: its index, its kind (``shelf``) or its
+        element (``Drawer_2``); by default every surface is searched, the usable ones (not behind
+        a closed door) first, each attempt drawing a surface with probability by area.
+        ``inside`` True keeps to interiors and basins, False to the others. With
+        ``prefer_open=False`` closed surfaces are drawn alongside the open ones (AI2-THOR's
+        ``InitialRandomSpawn`` fills closed drawers and fridges too) and the receptacle is left
+        as it was.
+        """
         obj = self.object(obj) if isinstance(obj, str) else obj
         receptacle = self.object(receptacle_id)
-        rec_info = self.catalogue.asset(receptacle.asset_id)
-        if not rec_info.receptacle:
+        if not self.is_receptacle(receptacle_id):
             return PlacementResult(
                 "not_a_receptacle",
                 obj.id,
                 receptacle_id,
                 message=f"{receptacle.object_type} is not a receptacle",
             )
-        if inside is None:
-            inside = receptacle.object_type in INSIDE_TYPES
-        if inside and rec_info.openable and not (receptacle.openness or 0) > 0:
-            if not auto_open:
-                return PlacementResult(
-                    "closed",
-                    obj.id,
-                    receptacle_id,
-                    inside=True,
-                    message=f"{receptacle_id} is closed",
-                )
-            self.open(receptacle_id)
-        surface, y_floor, y_ceiling = self._support(receptacle_id, inside)
+        candidates = _choose_surfaces(self.surfaces(receptacle_id), surface, inside)
+        if not candidates:
+            return PlacementResult(
+                "no_free_space", obj.id, receptacle_id, inside=bool(inside),
+                message=f"{receptacle_id} has no surface {surface!r}" if surface is not None
+                else f"{receptacle_id} has no surface to place on",
+            )  # fmt: skip
+        is_open = (receptacle.openness or 0) > 0
+        usable = [c for c in candidates if is_open or not c.needs_open]
+        closed = [c for c in candidates if not (is_open or not c.needs_open)]
+        if not usable and not auto_open:
+            return PlacementResult(
+                "closed", obj.id, receptacle_id, inside=True,
+                message=f"{receptacle_id} is closed",
+            )  # fmt: skip
+        if not prefer_open:
+            groups = [usable + closed] if auto_open else [usable]
+        else:
+            groups = [g for g in ((usable, closed) if auto_open else (usable,)) if g]
         size = np.asarray(self.catalogue.asset(obj.asset_id).size, dtype=np.float64)
         rec_yaw = self.box(receptacle_id).yaw_deg
+        own = self._part_boxes(receptacle_id)
         others = [
-            self.box(o.id) for o in self._objects.values() if o.id not in (obj.id, receptacle_id)
+            b
+            for o in self._objects.values()
+            if o.id not in (obj.id, receptacle_id)
+            for b in self._part_boxes(o.id)
         ]
-        bounds = _bounds(others)
-        if y_ceiling is not None and size[1] > y_ceiling - y_floor:
-            return PlacementResult(
-                "no_free_space",
-                obj.id,
-                receptacle_id,
-                inside=inside,
-                message="too tall for the container",
-            )
-        collided = 0
-        for k in range(attempts):
-            yaw = float(rec_yaw + 90.0 * rng.integers(4))
-            region = _fit_region(surface, size, yaw)
-            if region.is_empty:
-                if k == 3:  # every quarter turn tried: the object cannot fit
-                    break
+        collided, too_tall, last = 0, 0, candidates[0]
+        per_group = max(attempts // len(groups), 1)
+        for group in groups:
+            fitting = [c for c in group if c.clearance is None or size[1] <= c.clearance]
+            too_tall += len(group) - len(fitting)
+            if not fitting:
                 continue
-            x, z = _sample(region, rng)
-            center = (x, y_floor + size[1] / 2.0, z)
-            candidate = OrientedBox(center, tuple(size), yaw_deg=yaw)
-            if not _supported(candidate, surface, y_floor, max_sink, max_hover):
-                continue
-            if _collides(candidate, others, bounds):
-                collided += 1
-                continue
-            self._commit(obj, receptacle_id, center, (0.0, yaw, 0.0))
-            return PlacementResult(
-                "placed", obj.id, receptacle_id, center, (0.0, yaw, 0.0), inside, k + 1
-            )
+            weights = np.array([max(c.area_m2, 1e-6) for c in fitting])
+            for k in range(per_group):
+                chosen = fitting[int(rng.choice(len(fitting), p=weights / weights.sum()))]
+                last = chosen
+                yaw = float(rec_yaw + 90.0 * rng.integers(4))
+                region = _fit_region(chosen.polygon, size, yaw)
+                if region.is_empty:
+                    continue
+                x, z = _sample(region, rng)
+                center = (x, chosen.y + size[1] / 2.0, z)
+                candidate = OrientedBox(center, tuple(size), yaw_deg=yaw)
+                if not _supported(candidate, chosen.polygon, chosen.y, max_sink, max_hover):
+                    continue
+                blockers = others if chosen.kind in HOLLOW_KINDS else [*others, *own]
+                if _collides(candidate, blockers, _bounds(blockers)):
+                    collided += 1
+                    continue
+                if chosen.needs_open and not is_open and prefer_open:
+                    self.open(receptacle_id)
+                self._commit(obj, receptacle_id, center, (0.0, yaw, 0.0))
+                return PlacementResult(
+                    "placed", obj.id, receptacle_id, center, (0.0, yaw, 0.0),
+                    chosen.kind in HOLLOW_KINDS, k + 1, surface=chosen.index, kind=chosen.kind,
+                )  # fmt: skip
         status = "collision" if collided else "no_free_space"
+        message = f"{collided} candidate poses collided"
+        if too_tall and not collided:
+            message = "too tall for the space above every surface"
         return PlacementResult(
-            status,
-            obj.id,
-            receptacle_id,
-            inside=inside,
-            attempts=attempts,
-            message=f"{collided} candidate poses collided",
-        )
+            status, obj.id, receptacle_id, inside=last.kind in HOLLOW_KINDS,
+            attempts=attempts, message=message,
+        )  # fmt: skip
 
     def place_at(
         self,
@@ -249,39 +270,42 @@ class World:
         max_hover: float = 0.01,
         inside: bool | None = None,
     ) -> PlacementResult:
-        """Put ``obj`` back at its own pose on ``receptacle_id`` (checked, not sampled)."""
-        receptacle = self.object(receptacle_id)
-        if inside is None:
-            inside = receptacle.object_type in INSIDE_TYPES
-        surface, y_floor, _ = self._support(receptacle_id, inside)
+        """Put ``obj`` back at its own pose on ``receptacle_id`` (checked, not sampled).
+
+        The pose must rest on one of the receptacle's surfaces, or (a pose AI2-THOR's physics
+        settled on the asset's own mesh, as in ProcTHOR's released houses) lie within the
+        receptacle's box: its centre over the box's footprint, its bottom inside its height."""
         box = object_box(obj, self.catalogue)
-        if not _supported(box, surface, y_floor, max_sink, max_hover):
+        surfaces = _choose_surfaces(self.surfaces(receptacle_id), None, inside)
+        under = [s for s in surfaces if _supported(box, s.polygon, s.y, max_sink, max_hover)]
+        if not under and _within(box, self.box(receptacle_id)):
+            under = [_box_surface(receptacle_id, self.box(receptacle_id), box.bottom)]
+        if not under:
             return PlacementResult(
-                "no_free_space",
-                obj.id,
-                receptacle_id,
-                obj.position,
-                obj.rotation,
-                inside,
-                1,
-                "not supported by the surface",
-            )
-        for other in self._objects.values():
-            if other.id not in (obj.id, receptacle_id) and _overlap(box, self.box(other.id)):
+                "no_free_space", obj.id, receptacle_id, obj.position, obj.rotation,
+                bool(inside), 1, "not supported by the surface",
+            )  # fmt: skip
+        chosen = under[0]
+        blockers = [
+            b
+            for o in self._objects.values()
+            if o.id not in (obj.id, receptacle_id)
+            for b in self._part_boxes(o.id)
+        ]
+        if chosen.kind not in HOLLOW_KINDS and chosen.index >= 0:
+            blockers += self._part_boxes(receptacle_id)
+        for other in blockers:
+            if _overlap(box, other):
                 return PlacementResult(
-                    "collision",
-                    obj.id,
-                    receptacle_id,
-                    obj.position,
-                    obj.rotation,
-                    inside,
-                    1,
-                    f"overlaps {other.id}",
-                )
+                    "collision", obj.id, receptacle_id, obj.position, obj.rotation,
+                    chosen.kind in HOLLOW_KINDS, 1, "overlaps a neighbour",
+                )  # fmt: skip
         self._commit(obj, receptacle_id, obj.position, obj.rotation)
         return PlacementResult(
-            "placed", obj.id, receptacle_id, obj.position, obj.rotation, inside, 1
-        )
+            "placed", obj.id, receptacle_id, obj.position, obj.rotation,
+            chosen.kind in HOLLOW_KINDS, 1,
+            surface=None if chosen.index < 0 else chosen.index, kind=chosen.kind,
+        )  # fmt: skip
 
     def house(self) -> House:
         """The current house, as house JSON re-read (so it is validated like any input)."""
@@ -291,17 +315,9 @@ class World:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _support(self, receptacle_id: str, inside: bool) -> tuple[Polygon, float, float | None]:
-        """Supporting surface (plan polygon), its height, and the ceiling above it (inside)."""
-        box = self.box(receptacle_id)
-        footprint = box.footprint()
-        if inside:
-            return (
-                footprint.buffer(-CONTAINER_WALL),
-                box.bottom + CONTAINER_WALL,
-                (box.top - CONTAINER_WALL),
-            )
-        return footprint, box.top, None
+    def _part_boxes(self, object_id: str) -> tuple[OrientedBox, ...]:
+        obj = self.object(object_id)
+        return part_boxes(obj, self.catalogue.asset(obj.asset_id))
 
     def _commit(
         self, obj: HouseObject, parent: str, position: Iterable[float], rotation: Iterable[float]
@@ -350,15 +366,52 @@ def _flatten_raw(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _within(box: OrientedBox, receptacle: OrientedBox) -> bool:
+    centre = Point(box.center[0], box.center[2])
+    inside = receptacle.footprint().buffer(0.02).covers(centre)
+    return inside and receptacle.bottom - 0.02 <= box.bottom <= receptacle.top + 0.08
+
+
+def _box_surface(receptacle_id: str, receptacle: OrientedBox, y: float) -> WorldSurface:
+    """A stand-in surface at height ``y`` over the receptacle's footprint (for poses settled on
+    meshes the archetype only approximates)."""
+    kind = "top" if y >= receptacle.top - 0.03 else "interior"
+    return WorldSurface(receptacle_id, -1, kind, None, y, receptacle.footprint(), None, False)
+
+
+def _choose_surfaces(
+    surfaces: tuple[WorldSurface, ...], surface: int | str | None, inside: bool | None
+) -> list[WorldSurface]:
+    """The surfaces ``surface`` (index, kind or element name) and ``inside`` allow."""
+    out = list(surfaces)
+    if isinstance(surface, int) and not isinstance(surface, bool):
+        out = [s for s in out if s.index == surface]
+    elif isinstance(surface, str):
+        out = [s for s in out if surface in (s.kind, s.element)]
+    if inside is not None:
+        out = [s for s in out if (s.kind in HOLLOW_KINDS) == inside]
+    return out
+
+
 def _fit_region(surface: Polygon, size: np.ndarray, yaw: float) -> Polygon:
-    """Where the object's centre may go so its footprint (at ``yaw``) stays on ``surface``."""
-    half = float(np.hypot(size[0], size[2])) / 2.0
+    """Where the object's centre may go so its footprint (at ``yaw``) stays on ``surface``.
+
+    For a convex surface (every archetype surface is a rectangle) this is exact: the surface
+    shifted back by each corner of the footprint, intersected. A concave surface is shrunk by
+    the footprint's circumscribed radius (safe, not exact).
+    """
     rect = OrientedBox((0.0, 0.0, 0.0), tuple(size), yaw_deg=yaw).footprint()
-    # Shrink by the footprint's extent along the surface's own axes (exact for yaw-aligned
-    # boxes), never by more than the circumscribed radius.
-    minx, miny, maxx, maxy = rect.bounds
-    shrink = min(max(maxx - minx, maxy - miny) / 2.0, half)
-    return surface.buffer(-shrink, join_style="mitre")
+    if surface.is_empty or rect.is_empty:
+        return Polygon()
+    if surface.equals(surface.convex_hull):
+        region = surface
+        for x, z in list(rect.exterior.coords)[:-1]:
+            region = region.intersection(shapely.affinity.translate(surface, -x, -z))
+            if region.is_empty:
+                return Polygon()
+        return region if isinstance(region, Polygon) else Polygon()
+    half = float(np.hypot(size[0], size[2])) / 2.0
+    return surface.buffer(-half, join_style="mitre")
 
 
 def _sample(region: Polygon, rng: np.random.Generator) -> tuple[float, float]:

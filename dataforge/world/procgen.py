@@ -12,12 +12,13 @@ the generator is rewritten.
 
 Where this departs from houses made with AI2-THOR:
 
-- Small objects stand upright on the top of the receptacle's box (or the floor of a container's
-  box), turned in quarter turns from the receptacle; AI2-THOR uses the asset's own receptacle
-  trigger boxes (shelves, a sofa's seat) and random poses. Dropped objects (baseball bats) fall
-  straight down and do not topple.
-- Collision checks are between bounding boxes, so objects never overlap but may stand further
-  apart than meshes would allow.
+- Small objects stand upright on one of the receptacle's support surfaces (its archetype's top,
+  shelf boards, seat, the inside of a drawer or fridge: :mod:`dataforge.world.surfaces`), turned
+  in quarter turns from the receptacle; AI2-THOR uses the asset's own receptacle trigger boxes
+  and random poses. Dropped objects (baseball bats) fall straight down onto the highest surface
+  under them and do not topple.
+- Collision checks are between the boxes of the objects' parts (a pickupable object's whole
+  box), so objects never overlap but may stand further apart than meshes would allow.
 
 Determinism: the generator draws from Python's and numpy's global random state, seeded by
 ``HouseGenerator.set_seed``. Its asset-group table is sampled once per process and cached by
@@ -118,14 +119,28 @@ class EmbeddedController:
         return self._event(True)
 
     def step(self, action: str | Mapping[str, Any] | None = None, **kwargs: Any) -> Event:
+        """Run ``action`` like ai2thor 5.0.0's ``Controller.step``.
+
+        A failed action returns a falsy event; with ``raise_for_failure=True`` it raises
+        ``RuntimeError(errorMessage)`` instead, as ``Controller.step`` does for failures that are
+        not about the call itself (it raises ``ValueError`` for an unknown action or a wrong
+        argument whatever ``raise_for_failure`` says; an action the embedded world lacks is not
+        that, it fails like any other). procthor's generator passes ``raise_for_failure=True``
+        to ``OpenObject``.
+        """
         if isinstance(action, Mapping):
             kwargs = {**action, **kwargs}
             action = kwargs.pop("action")
+        raise_for_failure = bool(kwargs.pop("raise_for_failure", False))
         handler = getattr(self, f"_do_{action}", None)
         if handler is None:
-            return self._event(False, f"{action} is not supported by the embedded world")
-        kwargs.pop("renderImage", None)
-        return handler(**kwargs)
+            event = self._event(False, f"{action} is not supported by the embedded world")
+        else:
+            kwargs.pop("renderImage", None)
+            event = handler(**kwargs)
+        if raise_for_failure and not event:
+            raise RuntimeError(event.metadata.get("errorMessage") or f"{action} failed")
+        return event
 
     def stop(self) -> None:
         self.reset()
@@ -155,24 +170,39 @@ class EmbeddedController:
         rotation: Mapping[str, float] | None = None,
         **_: Any,
     ) -> Event:
-        """Create an object at ``position`` (its box centre; default: below the floor) that
-        is not part of the house until ``InitialRandomSpawn`` places it."""
+        """Create an object with its pivot at ``position`` (default: below the floor) that is
+        not part of the house until ``InitialRandomSpawn`` places it.
+
+        AI2-THOR's ``SpawnAsset`` (BaseFPSAgentController.cs) calls
+        ``ProceduralTools.spawnSimObjPrefab`` with ``positionBoundingBoxCenter`` false: the
+        asset's pivot, not its box centre, goes to ``position`` (``CreateHouse`` passes true: a
+        house's positions are box centres). Pivots are unknown here, so every asset's pivot is
+        taken to be the bottom centre of its box, which is where most ProcTHOR assets have it: in
+        procthor's ``ai2thor-object-metadata.json`` (AI2-THOR's metadata of its scenes: pivot =
+        ``position``, box = ``axisAlignedBoundingBox``; upright instances), 1,002 of 1,390 assets
+        have the pivot within 5% of the box height from its bottom, 210 at its middle, 178
+        elsewhere; about half have it within 5 mm of the box's vertical axis. The box centre is thus
+        half the asset's height above ``position`` along the asset's turned up axis. procthor's
+        generator spawns small objects 20 m below the floor before ``InitialRandomSpawn`` (so
+        the pivot does not matter there); its furniture groups pass box centres, which AI2-THOR
+        then, too, takes for pivots.
+        """
         if assetId not in self.catalogue:
             return self._event(False, f"unknown assetId {assetId}")
         if generatedId in self._pending or (self.world is not None and generatedId in self.world):
             return self._event(False, f"object id {generatedId} exists already")
+        from dataforge.world.boxes import rotation_matrix
+        from dataforge.world.vectors import vec3
+
         info = self.catalogue.asset(assetId)
+        rot = (0.0, 0.0, 0.0) if rotation is None else vec3([rotation[k] for k in "xyz"])
         if position is None:
             centre = (0.0, BELOW_FLOOR - info.size[1], 0.0)
-        else:
-            centre = (float(position["x"]), float(position["y"]), float(position["z"]))
-        rot = (0.0, 0.0, 0.0) if rotation is None else tuple(float(rotation[k]) for k in "xyz")
+        else:  # the pivot at the bottom centre: the box centre is half the height up from it
+            up = rotation_matrix(rot) @ np.array([0.0, info.size[1] / 2, 0.0])
+            centre = vec3(np.array([float(position[k]) for k in "xyz"]) + up)
         self._pending[generatedId] = HouseObject(
-            generatedId,
-            assetId,
-            info.object_type,
-            centre,
-            rot,  # type: ignore[arg-type]
+            generatedId, assetId, info.object_type, centre, rot
         )
         return self._event(True)
 
@@ -224,11 +254,10 @@ class EmbeddedController:
             if obj is None:
                 return self._event(False, f"{oid} was not spawned")
             for rid in receptacles:
-                # A placement never opens the receptacle for good: AI2-THOR fills closed
-                # containers too, and the house JSON keeps the receptacle as it was.
-                was_open = world.object(rid).openness
-                result = world.place(obj, rid, rng)
-                world.set_openness(rid, was_open)
+                # Every surface of the receptacle counts, its drawers and cupboards too (procthor
+                # passes a receptacle's child sim objects along with it), closed or not: AI2-THOR
+                # fills closed containers, and the house JSON keeps the receptacle as it was.
+                result = world.place(obj, rid, rng, prefer_open=False)
                 if result.ok:
                     del self._pending[oid]
                     break
@@ -316,7 +345,8 @@ def collision_box(obj: HouseObject, catalogue: AssetCatalogue) -> OrientedBox:
 
 def settle(world: World) -> list[str]:
     """Let unsupported objects fall straight down onto the highest surface under their centre
-    (the floor at y = 0, or another object's box top); return the ids that moved."""
+    (the floor at y = 0, a receptacle's support surface, or another object's box top); return
+    the ids that moved."""
     moved = []
     objects = sorted(world.objects, key=lambda o: world.box(o.id).bottom)
     for obj in objects:
@@ -327,6 +357,12 @@ def settle(world: World) -> list[str]:
         support = 0.0
         for other in world.objects:
             if other.id == obj.id:
+                continue
+            surfaces = world.surfaces(other.id, all_surfaces=True)
+            if surfaces:
+                for surf in surfaces:
+                    if surf.y <= box.bottom + 1e-3 and surf.polygon.contains(centre):
+                        support = max(support, surf.y)
                 continue
             ob = world.box(other.id)
             if ob.top <= box.bottom + 1e-3 and ob.footprint().contains(centre):
@@ -399,7 +435,29 @@ def generate_house_here(
         split=split, seed=seed, room_spec_sampler=sampler, controller=controller
     )
     house, _ = generator.sample()
-    return house.data
+    return settled(house.data, catalogue or load_catalogue())
+
+
+def settled(house: dict[str, Any], catalogue: AssetCatalogue) -> dict[str, Any]:
+    """``house`` with its objects dropped onto the surfaces under them (:func:`settle`), as
+    AI2-THOR's physics drops them when the house is loaded: procthor's generator puts the
+    objects of an asset group (pillows on a bed, a television on its stand) at the box top of
+    their parent, which for a bed is its headboard's height, not its mattress's. Only the
+    ``y`` of moved objects changes."""
+    world = World(load_house(copy.deepcopy(house), name="procthor", catalogue=catalogue), catalogue)
+    moved = set(settle(world))
+    if not moved:
+        return house
+
+    def visit(objects: list[dict[str, Any]]) -> None:
+        for obj in objects:
+            if obj.get("id") in moved:
+                obj["position"] = dict(obj["position"], y=world.object(obj["id"]).position[1])
+            visit(obj.get("children") or [])
+
+    out = copy.deepcopy(house)
+    visit(out.get("objects") or [])
+    return out
 
 
 def room_spec_ids() -> tuple[str, ...]:

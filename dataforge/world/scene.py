@@ -6,13 +6,20 @@ Geometry (``house_scene``):
   interior wall coincide. Each side is pushed ``WALL_INSET`` (5 mm) into its own room, which
   keeps both sides visible without z-fighting; door and window holes are cut from both sides
   (hole ends are projected onto each side, so either side's direction works);
-- objects: every object (children included) as its oriented bounding box, with the real
-  asset size from the ProcTHOR database. Door leaves are not drawn (doors count as open).
+- objects: every object (children included) as its archetype's shape
+  (:mod:`dataforge.world.archetypes`) fitted to the real asset size from the ProcTHOR database,
+  coloured from the asset's materials (:mod:`dataforge.world.materials`); with
+  ``shapes=False``, as its oriented bounding box in one colour per type (the old look, kept for
+  comparison). Sub-receptacles (drawers, shelves, cupboards, basins) are instances of their own,
+  with element ids ``<object id>|<element>`` (:func:`element_id`) and AI2-THOR's types as classes;
+- walls, floors and ceilings take the house's materials and colours; doors and windows are drawn
+  in their holes: frames, panes, and door leaves swung open by the door's ``openness``.
 
 Ids: instance ids come from an :class:`InstanceIds` registry keyed by the house element's id
 (``room|3``, ``wall|...``, an object id), so an element keeps its id while objects are added or
 removed, and masks name walls and floors too. Semantic ids: 0 nothing, then ``Floor``,
-``Wall``, ``Ceiling``, then every ProcTHOR object type in sorted order, then custom labels
+``Wall``, ``Ceiling``, then every ProcTHOR object type in sorted order, then the sub-receptacle
+types (``Cabinet``, ``Drawer``, ``Shelf``, ``SinkBasin``), then custom labels
 (:meth:`SemanticTable.add`, e.g. a goal cylinder) in the order they are added.
 """
 
@@ -21,22 +28,27 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from shapely.geometry import Point, Polygon
 
 from dataforge.errors import UsageError
 from dataforge.render.mesh import Mesh, Scene, box_mesh_from_corners, polygon_slab, wall_mesh
+from dataforge.world.archetypes import shape_of
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import object_box
 from dataforge.world.house import House, Wall
+from dataforge.world.materials import structure_color
+from dataforge.world.openings import opening_class, opening_meshes
+from dataforge.world.shape_mesh import object_meshes
+from dataforge.world.shapes import SUB_RECEPTACLE_TYPES, element_id
+
+if TYPE_CHECKING:
+    from dataforge.world.mesh_assets import MeshLibrary
 
 WALL_INSET = 0.005
 STRUCTURE_CLASSES = ("Floor", "Wall", "Ceiling")
-FLOOR_COLOR = (150, 120, 90)
-CEILING_COLOR = (235, 235, 230)
-WALL_COLOR = (215, 210, 200)
 
 
 class SemanticTable:
@@ -63,7 +75,7 @@ class SemanticTable:
 
     @classmethod
     def for_catalogue(cls, catalogue: AssetCatalogue) -> SemanticTable:
-        return cls([*STRUCTURE_CLASSES, *sorted(catalogue.types())])
+        return cls([*STRUCTURE_CLASSES, *sorted(catalogue.types()), *SUB_RECEPTACLE_TYPES])
 
     def to_dict(self) -> dict[str, Any]:
         return {"names": self.names}
@@ -171,25 +183,36 @@ def house_scene(
     ceiling: bool = True,
     ids: InstanceIds | None = None,
     hidden: Iterable[str] = (),
+    shapes: bool = True,
+    library: MeshLibrary | None = None,
 ) -> HouseScene:
-    """Meshes of ``house`` (see the module docstring); ``hidden`` object ids are left out."""
+    """Meshes of ``house`` (see the module docstring); ``hidden`` object ids are left out;
+    ``library`` (real meshes from ``--assets``) replaces the archetypes of the assets it has."""
     ids = ids or InstanceIds()
     semantics = SemanticTable.for_catalogue(catalogue)
     hs = HouseScene(Scene(), {}, semantics, ids)
     rooms = {r.id: Polygon(r.polygon_xz) for r in house.rooms}
+    raw_rooms = {r.get("id"): r for r in house.raw.get("rooms", []) if isinstance(r, dict)}
     for room in sorted(house.rooms, key=lambda r: r.id):
-        mesh = polygon_slab(room.polygon_xz, room.floor_y, color=FLOOR_COLOR)
+        raw = raw_rooms.get(room.id, {})
+        color = structure_color("floor", raw.get("floorMaterial"), raw.get("floorColor"))
+        mesh = polygon_slab(room.polygon_xz, room.floor_y, color=color)
         hs.add(mesh, room.id, "Floor", kind="floor")
     top = max((w.y_min + w.height for w in house.walls), default=2.5)
     if ceiling:
+        params = house.raw.get("proceduralParameters")
+        params = params if isinstance(params, dict) else {}
+        color = structure_color(
+            "ceiling", params.get("ceilingMaterial"), params.get("ceilingColor")
+        )
         for room in sorted(house.rooms, key=lambda r: r.id):
-            mesh = polygon_slab(room.polygon_xz, top, color=CEILING_COLOR)
+            mesh = polygon_slab(room.polygon_xz, top, color=color)
             hs.add(mesh, room.id, "Ceiling", kind="ceiling")
     for wall in sorted(house.walls, key=lambda w: w.id):
         if wall.empty or wall.height <= 0:
             continue
         shift = wall_inward_offset(wall, rooms)
-        color = WALL_COLOR if wall.color is None else tuple(int(255 * c) for c in wall.color)
+        color = structure_color("wall", wall.material, wall.color)
         mesh = wall_mesh(
             np.asarray(wall.start) + shift,
             np.asarray(wall.end) + shift,
@@ -203,9 +226,26 @@ def house_scene(
     for obj in sorted(house.objects, key=lambda o: o.id):
         if obj.id in skip or obj.parent_id in skip:
             continue
-        box = object_box(obj, catalogue)
-        mesh = box_mesh_from_corners(box.corners(), color=type_color(obj.object_type))
-        hs.add(mesh, obj.id, obj.object_type, kind="object")
+        if not shapes:
+            box = object_box(obj, catalogue)
+            mesh = box_mesh_from_corners(box.corners(), color=type_color(obj.object_type))
+            hs.add(mesh, obj.id, obj.object_type, kind="object")
+            continue
+        info = catalogue.asset(obj.asset_id)
+        real = library.meshes(obj, info) if library is not None else None
+        if real is not None:
+            hs.add(real[None], obj.id, obj.object_type, kind="object")
+            continue
+        elements = shape_of(info).elements
+        for element, mesh in object_meshes(obj, info).items():
+            if element is None:
+                hs.add(mesh, obj.id, obj.object_type, kind="object")
+            else:
+                hs.add(mesh, element_id(obj.id, element), elements[element], kind="object")
+    if shapes:
+        for opening in sorted(house.openings, key=lambda o: o.id):
+            for mesh in opening_meshes(house, opening, catalogue):
+                hs.add(mesh, opening.id, opening_class(catalogue, opening), kind="object")
     return hs
 
 

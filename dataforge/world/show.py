@@ -7,12 +7,13 @@ from typing import Any
 
 import numpy as np
 from shapely.geometry import Polygon
+from shapely.ops import unary_union
 
 from dataforge.world.assets import AssetCatalogue
-from dataforge.world.boxes import object_box
 from dataforge.world.house import House
 from dataforge.world.navigation import wall_obstacles
 from dataforge.world.scene import type_color
+from dataforge.world.surfaces import part_boxes
 
 
 def draw_plan(
@@ -26,17 +27,19 @@ def draw_plan(
         )
         c = Polygon(poly).representative_point()
         ax.text(c.x, c.y, f"{room.room_type}\n{room.id}", fontsize=7, ha="center", color="#333")
-    for segment in wall_obstacles(house):
+    for segment in wall_obstacles(house, catalogue):
         x, z = segment.xy
         ax.plot(x, z, color="#222", lw=1.6)
     for obj in house.objects:
         if obj.parent_id is not None:
             continue
-        fp = object_box(obj, catalogue).footprint()
-        if fp.is_empty:
-            continue
-        x, z = fp.exterior.xy
-        ax.fill(x, z, color=np.array(type_color(obj.object_type)) / 255, alpha=0.8, lw=0)
+        parts = part_boxes(obj, catalogue.asset(obj.asset_id))
+        shadow = unary_union([p.footprint() for p in parts])
+        for fp in getattr(shadow, "geoms", [shadow]):
+            if fp.is_empty or not hasattr(fp, "exterior"):
+                continue
+            x, z = fp.exterior.xy
+            ax.fill(x, z, color=np.array(type_color(obj.object_type)) / 255, alpha=0.8, lw=0)
     if reachable is not None and len(reachable):
         ax.scatter(reachable[:, 0], reachable[:, 2], s=2, c="#1b9e77", label="reachable")
         ax.legend(loc="upper right", fontsize=7)
@@ -55,6 +58,7 @@ def show_house(
     height: int = 240,
     reachable: np.ndarray | None = None,
     sim: str = "embedded",
+    library: Any = None,
 ) -> Path:
     """Draw the plan and ``views`` rendered views into the PNG ``out`` (its folder must exist)."""
     import matplotlib
@@ -67,7 +71,7 @@ def show_house(
     rooms = sorted(house.rooms, key=lambda r: -Polygon(r.polygon_xz).area)[: max(1, views)]
     frames = []
     if views > 0:
-        world = open_world(sim, house, catalogue, width=width, height=height)
+        world = open_world(sim, house, catalogue, width=width, height=height, library=library)
         try:
             for k in range(views):
                 room = rooms[k % len(rooms)]

@@ -9,6 +9,11 @@ AI2-THOR's physics would otherwise have enforced:
 - every child object rests on or inside its parent: its box centre is over the parent's
   footprint, its bottom no lower than the parent's bottom and at most ``max_hover`` above the
   parent's top (ProcTHOR records breakable objects 5 cm high, before they drop);
+- with ``surfaces=True`` (houses this world generated), every child rests on a support surface
+  of its parent (:func:`~dataforge.world.surfaces.surface_under`: a shelf board, a seat, the
+  inside of a drawer); ProcTHOR's released houses were settled by AI2-THOR's physics on the
+  assets' own meshes, whose shelf heights the archetypes only approximate, so they are held to
+  the box rules above;
 - small (pickupable) objects on receptacles do not overlap one another (box test; furniture
   such as a television may overlap a bowl's box in AI2-THOR, whose meshes allow it; objects
   tilted by the simulator's physics, such as a bat leaning on a pillow, are not checked).
@@ -65,6 +70,7 @@ def check_house(
     *,
     min_per_room: int = MIN_REACHABLE_PER_ROOM,
     agent_radius: float = 0.2,
+    surfaces: bool = False,
 ) -> HouseCheck:
     from dataforge.world.navigation import house_nav_grid
 
@@ -88,7 +94,7 @@ def check_house(
             out.problems.append(
                 f"{room_id}: {n} reachable positions from the start, fewer than {min_per_room}"
             )
-    out.placement = object_problems(house, catalogue)
+    out.placement = object_problems(house, catalogue, surfaces=surfaces)
     out.problems += out.placement
     return out
 
@@ -106,8 +112,12 @@ def rooms_of(house: House, points_xz: np.ndarray) -> np.ndarray:
     return out
 
 
-def object_problems(house: House, catalogue: AssetCatalogue) -> list[str]:
+def object_problems(
+    house: House, catalogue: AssetCatalogue, *, surfaces: bool = False
+) -> list[str]:
     from shapely.geometry import Polygon
+
+    from dataforge.world.surfaces import object_surfaces, surface_under
 
     problems: list[str] = []
     boxes: dict[str, OrientedBox] = {o.id: object_box(o, catalogue) for o in house.objects}
@@ -127,6 +137,13 @@ def object_problems(house: House, catalogue: AssetCatalogue) -> list[str]:
         if box.bottom > parent.top + MAX_HOVER_M:
             gap = box.bottom - parent.top
             problems.append(f"{obj.id} hovers {gap:.3f} m above its parent {obj.parent_id}")
+        elif surfaces and abs(obj.rotation[0]) < 1.0 and abs(obj.rotation[2]) < 1.0:
+            parent_obj = house.object(obj.parent_id)
+            info = catalogue.asset(parent_obj.asset_id)
+            if surface_under(box, object_surfaces(parent_obj, info, all_surfaces=True)) is None:
+                problems.append(
+                    f"{obj.id} rests on no support surface of its parent {obj.parent_id}"
+                )
     children = [
         o
         for o in house.objects

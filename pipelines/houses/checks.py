@@ -19,8 +19,8 @@ INVARIANTS = {
     "rooms-reachable": "from the agent's start, every room has at least 5 reachable positions "
     "(ProcTHOR's test)",
     "reachable": "the stored reachable positions and their rooms are the house's, recomputed",
-    "placement": "top-level objects stand in a room; objects rest on or in their parent; small "
-    "objects do not overlap",
+    "placement": "top-level objects stand in a room; objects rest on a support surface of "
+    "their parent (a top, shelf, seat, interior or basin); small objects do not overlap",
     "metadata": "the counts and reachable positions per room in the metadata are the house's",
 }
 
@@ -38,7 +38,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     except (ValueError, DataforgeError) as exc:
         yield "loads", f"the stored house does not load: {exc}"
         return
-    check = check_house(house, catalogue)
+    check = check_house(house, catalogue, surfaces=True)
     for problem in check.problems:
         yield ("placement" if problem in check.placement else "rooms-reachable"), problem
     reachable = ep["reachable"].read()

@@ -9,6 +9,13 @@ import click
 from dataforge.cli.generation import generation_command
 from dataforge.pipelines.houses import PIPELINE
 
+ASSETS_OPTION = click.option(
+    "--assets", "assets_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+    envvar="DATAFORGE_ASSETS",
+    help="Folder of real meshes, one <assetId>.glb/.gltf/.obj each, fitted to the asset boxes; "
+    "assets without one keep their archetypes [env: DATAFORGE_ASSETS].",
+)  # fmt: skip
+
 
 @click.group()
 def houses() -> None:
@@ -16,7 +23,7 @@ def houses() -> None:
     sizes from the procthor databases, rendered on the CPU.
 
     'generate' makes new houses with procthor's own generator (the embedded world answers its
-    simulator queries); 'show' draws a house.
+    simulator queries); 'show' draws a house; 'assets' draws the shapes of every object type.
     """
 
 
@@ -45,10 +52,52 @@ houses.add_command(
     "--sim", type=click.Choice(("embedded", "ai2thor")), default="embedded", show_default=True,
     help="Renderer of the views: the embedded CPU world, or AI2-THOR (needs its Unity build).",
 )  # fmt: skip
-def show(house_file: Path, out: Path, views: int, graph_out: Path | None, sim: str) -> None:
+@ASSETS_OPTION
+def show(
+    house_file: Path,
+    out: Path,
+    views: int,
+    graph_out: Path | None,
+    sim: str,
+    assets_dir: Path | None,
+) -> None:
     """Draw HOUSE_FILE: a top-down map (rooms, walls, doors, objects, reachable positions on
     AI2-THOR's 0.25 m grid) and rendered views."""
     from dataforge.pipelines.houses.show import show as run_show
 
-    summary = run_show(house_file, out, views=views, graph_out=graph_out, sim=sim)
+    summary = run_show(
+        house_file, out, views=views, graph_out=graph_out, sim=sim, assets=assets_dir
+    )
+    click.echo(summary)
+
+
+@houses.command()
+@click.option(
+    "--out", required=True, type=click.Path(path_type=Path, dir_okay=False),
+    help="PNG contact sheet to write.",
+)  # fmt: skip
+@click.option(
+    "--types", default="", metavar="A,B",
+    help="Object types to draw (comma-separated; default: all 109 of procthor's database).",
+)  # fmt: skip
+@click.option(
+    "--json", "json_out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+    help="Also write, per type: archetype, parts, fill and support surfaces (kind, height_m, "
+    "height_frac, area_m2).",
+)  # fmt: skip
+@click.option(
+    "--boxes", is_flag=True,
+    help="Draw the assets' bounding boxes instead (the look before shaped archetypes).",
+)  # fmt: skip
+@ASSETS_OPTION
+def assets(
+    out: Path, types: str, json_out: Path | None, boxes: bool, assets_dir: Path | None
+) -> None:
+    """Draw every asset archetype (one asset per type, of median size) on a floor before a
+    wall, as a contact sheet; optionally write each shape's parts and support surfaces."""
+    from dataforge.config import parse_list
+    from dataforge.pipelines.houses.show import assets as run_assets
+
+    chosen = tuple(parse_list(types)) if types else ()
+    summary = run_assets(out, types=chosen, json_out=json_out, assets_dir=assets_dir, boxes=boxes)
     click.echo(summary)

@@ -18,6 +18,7 @@ def show(
     views: int = 4,
     graph_out: Path | None = None,
     sim: str = "embedded",
+    assets: Path | None = None,
 ) -> str:
     """Write the picture (and optionally the world graph); return a one-line summary.
 
@@ -37,17 +38,23 @@ def show(
     from dataforge.world.assets import load_catalogue
     from dataforge.world.graph import world_graph
     from dataforge.world.house import load_house
+    from dataforge.world.mesh_assets import MeshLibrary
     from dataforge.world.navigation import house_nav_grid
     from dataforge.world.show import show_house
 
+    library = MeshLibrary.from_option(assets)
     catalogue = load_catalogue()
     house = load_house(house_file, catalogue=catalogue)
     reachable = house_nav_grid(house, catalogue).reachable_positions()
     try:
-        show_house(house, catalogue, out, views=views, reachable=reachable, sim=sim)
+        show_house(
+            house, catalogue, out, views=views, reachable=reachable, sim=sim, library=library
+        )
     except OSError as exc:
         raise DataforgeError(f"cannot write {out}: {exc.strerror or exc}") from None
     text = f"{house.name}: {len(house.rooms)} rooms, {len(house.objects)} objects; map in {out}"
+    if library is not None:
+        text += f"; {library.report()}"
     if graph_out is not None:
         graph = world_graph(house, catalogue)
         try:
@@ -70,3 +77,44 @@ def check_image_suffix(path: Path, option: str) -> None:
             f"{option} {path}: cannot write a .{suffix} image; use .png (or one of "
             f"{', '.join(sorted(formats))})"
         )
+
+
+def assets(
+    out: Path,
+    *,
+    types: tuple[str, ...] = (),
+    json_out: Path | None = None,
+    assets_dir: Path | None = None,
+    boxes: bool = False,
+) -> str:
+    """Write the contact sheet of asset shapes (and optionally their JSON); return a summary."""
+    out = Path(out)
+    check_output_file(out, "--out")
+    if out.suffix.lower() not in (".png", ""):
+        raise UsageError(f"--out {out}: the gallery is written as PNG; name it .png")
+    if json_out is not None:
+        check_output_file(Path(json_out), "--json")
+
+    from PIL import Image
+
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.gallery import gallery_records, render_gallery
+    from dataforge.world.mesh_assets import MeshLibrary
+
+    library = MeshLibrary.from_option(assets_dir)
+    catalogue = load_catalogue()
+    entries = gallery_records(catalogue, types or None, library)
+    sheet = render_gallery(entries, boxes=boxes, library=library)
+    try:
+        Image.fromarray(sheet).save(out, format="PNG")
+        if json_out is not None:
+            records = {e.object_type: e.record for e in entries}
+            Path(json_out).write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise DataforgeError(f"cannot write: {exc.strerror or exc}") from None
+    text = f"{len(entries)} object types drawn in {out}"
+    if json_out is not None:
+        text += f"; shapes and surfaces in {json_out}"
+    if library is not None:
+        text += f"; {library.report()}"
+    return text

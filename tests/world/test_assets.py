@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from dfhelpers import SHARED
 
-from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.errors import MalformedInputError, MissingDependencyError, UsageError
 from dataforge.world import AssetInfo, TypeInfo, assets, load_catalogue
 
 HOUSES = SHARED / "data" / "procthor_houses"
@@ -123,3 +124,40 @@ def test_missing_procthor_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     text = str(info.value)
     assert "'procthor'" in text and "pip install procthor" in text and "\n" not in text
     assert "ProcTHOR asset databases" in text
+
+
+def test_asset_materials(tmp_path: Path) -> None:
+    cat = load_catalogue()
+    fridge = cat.asset("Fridge_1")
+    assert fridge.materials[0] == ("Fridge", "Fridge_Primary1_Mat")
+    assert ("Metal", "Fridge_Metal_Mat") in fridge.materials
+    assert all(isinstance(p, tuple) and len(p) == 2 for p in fridge.materials)
+    assert cat.asset("Doorframe_1").materials == ()  # the file gives it none
+    copy = AssetInfo.from_dict(json.loads(json.dumps(fridge.to_dict())))
+    assert copy.materials == fridge.materials and hash(copy) == hash(fridge)
+    legacy = {k: v for k, v in fridge.to_dict().items() if k != "materials"}
+    assert AssetInfo.from_dict(legacy).materials == ()
+
+    def write(materials: Any) -> None:
+        asset = {"assetId": "Cup_9", "objectType": "Cup", "primaryProperty": "CanPickup"}
+        asset["boundingBox"] = {"x": 0.1, "y": 0.1, "z": 0.1}
+        if materials is not None:
+            asset["materials"] = materials
+        files = {
+            assets.ASSET_DATABASE: {"Cup": [asset]},
+            assets.WALL_HOLES: {},
+            assets.RECEPTACLES: {},
+            assets.PLACEMENT: {},
+        }
+        for name, data in files.items():
+            (tmp_path / name).write_text(json.dumps(data))
+
+    write(None)
+    assert assets.AssetCatalogue.from_directory(tmp_path).asset("Cup_9").materials == ()
+    write([["Glass", "Cup1_Mat (Glass)"]])
+    got = assets.AssetCatalogue.from_directory(tmp_path).asset("Cup_9").materials
+    assert got == (("Glass", "Cup1_Mat (Glass)"),)
+    for bad in ("Glass", [["Glass"]], [["Glass", 3]], {"Glass": "x"}):
+        write(bad)
+        with pytest.raises(MalformedInputError, match=r"Cup\[0\] \(Cup_9\): 'materials'"):
+            assets.AssetCatalogue.from_directory(tmp_path)

@@ -24,7 +24,7 @@ from dataforge.world import (
     world_graph,
     yaw_offset,
 )
-from dataforge.world.graph import ON_TOP_TOLERANCE_M
+from dataforge.world.graph import GRAPH_FORMAT, ON_TOP_TOLERANCE_M
 
 HOUSES = SHARED / "data" / "procthor_houses"
 NAMES = ["procthor_train_1", "house_3703", "house_746"]
@@ -242,7 +242,7 @@ def test_world_graph_errors() -> None:
     with pytest.raises(MalformedInputError, match="format"):
         WorldGraph.from_dict({"format": 99})
     with pytest.raises(MalformedInputError, match="malformed"):
-        WorldGraph.from_dict({"format": 1, "house": "h", "rooms": [{"id": "r"}]})
+        WorldGraph.from_dict({"format": GRAPH_FORMAT, "house": "h", "rooms": [{"id": "r"}]})
     empty = WorldGraph("h", (), (), ())
     assert WorldGraph.from_dict(empty.to_dict()) == empty
     with pytest.raises(UsageError, match="no room 'r'"):

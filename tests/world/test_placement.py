@@ -34,7 +34,9 @@ def overlaps(world: World, oid: str) -> list[str]:
     box = world.box(oid)
     parent = world.object(oid).parent_id
     return [
-        o.id for o in world.objects if o.id not in (oid, parent) and _overlap(box, world.box(o.id))
+        o.id
+        for o in world.objects
+        if o.id not in (oid, parent) and any(_overlap(box, b) for b in world._part_boxes(o.id))
     ]
 
 

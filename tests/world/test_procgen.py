@@ -41,12 +41,13 @@ def _digest(house: dict[str, Any]) -> str:
 
 
 def _surface_receptacle(ctrl: EmbeddedController) -> dict[str, Any]:
-    from dataforge.world.placement import INSIDE_TYPES
-
+    """The top-level receptacle with the largest box footprint among those with a top."""
     objs = ctrl.last_event.metadata["objects"]
+    world = ctrl.world
+    assert world is not None
     tops = [
-        o for o in objs if o["receptacle"] and o["objectType"] not in INSIDE_TYPES
-        and o["parentReceptacles"] is None
+        o for o in objs if o["receptacle"] and o["parentReceptacles"] is None
+        and any(s.kind == "top" for s in world.surfaces(o["objectId"]))
     ]  # fmt: skip
     return max(tops, key=lambda o: o["axisAlignedBoundingBox"]["size"]["x"]
                * o["axisAlignedBoundingBox"]["size"]["z"])  # fmt: skip
@@ -92,10 +93,8 @@ def test_spawn_places_on_the_receptacle_until_it_is_full(kitchen: dict[str, Any]
     assert event and len(event.metadata["objects"]) == len(load_house(kitchen).objects)
     rec = _surface_receptacle(ctrl)
     rid = rec["objectId"]
-    top = (
-        rec["axisAlignedBoundingBox"]["center"]["y"]
-        + rec["axisAlignedBoundingBox"]["size"]["y"] / 2
-    )
+    assert ctrl.world is not None
+    heights = [s.y for s in ctrl.world.surfaces(rid)]
     placed, failed = [], None
     for k in range(400):
         oid = f"test|{k}"
@@ -113,7 +112,7 @@ def test_spawn_places_on_the_receptacle_until_it_is_full(kitchen: dict[str, Any]
             meta["axisAlignedBoundingBox"]["center"]["y"]
             - meta["axisAlignedBoundingBox"]["size"]["y"] / 2
         )
-        assert bottom == pytest.approx(top, abs=1e-6)
+        assert min(abs(bottom - y) for y in heights) < 1e-6  # on one of its surfaces
         assert meta["parentReceptacles"] == [rid]
         placed.append(oid)
     assert placed and failed is not None, "the receptacle never filled up"
@@ -138,7 +137,7 @@ def test_geometry_is_the_collision_box() -> None:
     table = cat.assets_of("DiningTable")[0]
     chair = cat.assets_of("Chair")[0]
     for asset, oid in ((table, "t"), (chair, "c")):
-        pos = {"x": 1.0, "y": asset.size[1] / 2, "z": 2.0}
+        pos = {"x": 1.0, "y": 0.0, "z": 2.0}  # the pivot (the box's bottom centre) on the floor
         assert ctrl.step(
             action="SpawnAsset", assetId=asset.asset_id, generatedId=oid, position=pos,
             rotation={"x": 0, "y": 30, "z": 0},
@@ -178,7 +177,13 @@ def test_physics_step_drops_objects_onto_what_is_below(kitchen: dict[str, Any]) 
         assert ctrl.step(action="InitialRandomSpawn", randomSeed=0, objectIds=["m"],
                          receptacleObjectIds=[rid])  # fmt: skip
         child = world.object("m")
-    rest = world.box(rid).top  # (a child may have been recorded 5 cm high, as ProcTHOR does)
+    # it falls back onto the highest surface under it (a child may have been recorded 5 cm high,
+    # as ProcTHOR does)
+    rest = max(
+        s.y
+        for s in world.surfaces(rid)
+        if s.polygon.contains(__import__("shapely").Point(child.position[0], child.position[2]))
+    )
     x, y, z = child.position
     world.move(child.id, (x, y + 1.5, z))
     assert ctrl.step(action="AdvancePhysicsStep", timeStep=0.01)
@@ -288,3 +293,47 @@ def test_worker_replies_map_to_the_callers_errors(monkeypatch: pytest.MonkeyPatc
     for error in (procgen.GenerationFailed, UsageError, MissingDependencyError):
         with pytest.raises(error):
             stub.generate(0, "train", None)
+
+
+def test_step_raises_for_failure_only_when_asked() -> None:
+    """ai2thor's Controller.step raises RuntimeError(errorMessage) for a failed action when
+    raise_for_failure=True (procthor passes it to OpenObject), and returns the event otherwise."""
+    ctrl = EmbeddedController(load_catalogue())
+    ctrl.reset()
+    bad = {"assetId": "NoSuchAsset_1", "generatedId": "a"}
+    assert not ctrl.step(action="SpawnAsset", **bad)
+    with pytest.raises(RuntimeError, match="unknown assetId NoSuchAsset_1"):
+        ctrl.step(action="SpawnAsset", raise_for_failure=True, **bad)
+    with pytest.raises(RuntimeError, match="TeleportFull"):
+        ctrl.step({"action": "TeleportFull", "x": 0}, raise_for_failure=True)
+    assert ctrl.step(action="SpawnAsset", assetId="Mug_1", generatedId="m", raise_for_failure=True)
+    pan = next(a for a in load_catalogue().asset_ids() if a.startswith("Pan_"))
+    assert ctrl.step(action="SpawnAsset", assetId=pan, generatedId="p")
+    with pytest.raises(RuntimeError, match="p cannot be opened"):
+        ctrl.step(action="OpenObject", objectId="p", openness=1.0, forceAction=True,
+                  raise_for_failure=True, renderImage=False)  # fmt: skip
+
+
+def test_spawn_asset_puts_the_pivot_at_position() -> None:
+    """AI2-THOR's SpawnAsset places the asset's pivot at position; here the pivot is the bottom
+    centre of the asset's box, so the box rests on position, turned with the asset."""
+    from world.thor_actions import check_step
+
+    cat = load_catalogue()
+    ctrl = EmbeddedController(cat)
+    ctrl.reset()
+    size = cat.asset("Mug_1").size
+    for oid, rotation, up in (
+        ("upright", {"x": 0, "y": 90, "z": 0}, (0.0, size[1] / 2, 0.0)),
+        ("tipped", {"x": 90, "y": 0, "z": 0}, (0.0, 0.0, size[1] / 2)),  # up turned to +z
+    ):
+        args = {"assetId": "Mug_1", "generatedId": oid, "rotation": rotation,
+                "position": {"x": 1.0, "y": 0.5, "z": 2.0}}  # fmt: skip
+        check_step("SpawnAsset", args)  # AI2-THOR 5.0.0's signature
+        event = ctrl.step(action="SpawnAsset", **args)
+        meta = next(o for o in event.metadata["objects"] if o["objectId"] == oid)
+        centre = meta["axisAlignedBoundingBox"]["center"]
+        assert [centre[k] for k in "xyz"] == pytest.approx(np.add((1.0, 0.5, 2.0), up), abs=1e-9)
+    upright = next(o for o in event.metadata["objects"] if o["objectId"] == "upright")
+    box = upright["axisAlignedBoundingBox"]
+    assert box["center"]["y"] - box["size"]["y"] / 2 == pytest.approx(0.5, abs=1e-9)

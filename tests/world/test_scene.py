@@ -48,12 +48,44 @@ def box_surface_distance(points: np.ndarray, box) -> np.ndarray:
     return np.abs(outside + inside)
 
 
+def box_outside_distance(points: np.ndarray, box) -> np.ndarray:
+    """Distance from points to an oriented box (0 inside or on it)."""
+    local = (points - np.asarray(box.center)) @ box.rotation_matrix()
+    q = np.abs(local) - np.asarray(box.size) / 2
+    return np.linalg.norm(np.maximum(q, 0), axis=1)
+
+
+def element_part_boxes(house, cat, element_id: str) -> list:
+    """World boxes of the parts of an object, or of one of its sub-receptacles
+    (``<object id>|Drawer_2``)."""
+    from dataforge.world.archetypes import shape_of
+    from dataforge.world.boxes import OrientedBox, rotation_matrix
+
+    ids = {o.id for o in house.objects}
+    obj_id, element = element_id, None
+    if element_id not in ids:
+        obj_id, element = element_id.rsplit("|", 1)
+    obj = house.object(obj_id)
+    rot = rotation_matrix(obj.rotation)
+    out = []
+    for part in shape_of(cat.asset(obj.asset_id)).parts:
+        if part.element != element:
+            continue
+        c = part.corners()
+        lo, hi = c.min(axis=0), c.max(axis=0)
+        centre = rot @ ((lo + hi) / 2) + np.asarray(obj.position)
+        pitch, yaw, roll = obj.rotation
+        out.append(OrientedBox(tuple(centre), tuple(hi - lo), yaw, pitch, roll))
+    return out
+
+
 @pytest.mark.parametrize("name", ["house_746.json", "house_3703.json", "procthor_train_1.json"])
 def test_depth_unprojects_onto_the_element_the_mask_names(renderer: Renderer, name: str) -> None:
     cat = load_catalogue()
     house = load_house(HOUSES / name, catalogue=cat)
     hs = house_scene(house, cat)
     renderer.set_scene(hs.scene)
+    openings = {o.id: o for o in house.openings}
     rng = np.random.default_rng(0)
     K = renderer.K
     checked = {"object": 0, "wall": 0, "floor": 0}
@@ -64,9 +96,15 @@ def test_depth_unprojects_onto_the_element_the_mask_names(renderer: Renderer, na
         pts = unproject(f.depth, K, pose, us[pick], vs[pick])
         for p, iid in zip(pts, f.instance[vs[pick], us[pick]], strict=True):
             info = hs.instances[int(iid)]
-            if info.kind == "object":
-                box = object_box(house.object(info.element_id), cat)
-                err = box_surface_distance(p[None], box)[0]
+            if info.kind == "object" and info.element_id in openings:
+                # a door or window: its frame, panes or leaf stand in the wall's hole
+                opening = openings[info.element_id]
+                wall = house.wall(opening.wall_ids[0])
+                err = max(LineString([wall.start, wall.end]).distance(Point(p[0], p[2])) - 1.2, 0)
+            elif info.kind == "object":
+                # on (or inside) one of the parts of the object or sub-receptacle the mask names
+                err = min(box_outside_distance(p[None], b)[0] for b in element_part_boxes(
+                    house, cat, info.element_id))  # fmt: skip
             elif info.kind == "wall":
                 wall = house.wall(info.element_id)
                 line = LineString([wall.start, wall.end])

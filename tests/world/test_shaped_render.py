@@ -1,0 +1,118 @@
+"""Rendered shaped geometry: what a camera sees of shelves, drawers, tables, doors and windows."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+from dfhelpers import SHARED
+from renderhelpers import needs_egl
+from roomhelpers import one_room_house, standing
+
+from dataforge.render import backproject, project, thor_camera_pose
+from dataforge.world import load_catalogue, load_house
+from dataforge.world.backends import EmbeddedWorld
+from dataforge.world.materials import SKY_COLOR
+from dataforge.world.navigation import closed_door_ids
+from dataforge.world.validity import check_house
+
+CAT = load_catalogue()
+HOUSE = SHARED / "data" / "procthor_houses" / "house_746.json"
+pytestmark = needs_egl()
+
+
+def _world(*objects: dict, w: int = 320, h: int = 240) -> EmbeddedWorld:
+    house = load_house(one_room_house(list(objects)), catalogue=CAT)
+    return EmbeddedWorld(house, CAT, width=w, height=h, vfov_deg=60.0)
+
+
+def test_a_book_on_a_middle_shelf_is_seen_from_in_front() -> None:
+    unit = max(CAT.assets_of("ShelvingUnit"), key=lambda a: a.size[1])
+    world = _world(standing(CAT, "Shelf|1", unit.asset_id, 3.0, 0.4))
+    shelves = sorted((s for s in world.world.surfaces("Shelf|1") if s.kind == "shelf"),
+                     key=lambda s: s.y)  # fmt: skip
+    middle = shelves[len(shelves) // 2]
+    res = world.spawn("Book_1", "Shelf|1", np.random.default_rng(0), surface=middle.index)
+    assert res.ok
+    frame = world.render((3.0, middle.y + 0.1, 2.6), yaw=180.0, horizon=0.0)
+    book = world.scene.instance_of(res.object_id)
+    assert (frame.instance == book).sum() > 30
+    # depth where the book is seen unprojects onto the book's box (exact depth on shapes)
+    cam = thor_camera_pose((3.0, middle.y + 0.1, 2.6), 180.0, 0.0)
+    vs, us = np.nonzero(frame.instance == book)
+    pts = backproject(np.column_stack([us, vs]), frame.depth[vs, us], world._renderer.K, cam)
+    box = world.world.box(res.object_id).aabb()
+    assert np.all(pts >= np.asarray(box.lo) - 0.01) and np.all(pts <= np.asarray(box.hi) + 0.01)
+
+
+def test_drawers_are_instances_of_their_own_with_the_drawer_class() -> None:
+    dresser = CAT.assets_of("Dresser")[0]
+    world = _world(standing(CAT, "Dresser|1", dresser.asset_id, 3.0, 0.4))
+    frame = world.render((3.0, dresser.size[1] / 2, 2.2), yaw=180.0, horizon=0.0)
+    scene = world.scene
+    drawer = scene.instance_of("Dresser|1|Drawer_1")
+    assert (frame.instance == drawer).sum() > 20
+    assert scene.instances[drawer].label == "Drawer"
+    assert np.all(frame.semantic[frame.instance == drawer] == scene.semantics.id("Drawer"))
+    assert (frame.instance == scene.instance_of("Dresser|1")).sum() > 0
+
+
+def test_the_floor_shows_between_a_tables_legs() -> None:
+    legged = [a for a in CAT.assets_of("DiningTable")]
+    info = legged[0]
+    world = _world(standing(CAT, "Table|1", info.asset_id, 3.0, 3.0))
+    eye_y = 0.3
+    frame = world.render((3.0, eye_y, 3.0 + info.size[2] / 2 + 1.5), yaw=180.0, horizon=0.0)
+    table = world.scene.instance_of("Table|1")
+    cam = thor_camera_pose((3.0, eye_y, 3.0 + info.size[2] / 2 + 1.5), 180.0, 0.0)
+    ends = np.array([[3.0 - info.size[0] / 2, eye_y, 3.0 + info.size[2] / 2],
+                     [3.0 + info.size[0] / 2, eye_y, 3.0 + info.size[2] / 2]])  # fmt: skip
+    uv, _ = project(ends, world._renderer.K, cam)
+    u0, u1 = sorted(round(u) for u in uv[:, 0])
+    row = frame.instance[
+        frame.instance.shape[0] // 2, max(u0, 0) : min(u1, frame.instance.shape[1])
+    ]
+    assert row.size > 20
+    assert 0.0 < np.mean(row == table) < 0.5  # legs (or a pedestal), not a solid block
+
+
+@pytest.mark.skipif(not HOUSE.is_file(), reason="needs ../shared/data/procthor_houses")
+def test_windows_show_sky_and_doors_have_leaves() -> None:
+    house = load_house(HOUSE, catalogue=CAT)
+    world = EmbeddedWorld(house, CAT, width=160, height=120, vfov_deg=60.0)
+    scene = world.scene
+    assert {"Window", "Doorway"} <= {info.label for info in scene.instances.values()}
+    window = house.windows[0]
+    a, b = (np.asarray(p) for p in house.opening_segment(window))
+    mid = (a + b) / 2
+    wall = house.wall(window.wall_ids[0])
+    d = (np.asarray(wall.end) - np.asarray(wall.start)) / wall.length
+    normal = np.array([-d[1], d[0]])
+    room = house.room(window.room_ids[0])
+    from shapely.geometry import Point, Polygon
+
+    inward = normal if Polygon(room.polygon_xz).contains(Point(*(mid + 0.3 * normal))) else -normal
+    eye = mid + 1.2 * inward
+    yaw = float(np.degrees(np.arctan2(-inward[0], -inward[1])))  # face the window
+    y = (window.y_range[0] + window.y_range[1]) / 2
+    frame = world.render((eye[0], y, eye[1]), yaw, 0.0)
+    sky = (frame.instance == 0) & np.all(frame.rgb == np.asarray(SKY_COLOR, np.uint8), axis=-1)
+    assert sky.mean() > 0.05  # the sky through the panes
+    assert np.all(frame.depth[sky] == 0)
+
+
+@pytest.mark.skipif(not HOUSE.is_file(), reason="needs ../shared/data/procthor_houses")
+def test_closed_doors_block_navigation() -> None:
+    raw = json.loads(HOUSE.read_text())
+    house = load_house(raw, catalogue=CAT)
+    assert check_house(house, CAT).ok
+    closed = copy.deepcopy(raw)
+    for door in closed["doors"]:
+        door["openness"] = 0
+    shut = load_house(closed, catalogue=CAT)
+    leaves = closed_door_ids(shut, CAT)
+    assert leaves and all(shut.opening(d).asset_id.startswith("Doorway") for d in leaves)
+    check = check_house(shut, CAT)
+    assert any("reachable positions" in p for p in check.problems)
