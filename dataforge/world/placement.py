@@ -6,7 +6,11 @@ bookcase's shelf boards, a chair's seat, the inside of a drawer or fridge, a sin
 pose on it, then checks it:
 
 - support: the object's bottom must lie within ``max_sink`` below / ``max_hover`` above the
-  surface, and its footprint inside the surface's polygon;
+  surface, and its footprint inside the surface's polygon. By default these depend on the
+  categories (:func:`rest_limits`): 3 cm of sinking into a soft receptacle (a bed, a sofa, an
+  armchair, a pillow, ...), else 1 cm; 6 cm of hovering for breakable objects, which ProcTHOR's
+  generator records 5 cm above where AI2-THOR put them, else 1 cm. A sampled pose rests exactly
+  on its surface; the limits matter for poses given to :meth:`World.place_at`;
 - headroom: the object must fit under the surface's clearance (the shelf board above it);
 - collision: its box may not overlap the parts of any other object (a chair's seat under a
   table's top, a lamp beside it), nor the receptacle's own parts for surfaces open above
@@ -33,13 +37,25 @@ import shapely.affinity
 from shapely.geometry import Point, Polygon
 
 from dataforge.errors import UsageError
-from dataforge.world.assets import AssetCatalogue
+from dataforge.world.assets import AssetCatalogue, AssetInfo
 from dataforge.world.boxes import OrientedBox, object_box
 from dataforge.world.graph import WorldGraph, world_graph
 from dataforge.world.house import House, HouseObject, load_house
 from dataforge.world.surfaces import WorldSurface, object_surfaces, part_boxes
 
 HOLLOW_KINDS = frozenset({"interior", "basin"})  # surfaces inside a receptacle
+SOFT_TYPES = frozenset({"ArmChair", "Bed", "DogBed", "Ottoman", "Pillow", "Sofa"})
+SOFT_SINK_M, SINK_M = 0.03, 0.01
+BREAKABLE_HOVER_M, HOVER_M = 0.06, 0.01
+
+
+def rest_limits(info: AssetInfo, receptacle_type: str) -> tuple[float, float]:
+    """(max sink, max hover) in metres of an object of asset ``info`` on a receptacle type."""
+    sink = SOFT_SINK_M if receptacle_type in SOFT_TYPES else SINK_M
+    hover = BREAKABLE_HOVER_M if "CanBreak" in info.secondary_properties else HOVER_M
+    return sink, hover
+
+
 STATUSES = ("placed", "no_free_space", "collision", "closed", "not_a_receptacle")
 
 
@@ -171,8 +187,8 @@ class World:
         auto_open: bool = True,
         prefer_open: bool = True,
         attempts: int = 64,
-        max_sink: float = 0.01,
-        max_hover: float = 0.01,
+        max_sink: float | None = None,
+        max_hover: float | None = None,
     ) -> PlacementResult:
         """Move ``obj`` (an object of the house, or a new one) onto or into ``receptacle_id``.
 
@@ -186,6 +202,7 @@ class World:
         """
         obj = self.object(obj) if isinstance(obj, str) else obj
         receptacle = self.object(receptacle_id)
+        max_sink, max_hover = self._limits(obj, receptacle_id, max_sink, max_hover)
         if not self.is_receptacle(receptacle_id):
             return PlacementResult(
                 "not_a_receptacle",
@@ -266,8 +283,8 @@ class World:
         obj: HouseObject,
         receptacle_id: str,
         *,
-        max_sink: float = 0.01,
-        max_hover: float = 0.01,
+        max_sink: float | None = None,
+        max_hover: float | None = None,
         inside: bool | None = None,
     ) -> PlacementResult:
         """Put ``obj`` back at its own pose on ``receptacle_id`` (checked, not sampled).
@@ -275,10 +292,11 @@ class World:
         The pose must rest on one of the receptacle's surfaces, or (a pose AI2-THOR's physics
         settled on the asset's own mesh, as in ProcTHOR's released houses) lie within the
         receptacle's box: its centre over the box's footprint, its bottom inside its height."""
+        max_sink, max_hover = self._limits(obj, receptacle_id, max_sink, max_hover)
         box = object_box(obj, self.catalogue)
         surfaces = _choose_surfaces(self.surfaces(receptacle_id), None, inside)
         under = [s for s in surfaces if _supported(box, s.polygon, s.y, max_sink, max_hover)]
-        if not under and _within(box, self.box(receptacle_id)):
+        if not under and _within(box, self.box(receptacle_id), max_hover):
             under = [_box_surface(receptacle_id, self.box(receptacle_id), box.bottom)]
         if not under:
             return PlacementResult(
@@ -314,6 +332,15 @@ class World:
         return load_house(raw, name=self._base.name, catalogue=self.catalogue)
 
     # -- internals -------------------------------------------------------------------------
+
+    def _limits(
+        self, obj: HouseObject, receptacle_id: str, sink: float | None, hover: float | None
+    ) -> tuple[float, float]:
+        receptacle = self.object(receptacle_id)
+        default_sink, default_hover = rest_limits(
+            self.catalogue.asset(obj.asset_id), receptacle.object_type
+        )
+        return (default_sink if sink is None else sink, default_hover if hover is None else hover)
 
     def _part_boxes(self, object_id: str) -> tuple[OrientedBox, ...]:
         obj = self.object(object_id)
@@ -366,10 +393,11 @@ def _flatten_raw(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _within(box: OrientedBox, receptacle: OrientedBox) -> bool:
+def _within(box: OrientedBox, receptacle: OrientedBox, hover: float) -> bool:
+    """``box`` stands inside ``receptacle``'s box, or on its top within ``hover``."""
     centre = Point(box.center[0], box.center[2])
     inside = receptacle.footprint().buffer(0.02).covers(centre)
-    return inside and receptacle.bottom - 0.02 <= box.bottom <= receptacle.top + 0.08
+    return inside and receptacle.bottom - 0.02 <= box.bottom <= receptacle.top + hover
 
 
 def _box_surface(receptacle_id: str, receptacle: OrientedBox, y: float) -> WorldSurface:

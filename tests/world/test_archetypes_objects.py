@@ -1,4 +1,5 @@
-"""Archetypes of pickupable objects (dataforge/world/archetypes/objects.py), every asset."""
+"""Archetypes of pickupable objects (dataforge/world/archetypes/kitchen.py, household.py), every
+asset."""
 
 from __future__ import annotations
 

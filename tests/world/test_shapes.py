@@ -192,3 +192,23 @@ def test_surfaces_turn_with_the_object() -> None:
     top_b = next(s for s in b if s.kind == "top").polygon.bounds
     assert top_a[2] - top_a[0] == pytest.approx(top_b[3] - top_b[1], abs=1e-6)
     assert top_a[3] - top_a[1] == pytest.approx(top_b[2] - top_b[0], abs=1e-6)
+
+
+def test_rest_limits_follow_the_categories() -> None:
+    from dataforge.world.placement import rest_limits
+
+    egg = CAT.assets_of("Egg")[0]  # breakable: ProcTHOR records it 5 cm high
+    book = CAT.asset("Book_1")
+    assert "CanBreak" in egg.secondary_properties
+    assert rest_limits(egg, "DiningTable")[1] > 0.05 > rest_limits(book, "DiningTable")[1]
+    assert rest_limits(book, "Sofa")[0] > rest_limits(book, "DiningTable")[0]
+    table = max(CAT.assets_of("DiningTable"), key=lambda a: a.size[0] * a.size[2])
+    world = _world(standing(CAT, "Table|1", table.asset_id, 3.0, 3.0))
+    top = next(s for s in world.surfaces("Table|1") if s.kind == "top")
+    raised = load_house(one_room_house([
+        standing(CAT, "Table|1", table.asset_id, 3.0, 3.0),
+        {**standing(CAT, "Egg|1", egg.asset_id, 3.0, 3.0), "position":
+         {"x": 3.0, "y": top.y + egg.size[1] / 2 + 0.05, "z": 3.0}},
+    ]), catalogue=CAT).object("Egg|1")  # fmt: skip
+    assert world.place_at(raised, "Table|1").ok
+    assert not world.place_at(raised, "Table|1", max_hover=0.01).ok

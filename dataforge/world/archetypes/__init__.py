@@ -7,9 +7,9 @@ deterministically by ``assetId`` (``builder.rng``, seeded from it): proportions 
 number of shelves or drawers, legs or pedestal.
 
 Modules: ``furniture`` (tables, seating, beds, storage, counters, large appliances), ``fixtures``
-(wall and room fixtures, lamps, plants, electronics, doors and windows),
-``objects`` (small and pickupable objects, decor). :func:`shape_of` gives an asset's shape,
-cached per asset and openness.
+(wall and room fixtures, lamps, plants, electronics, doors and windows), ``kitchen`` and
+``household`` (small objects; their shared helpers in ``small_parts``). :func:`shape_of` gives an
+asset's shape, cached per asset.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def register(*object_types: str, name: str | None = None) -> Callable[[Archetype
 
 
 def _load() -> None:
-    from dataforge.world.archetypes import fixtures, furniture, objects  # noqa: F401
+    from dataforge.world.archetypes import fixtures, furniture, household, kitchen  # noqa: F401
 
 
 def archetype_of(object_type: str) -> str | None:
