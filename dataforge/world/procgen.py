@@ -343,13 +343,15 @@ def collision_box(obj: HouseObject, catalogue: AssetCatalogue) -> OrientedBox:
     return box
 
 
-def settle(world: World) -> list[str]:
+def settle(world: World, only: set[str] | None = None) -> list[str]:
     """Let unsupported objects fall straight down onto the highest surface under their centre
     (the floor at y = 0, a receptacle's support surface, or another object's box top); return
-    the ids that moved."""
+    the ids that moved. ``only``: the ids that may move (default: all)."""
     moved = []
     objects = sorted(world.objects, key=lambda o: world.box(o.id).bottom)
     for obj in objects:
+        if only is not None and obj.id not in only:
+            continue
         box = world.box(obj.id)
         if box.bottom <= 1e-3:  # on the floor (or below it, waiting to be placed)
             continue
@@ -443,9 +445,11 @@ def settled(house: dict[str, Any], catalogue: AssetCatalogue) -> dict[str, Any]:
     AI2-THOR's physics drops them when the house is loaded: procthor's generator puts the
     objects of an asset group (pillows on a bed, a television on its stand) at the box top of
     their parent, which for a bed is its headboard's height, not its mattress's. Only the
-    ``y`` of moved objects changes."""
+    ``y`` of moved objects changes, and only objects on receptacles move: wall objects
+    (paintings, televisions on walls) hang where procthor put them."""
     world = World(load_house(copy.deepcopy(house), name="procthor", catalogue=catalogue), catalogue)
-    moved = set(settle(world))
+    children = {o.id for o in world.objects if o.parent_id is not None}
+    moved = set(settle(world, only=children))
     if not moved:
         return house
 

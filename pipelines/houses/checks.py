@@ -21,12 +21,13 @@ INVARIANTS = {
     "reachable": "the stored reachable positions and their rooms are the house's, recomputed",
     "placement": "top-level objects stand in a room; objects rest on a support surface of "
     "their parent (a top, shelf, seat, interior or basin); small objects do not overlap",
-    "metadata": "the counts and reachable positions per room in the metadata are the house's",
+    "metadata": "the counts, objects per support surface and reachable positions per room in "
+    "the metadata are the house's",
 }
 
 
 def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
-    from dataforge.pipelines.houses.generate import house_counts
+    from dataforge.pipelines.houses.generate import house_counts, surface_counts
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
     from dataforge.world.validity import check_house
@@ -58,6 +59,8 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
             "metadata",
             f"metadata counts {meta.get('counts')} differ from the house's {house_counts(house)}",
         )
+    if meta.get("surfaces") != surface_counts(house, catalogue):
+        yield "metadata", "metadata surfaces (objects per support surface) differ from the house's"
     if meta.get("reachable_per_room") != check.per_room:
         yield "metadata", "metadata reachable_per_room differs from the house's"
 
@@ -76,8 +79,10 @@ def stats(ds: Any) -> PipelineStats:
     specs: Counter[str] = Counter()
     room_types: Counter[str] = Counter()
     rooms, objects, small, reachable, rejected = [], [], [], [], 0
+    surfaces: Counter[str] = Counter()
     for ep in ds.episodes():
         meta = ep.metadata
+        surfaces.update(meta.get("surfaces", {}))
         specs[str(meta.get("room_spec"))] += 1
         room_types.update(r["type"] for r in meta["rooms"])
         counts = meta["counts"]
@@ -93,6 +98,7 @@ def stats(ds: Any) -> PipelineStats:
             "objects": int(sum(objects)),
             "objects on receptacles": int(sum(small)),
             "rejected attempts": rejected,
+            "objects by support surface": dict(sorted(surfaces.items())),
             "room specs": dict(sorted(specs.items())),
             "room types": dict(sorted(room_types.items())),
         },

@@ -13,7 +13,8 @@ Outputs
     ``house_json`` uint8 (the same bytes), ``reachable`` float32 (N, 3) AI2-THOR-style reachable
     positions (0.25 m grid) from the agent's start, ``reachable_room`` int16 (index of the room
     of each, -1 none); metadata: procthor seed, rejected attempts with their reasons, room spec,
-    rooms, counts of doors, windows and objects, reachable positions per room.
+    rooms, counts of doors, windows and objects, objects per kind of support surface and
+    sub-receptacle, reachable positions per room.
 Invariants checked by validate
     see ``checks.INVARIANTS``.
 Where it departs from ProcTHOR
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -95,7 +97,7 @@ def produce(cfg: HousesConfig, unit: WorkUnit, rng: np.random.Generator) -> Iter
             continue
         data = house_bytes(raw)
         house = load_house(json.loads(data), name=unit.id, catalogue=catalogue)
-        check = check_house(house, catalogue)
+        check = check_house(house, catalogue, surfaces=True)
         if not check.ok:
             rejected.append({"seed": seed, "reason": "; ".join(check.problems[:3])})
             continue
@@ -112,6 +114,7 @@ def produce(cfg: HousesConfig, unit: WorkUnit, rng: np.random.Generator) -> Iter
                 "room_spec": house.metadata.get("roomSpecId"),
                 "rooms": [{"id": r.id, "type": r.room_type} for r in house.rooms],
                 "counts": house_counts(house),
+                "surfaces": surface_counts(house, catalogue),
                 "reachable_per_room": check.per_room,
                 "file": house_file(unit.id),
             },
@@ -133,6 +136,24 @@ def house_counts(house: Any) -> dict[str, int]:
         "floor_and_wall_objects": sum(o.parent_id is None for o in house.objects),
         "objects_on_receptacles": sum(o.parent_id is not None for o in house.objects),
     }
+
+
+def surface_counts(house: Any, catalogue: Any) -> dict[str, int]:
+    """How many objects rest on each kind of support surface of their parent (``top``,
+    ``shelf``, ``seat``, ``interior``, ``basin``; ``none``: tilted, dropped objects), and how
+    many are in or on each kind of sub-receptacle (``in Drawer``, ``on Shelf``, ...)."""
+    from dataforge.world.graph import world_graph
+
+    graph = world_graph(house, catalogue)
+    types = {r.id: r.object_type for r in graph.receptacles}
+    out: Counter[str] = Counter()
+    for node in graph.objects:
+        if node.parent_id is None:
+            continue
+        out[node.surface_kind or "none"] += 1
+        if node.element_id is not None:
+            out[f"sub-receptacle {types[node.element_id]}"] += 1
+    return dict(sorted(out.items()))
 
 
 def house_files(ds: Any) -> dict[str, bytes]:

@@ -6,8 +6,8 @@ the asset: a lying object (a knife, a loaf) runs along the longer of the box's h
 (:class:`~dataforge.world.archetypes.small_parts.LongAxis`), an upright one stands in the box.
 Natural things whose colour says what they are (an apple, a tomato, a lettuce, an egg) give it
 explicitly, varied per asset by ``builder.rng``; manufactured things paint their body with the
-``primary`` role (the asset's materials). Containers get an ``interior`` surface at their inner floor with
-the inner clearance; a plate a ``top`` a few millimetres above its bottom.
+``primary`` role (the asset's materials). Containers get an ``interior`` surface at their inner
+floor with the inner clearance; a plate a ``top`` a few millimetres above its bottom.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 from sealing import edit_episode, edit_file
 
-from dataforge.pipelines.houses.generate import house_bytes, house_file
+from dataforge.pipelines.houses.generate import house_bytes, house_file, surface_counts
+from dataforge.world import load_catalogue, load_house
 
 EPISODE = "house-000000"
 Edit = Callable[[dict[str, Any], dict[str, Any]], None]  # (house, metadata), in place
@@ -67,9 +68,14 @@ def reachable(root: Path) -> None:
 
 
 def placement(root: Path) -> None:
+    """A child lifted half a metre above its parent (the metadata's surface counts follow, so
+    only the placement invariant breaks)."""
+
     def edit(house: dict[str, Any], meta: dict[str, Any]) -> None:
         parent = next(o for o in house["objects"] if o.get("children"))
         parent["children"][0]["position"]["y"] += 0.5  # hovers half a metre above its parent
+        catalogue = load_catalogue()
+        meta["surfaces"] = surface_counts(load_house(house, catalogue=catalogue), catalogue)
 
     _edit_house(root, edit)
 

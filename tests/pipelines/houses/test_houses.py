@@ -91,3 +91,35 @@ def test_bad_options_fail_before_any_work(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
     r = run_cli("houses", "generate", "--count", "0", "--out", str(tmp_path / "y"))
     assert r.returncode != 0 and not (tmp_path / "y").exists()
+
+
+@pytest.mark.slow
+def test_generated_houses_fill_shelves_seats_drawers_and_fridges(tmp_path: Path) -> None:
+    """Eight houses of ProcTHOR-10K's sampled specs: procthor's small objects land on every kind
+    of support surface, sub-receptacles included, and validate checks where each one rests."""
+    out = tmp_path / "houses"
+    r = run_cli("houses", "generate", "--count", "8", "--seed", "3", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    v = run_cli("validate", str(out))
+    assert v.returncode == 0, v.stdout + v.stderr
+    from dataforge.store import open_dataset
+
+    totals: dict[str, int] = {}
+    with open_dataset(out) as ds:
+        for ep in ds.episodes():
+            for key, n in ep.metadata["surfaces"].items():
+                totals[key] = totals.get(key, 0) + n
+    assert {"top", "shelf", "seat", "interior"} <= {k for k, n in totals.items() if n > 0}
+    assert totals.get("sub-receptacle Drawer", 0) > 0 and totals.get("sub-receptacle Shelf", 0) > 0
+    stats = run_cli("stats", str(out))
+    assert stats.returncode == 0 and "objects by support surface" in stats.stdout
+    cat = load_catalogue()
+    from dataforge.world.boxes import object_box
+
+    hung = 0
+    for f in sorted((out / "houses").glob("*.json")):
+        for o in load_house(f, catalogue=cat).objects:
+            if o.object_type == "Painting":  # settling drops objects on receptacles, not these
+                hung += 1
+                assert object_box(o, cat).bottom > 0.5, (f.name, o.id)
+    assert hung > 0
