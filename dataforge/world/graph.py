@@ -9,8 +9,10 @@
   :data:`ON_TOP_TOLERANCE_M`; children below that are inside (shelves, drawers, a fridge, a
   sofa's seat) and take no top surface.
   Its support surfaces (:mod:`dataforge.world.surfaces`: the top, shelf boards, a seat, the
-  inside of a fridge or a drawer, a basin), each with its kind, height, area, free area (cm²) and
-  the objects resting on it.
+  inside of a fridge or a drawer, a basin), each with its kind, height, area, free area (cm²),
+  the objects resting on it and whether placement uses it (``usable`` is False for a
+  non-receptacle's own surface, such as the deck of a sink whose asset is not a receptacle,
+  where ProcTHOR's generator stands its faucet).
 * Sub-receptacles (a dresser's drawers, a bookcase's shelves, a counter's cupboards, a sink's
   basin) are receptacles of their own, typed as AI2-THOR types them (``Drawer``, ``Shelf``,
   ``Cabinet``, ``SinkBasin``), with id ``<object id>|<element>``, ``parent_id`` the object, and
@@ -86,6 +88,7 @@ class SurfaceNode:
     clearance_m: float | None
     needs_open: bool
     object_ids: tuple[str, ...] = ()
+    usable: bool = True  # False: a non-receptacle's own surface, which placement does not use
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +100,7 @@ class SurfaceNode:
             "free_area_cm2": self.free_area_cm2,
             "clearance_m": self.clearance_m,
             "needs_open": self.needs_open,
+            "usable": self.usable,
             "object_ids": list(self.object_ids),
         }
 
@@ -113,6 +117,7 @@ class SurfaceNode:
             clearance_m=None if clearance is None else float(clearance),
             needs_open=bool(data.get("needs_open", False)),
             object_ids=tuple(data.get("object_ids", ())),
+            usable=bool(data.get("usable", True)),
         )
 
 
@@ -271,7 +276,8 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
     receptacles = []
     for o in sorted(house.objects, key=lambda o: o.id):
         kids = sorted(children.get(o.id, []), key=lambda c: c.id)
-        if not (kids or catalogue.asset(o.asset_id).receptacle or o.id in surfaces):
+        usable = any(x.usable for x in surfaces.get(o.id, ()))
+        if not (kids or catalogue.asset(o.asset_id).receptacle or usable):
             continue
         box = boxes[o.id]
         on_top = [c for c in kids if boxes[c.id].bottom >= box.top - ON_TOP_TOLERANCE_M]
@@ -351,6 +357,7 @@ def _surface_node(
         clearance_m=None if surf.clearance is None else round(surf.clearance, 4),
         needs_open=surf.needs_open,
         object_ids=ids,
+        usable=surf.usable,
     )
 
 

@@ -44,6 +44,7 @@ class WorldSurface:
     polygon: Polygon
     clearance: float | None
     needs_open: bool
+    usable: bool = True  # False: a non-receptacle's own surface (placement does not use it)
 
     @property
     def element_id(self) -> str | None:
@@ -63,6 +64,7 @@ class WorldSurface:
             "area_cm2": round(self.area_m2 * 1e4, 3),
             "clearance_m": None if self.clearance is None else round(self.clearance, 4),
             "needs_open": self.needs_open,
+            "usable": self.usable,
         }
 
 
@@ -73,34 +75,39 @@ def _level(obj: HouseObject) -> bool:
 def object_surfaces(
     obj: HouseObject, info: AssetInfo, *, all_surfaces: bool = False
 ) -> tuple[WorldSurface, ...]:
-    """The object's support surfaces in world coordinates (none when it is tilted). A
-    non-receptacle's own surfaces count only with ``all_surfaces`` (what ProcTHOR's generator
-    puts there itself: a faucet on a sink's deck, a television on a stand)."""
+    """The object's usable support surfaces in world coordinates (none when it is tilted);
+    with ``all_surfaces``, a non-receptacle's own surfaces too (``usable`` False: where
+    ProcTHOR's generator puts things itself, a faucet on a sink's deck), which is what says where
+    a child rests."""
     if not _level(obj):
         return ()
-    return _object_surfaces(obj.id, obj.position, obj.rotation, info, all_surfaces)
+    every = _object_surfaces(obj.id, obj.position, obj.rotation, info)
+    return every if all_surfaces else tuple(s for s in every if s.usable)
 
 
 @functools.lru_cache(maxsize=8192)
 def _object_surfaces(
-    object_id: str,
-    position: tuple[float, ...],
-    rotation: tuple[float, ...],
-    info: AssetInfo,
-    all_surfaces: bool,
+    object_id: str, position: tuple[float, ...], rotation: tuple[float, ...], info: AssetInfo
 ) -> tuple[WorldSurface, ...]:
     yaw = rotation[1]
     bottom = position[1] - info.size[1] / 2.0
     out = []
     for k, s in enumerate(shape_of(info).surfaces):
-        if s.element is None and not (info.receptacle or all_surfaces):
-            continue
         x0, z0, x1, z1 = s.rect
         corners = [yaw_offset(x, z, yaw) for x, z in ((x0, z0), (x1, z0), (x1, z1), (x0, z1))]
         poly = Polygon([(position[0] + dx, position[2] + dz) for dx, dz in corners])
+        usable = s.element is not None or info.receptacle
         out.append(
             WorldSurface(
-                object_id, k, s.kind, s.element, bottom + s.height, poly, s.clearance, s.needs_open
+                object_id,
+                k,
+                s.kind,
+                s.element,
+                bottom + s.height,
+                poly,
+                s.clearance,
+                s.needs_open,
+                usable,
             )
         )
     return tuple(out)
@@ -148,10 +155,10 @@ def _part_boxes(
 def house_surfaces(
     objects: list[HouseObject] | tuple[HouseObject, ...], catalogue: AssetCatalogue
 ) -> dict[str, tuple[WorldSurface, ...]]:
-    """Surfaces of every object among ``objects`` that has any, by object id."""
+    """Every surface (usable or not) of every object among ``objects`` that has any, by id."""
     out = {}
     for o in objects:
-        surfaces = object_surfaces(o, catalogue.asset(o.asset_id))
+        surfaces = object_surfaces(o, catalogue.asset(o.asset_id), all_surfaces=True)
         if surfaces:
             out[o.id] = surfaces
     return out

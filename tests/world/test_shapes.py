@@ -212,3 +212,30 @@ def test_rest_limits_follow_the_categories() -> None:
     ]), catalogue=CAT).object("Egg|1")  # fmt: skip
     assert world.place_at(raised, "Table|1").ok
     assert not world.place_at(raised, "Table|1", max_hover=0.01).ok
+
+
+def test_a_child_on_a_non_receptacles_own_surface_rests_there_in_the_graph() -> None:
+    """A faucet on the deck of a sink whose asset is no receptacle: the graph and check_house
+    agree that it rests on the deck, and placement still does not use the deck."""
+    from dataforge.world.graph import world_graph
+    from dataforge.world.validity import object_problems
+
+    sink = CAT.asset("Sink_15")
+    assert not sink.receptacle
+    world = _world(standing(CAT, "Sink|1", sink.asset_id, 3.0, 0.4))
+    deck = next(s for s in world.surfaces("Sink|1", all_surfaces=True) if s.kind == "top")
+    assert not deck.usable and deck not in world.surfaces("Sink|1")
+    faucet = CAT.assets_of("Faucet")[0]
+    centre = deck.polygon.centroid
+    raw = one_room_house([standing(CAT, "Sink|1", sink.asset_id, 3.0, 0.4)])
+    raw["objects"][0]["children"] = [
+        {**standing(CAT, "Faucet|1", faucet.asset_id, centre.x, centre.y),
+         "position": {"x": centre.x, "y": deck.y + faucet.size[1] / 2, "z": centre.y}}
+    ]  # fmt: skip
+    house = load_house(raw, catalogue=CAT)
+    graph = world_graph(house, CAT)
+    node = graph.object("Faucet|1")
+    assert node.surface_kind == "top" and node.surface == deck.index
+    own = graph.receptacle("Sink|1").surfaces
+    assert [s.usable for s in own if s.index == deck.index] == [False]
+    assert object_problems(house, CAT, surfaces=True) == []
