@@ -19,7 +19,7 @@ import numpy as np
 from dataforge.render.mesh import Scene, box_mesh, box_mesh_from_corners
 from dataforge.world.archetypes import archetype_of, shape_of
 from dataforge.world.assets import AssetCatalogue, AssetInfo
-from dataforge.world.boxes import object_box
+from dataforge.world.boxes import OrientedBox
 from dataforge.world.house import HouseObject
 from dataforge.world.scene import type_color
 from dataforge.world.shape_mesh import object_meshes
@@ -91,7 +91,7 @@ def _tile_scene(info: AssetInfo, boxes: bool, library: Any) -> tuple[Scene, np.n
     scene.add(box_mesh((0.0, span * 1.5, -d / 2 - 0.02), (span * 6, span * 3, 0.01),
                        color=ROOM_COLOR, instance_id=2))  # fmt: skip
     if boxes:
-        corners = object_box(obj, _OneAsset(info)).corners()
+        corners = OrientedBox(obj.position, info.size).corners()
         scene.add(box_mesh_from_corners(corners, color=type_color(info.object_type), instance_id=3))
     else:
         meshes = library.meshes(obj, info) if library is not None else None
@@ -104,16 +104,6 @@ def _tile_scene(info: AssetInfo, boxes: bool, library: Any) -> tuple[Scene, np.n
     direction = np.array([math.sin(math.radians(25)), 0.45, 1.0])
     eye = target + dist * direction / np.linalg.norm(direction)
     return scene, look_at_pose(eye, target)
-
-
-class _OneAsset:
-    """Enough of a catalogue for :func:`object_box` on one asset."""
-
-    def __init__(self, info: AssetInfo) -> None:
-        self.info = info
-
-    def asset(self, asset_id: str) -> AssetInfo:
-        return self.info
 
 
 def render_gallery(

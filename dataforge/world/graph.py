@@ -304,16 +304,18 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
             if not own:
                 continue
             ids = tuple(sorted(i for n in own for i in n.object_ids))
-            lo = [min(n_.bounds[0] for n_ in _polys(surfaces[o.id], own)), min(n.y for n in own)]
-            hi = [max(n_.bounds[2] for n_ in _polys(surfaces[o.id], own)),
-                  max(n.y + (n.clearance_m or 0.0) for n in own)]  # fmt: skip
-            zlo = min(n_.bounds[1] for n_ in _polys(surfaces[o.id], own))
-            zhi = max(n_.bounds[3] for n_ in _polys(surfaces[o.id], own))
+            indices = {n.index for n in own}
+            plan = [x.polygon.bounds for x in surfaces[o.id] if x.index in indices]
+            bottom = min(n.y for n in own)
+            top = max(n.y + (n.clearance_m or 0.0) for n in own)
             receptacles.append(
                 ReceptacleNode(
                     id=element_id(o.id, element),
                     object_type=thor_type,
-                    aabb=Aabb((lo[0], lo[1], zlo), (hi[0], hi[1], zhi)),
+                    aabb=Aabb(
+                        (min(b[0] for b in plan), bottom, min(b[1] for b in plan)),
+                        (max(b[2] for b in plan), top, max(b[3] for b in plan)),
+                    ),
                     top_area_cm2=round(sum(n.area_cm2 for n in own), 3),
                     free_area_cm2=round(sum(n.free_area_cm2 for n in own), 3),
                     child_ids=ids,
@@ -359,11 +361,6 @@ def _surface_node(
         object_ids=ids,
         usable=surf.usable,
     )
-
-
-def _polys(surfaces: tuple[WorldSurface, ...], nodes: list[SurfaceNode]) -> list[Polygon]:
-    wanted = {n.index for n in nodes}
-    return [s.polygon for s in surfaces if s.index in wanted]
 
 
 def top_surface_cm2(box: OrientedBox, resting: Iterable[OrientedBox]) -> tuple[float, float]:

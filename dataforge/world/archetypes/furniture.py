@@ -62,49 +62,38 @@ def front_panel(
     element: str | None,
     *,
     facing: str = "+z",
-    knob: str = "bar",
     hinge: str | None = None,
 ) -> None:
-    """A drawer or door front on a carcass face at ``z_face`` (or x for side-facing runs) with a
-    handle: a bar across a drawer, a vertical bar near the opening edge of a door."""
+    """A drawer (no ``hinge``) or door front on a carcass face at ``z_face`` (or x for
+    side-facing runs) with a handle: a bar across a drawer, a vertical bar near the opening edge
+    of a door. ``x`` is the range along the face, whichever axis that is."""
     gap = 0.004
     x0, x1 = x[0] + gap, x[1] - gap
     y0, y1 = y[0] + gap, y[1] - gap
     sign = 1.0 if facing[0] == "+" else -1.0
-    axis = facing[1]
+    across_face = facing[1] == "x"  # the face's own x runs along the asset's z
+
+    def put(along: tuple[float, float], up: tuple[float, float], across: tuple[float, float],
+            role: str) -> None:  # fmt: skip
+        if across_face:
+            b.box(across, up, along, role, element=element)
+        else:
+            b.box(along, up, across, role, element=element)
+
     inner, outer = sorted((z_face - sign * FRONT, z_face))
     hz = z_face - sign * HANDLE / 2  # handle recessed into the front's thickness (inside the box)
-    if axis == "z":
-        b.box((x0, x1), (y0, y1), (inner, outer), "primary", element=element)
-    else:
-        b.box((inner, outer), (y0, y1), (x0, x1), "primary", element=element)
+    put((x0, x1), (y0, y1), (inner, outer), "primary")
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    if knob == "bar" and hinge is None:  # drawer: horizontal bar across the middle
+    if hinge is None:  # drawer: horizontal bar across the middle
         length = min((x1 - x0) * 0.4, 0.25)
-        if axis == "z":
-            b.hcylinder("x", (cx, cy, hz), length, 0.008, role="metal", element=element)
-        else:
-            b.hcylinder("z", (hz, cy, cx), length, 0.008, role="metal", element=element)
+        axis, centre = ("z", (hz, cy, cx)) if across_face else ("x", (cx, cy, hz))
+        b.hcylinder(axis, centre, length, 0.008, role="metal", element=element)
     else:  # door: vertical bar near the edge away from the hinge
         hx = x1 - 0.05 if hinge == "left" else x0 + 0.05
         length = min((y1 - y0) * 0.35, 0.3)
         hy = y1 - length / 2 - 0.05 if y1 - y0 > 0.5 else cy
-        if axis == "z":
-            b.box(
-                (hx - 0.008, hx + 0.008),
-                (hy - length / 2, hy + length / 2),
-                (hz - 0.008, hz + 0.008),
-                "metal",
-                element=element,
-            )
-        else:
-            b.box(
-                (hz - 0.008, hz + 0.008),
-                (hy - length / 2, hy + length / 2),
-                (hx - 0.008, hx + 0.008),
-                "metal",
-                element=element,
-            )
+        put((hx - 0.008, hx + 0.008), (hy - length / 2, hy + length / 2),
+            (hz - 0.008, hz + 0.008), "metal")  # fmt: skip
 
 
 def drawer(
