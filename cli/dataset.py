@@ -57,7 +57,16 @@ def validate(directory: Path, as_json: bool, deep: bool, quiet: bool) -> None:
     show_default=True,
     help="Frames per array in the preview.",
 )
-def inspect(directory: Path, episode_id: str | None, preview: Path | None, frames: int) -> None:
+@click.option(
+    "--step",
+    type=click.IntRange(min=0),
+    default=None,
+    help="For pipelines whose episodes are steps seen from several views (spamem): the step "
+    "to preview (default: the first action).",
+)
+def inspect(
+    directory: Path, episode_id: str | None, preview: Path | None, frames: int, step: int | None
+) -> None:
     """Summarise DIRECTORY: what it is, how it was made, its arrays; optionally one episode and a
     preview image."""
     from rich.console import Console
@@ -98,12 +107,16 @@ def inspect(directory: Path, episode_id: str | None, preview: Path | None, frame
             from dataforge.registry import get_pipeline
 
             pipeline = get_pipeline(ds.manifest.pipeline)
-            choose = pipeline.hooks.preview_frames if pipeline is not None else None
-            chosen = choose(ep, frames) if choose is not None else None
-            try:
-                write_preview(ep, preview, frames=frames, indices=chosen)
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
+            hooks = pipeline.hooks if pipeline is not None else None
+            if hooks is not None and hooks.preview is not None:
+                hooks.preview(ep, preview, step)
+            else:
+                choose = hooks.preview_frames if hooks is not None else None
+                chosen = choose(ep, frames) if choose is not None else None
+                try:
+                    write_preview(ep, preview, frames=frames, indices=chosen)
+                except ValueError as exc:
+                    raise UsageError(str(exc)) from None
             console.print(f"preview written to {preview}")
 
 
@@ -135,8 +148,13 @@ def stats(directory: Path, as_json: bool, plot: Path | None) -> None:
     else:
         Console().print(stats_table(summary))
     if plot is not None:
+        from dataforge.registry import get_pipeline
         from dataforge.viz.plots import plot_distributions
 
-        plot_distributions(result.distributions, plot, title=summary["dataset"]["name"])
+        pipeline = get_pipeline(summary["dataset"]["pipeline"])
+        if pipeline is not None and pipeline.hooks.plot is not None:
+            pipeline.hooks.plot(result, plot)
+        else:
+            plot_distributions(result.distributions, plot, title=summary["dataset"]["name"])
         if not as_json:
             click.echo(f"plot written to {plot}")

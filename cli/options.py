@@ -133,7 +133,7 @@ def config_option(config_cls: type, f: dataclasses.Field) -> Callable[[Callable[
                 raise click.BadParameter(str(exc)) from None
 
         kw.update(type=str, callback=convert)
-        if default is not None:
+        if default is not None and default is not dataclasses.MISSING:
             kw["default"] = spec.show(default) if spec.show else str(default)
     elif base is bool:
         if default:
@@ -174,7 +174,9 @@ def input_options(locations: Sequence[InputLocation]) -> Callable[[Callable[...,
             fn = click.option(
                 f"--{loc.name}",
                 loc.param,
-                type=click.Path(path_type=Path, dir_okay=not loc.file, file_okay=loc.file),
+                type=click.Path(
+                    path_type=Path, dir_okay=loc.file is not True, file_okay=loc.file is not False
+                ),
                 envvar=loc.envvar,
                 show_envvar=loc.envvar is not None,
                 default=loc.default,

@@ -32,6 +32,11 @@ def read_json(path: Path | str, what: str) -> Any:
 
 # -- the external files a job reads, recorded in its manifest -----------------------------------
 
+REPRODUCING = "reproducing"
+"""The location name under which ``dataforge reproduce`` hands a job the dataset it rebuilds. A
+pipeline whose output rests on answers that cannot be asked again (an LLM server's) replays
+them from there; like every location, it is not part of the config hash."""
+
 
 @dataclass
 class Inputs:

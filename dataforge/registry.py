@@ -20,8 +20,11 @@ a pipeline's ``__init__`` imports only its config module, which must stay light.
 
 The ``checks`` module provides ``INVARIANTS`` (``{key: description}``) and any of
 ``check_episode(ep) -> Iterable[(key, message)]``, ``check_dataset(ds) -> Iterable[(episode id
-or None, key, message)]``, ``stats(ds) -> PipelineStats`` and ``preview_frames(ep, count) ->
-list[int]``. Hooks read the dataset and must not modify anything.
+or None, key, message)]``, ``stats(ds) -> PipelineStats``, ``preview_frames(ep, count) ->
+list[int]``, ``preview(ep, path, step)`` (the pipeline's own ``inspect --preview`` picture, e.g.
+all views of one step; ``step`` None: the pipeline's choice) and ``plot(stats, path)`` (its own
+``stats --plot`` figure from the :class:`~dataforge.stats.DatasetStats`). Hooks read the dataset
+and must not modify anything.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ EpisodeCheck = Callable[[Any], Iterable[tuple[str, str]]]
 DatasetCheck = Callable[[Any], Iterable[tuple[str | None, str, str]]]
 StatsFn = Callable[[Any], "PipelineStats"]
 PreviewFrames = Callable[[Any, int], list[int]]
+Preview = Callable[[Any, Path, "int | None"], None]
+Plot = Callable[[Any, Path], None]
 PIPELINES_PACKAGE = "dataforge.pipelines"
 
 
@@ -63,7 +68,7 @@ class InputLocation:
 
     name: str
     help: str
-    file: bool = False  # a file, not a directory
+    file: bool | None = False  # a file, not a directory (None: either)
     envvar: str | None = None
     default: str | None = None
 
@@ -98,6 +103,8 @@ class Hooks:
     check_dataset: DatasetCheck | None = None
     stats: StatsFn | None = None
     preview_frames: PreviewFrames | None = None
+    preview: Preview | None = None
+    plot: Plot | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +180,8 @@ class Pipeline:
             check_dataset=getattr(mod, "check_dataset", None),
             stats=getattr(mod, "stats", None),
             preview_frames=getattr(mod, "preview_frames", None),
+            preview=getattr(mod, "preview", None),
+            plot=getattr(mod, "plot", None),
         )
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from dataforge._version import __version__
 from dataforge.errors import DatasetError, UsageError
-from dataforge.inputs import Inputs, check_inputs
+from dataforge.inputs import REPRODUCING, Inputs, check_inputs
 from dataforge.progress import Progress
 from dataforge.registry import get_pipeline
 from dataforge.run import ExecutionOptions, run_job
@@ -95,7 +95,8 @@ def reproduce(
     where = {**recorded.locations, **{k: Path(v) for k, v in (locations or {}).items()}}
     check_inputs(recorded.files, where)
     config = pipeline.config.from_dict(manifest.config)
-    job = pipeline.job(config, seed=manifest.seed, fmt=manifest.format, inputs=Inputs(where))
+    inputs = Inputs({**where, REPRODUCING: root})
+    job = pipeline.job(config, seed=manifest.seed, fmt=manifest.format, inputs=inputs)
     header = job.header()
     if header.config_hash != manifest.config_hash:
         diff = config_diff(flat_identity(identity), flat_identity(header.identity))

@@ -192,6 +192,64 @@ class EmbeddedWorld:
             self._renderer = None
 
 
+class WorldSession:
+    """One worker's simulator across many houses.
+
+    ``embedded``: a fresh :class:`EmbeddedWorld` per :meth:`open` (nothing builds up, so the
+    soft reset does nothing). ``ai2thor``: one ``Controller`` for the session's life, a
+    ``CreateHouse`` per :meth:`open` (which also restores a house's initial state between
+    sequences), and every ``reset_every`` houses (:meth:`house_done`) a soft reset,
+    ``Controller.reset(scene="Procedural")``, which clears the Unity artifacts and memory that
+    accumulate over many houses without restarting the process (SpaMEM §8.5: every five)."""
+
+    def __init__(
+        self,
+        sim: str,
+        catalogue: AssetCatalogue,
+        *,
+        width: int = 640,
+        height: int = 480,
+        vfov_deg: float = 90.0,
+        reset_every: int = 5,
+        controller: Any = None,
+        **kw: Any,
+    ) -> None:
+        if sim not in SIMS:
+            raise UsageError(f"unknown --sim {sim!r}; choose one of {', '.join(SIMS)}")
+        self.sim, self.catalogue, self.kw = sim, catalogue, kw
+        self.size = (width, height, vfov_deg)
+        self.reset_every = reset_every
+        self.houses = 0
+        self.resets = 0
+        self.controller = controller
+
+    def open(self, house: House) -> WorldBackend:
+        w, h, fov = self.size
+        if self.sim == "ai2thor" and self.controller is None:
+            self.controller = ThorWorld._start(w, h, fov, dict(self.kw))
+        if self.sim == "ai2thor":
+            return ThorWorld(house, self.catalogue, width=w, height=h, vfov_deg=fov,
+                             controller=self.controller)  # fmt: skip
+        return open_world(self.sim, house, self.catalogue, width=w, height=h, vfov_deg=fov,
+                          **self.kw)  # fmt: skip
+
+    def house_done(self) -> None:
+        self.houses += 1
+        if self.reset_every and self.houses % self.reset_every == 0:
+            self.soft_reset()
+
+    def soft_reset(self) -> None:
+        if self.sim == "ai2thor" and self.controller is not None:
+            self.controller.reset(scene="Procedural")
+            self.resets += 1
+
+    def close(self) -> None:
+        stop = getattr(self.controller, "stop", None)
+        if stop is not None:
+            stop()
+        self.controller = None
+
+
 # -- AI2-THOR ------------------------------------------------------------------------------
 
 THOR_HOUSE_SCHEMA = "1.0.0"
@@ -445,6 +503,7 @@ class ThorWorld:
         self.ids = InstanceIds()
         self.semantics = SemanticTable.for_catalogue(catalogue)
         self.size = (width, height, vfov_deg)
+        self._owns_controller = controller is None  # close() stops only a controller it started
         self.controller = controller or self._start(width, height, vfov_deg, controller_kw)
         self._camera_added = False
         # The objects of the latest event, by id: pivot ("position"), "rotation", box.
@@ -452,8 +511,7 @@ class ThorWorld:
         try:
             self._create_house(house)
         except Exception:
-            if controller is None:  # stop the simulator started here
-                self.close()
+            self.close()  # stops the simulator if it was started here
             raise
 
     @staticmethod
@@ -671,5 +729,5 @@ class ThorWorld:
 
     def close(self) -> None:
         stop = getattr(self.controller, "stop", None)
-        if stop is not None:
+        if stop is not None and self._owns_controller:
             stop()

@@ -21,6 +21,12 @@
   top-level objects), the surface of the parent it rests on (its index, kind and sub-receptacle
   id; None when its pose is on none of them, as in houses settled by AI2-THOR's physics on its
   own meshes) and the room whose floor polygon contains its position.
+* Structure: the house's floors and ceilings (one per room, with the room's id), walls, doors
+  and windows, each with its kind, semantic class (``Floor``, ``Wall``, ``Ceiling``, the
+  opening asset's type) and rooms, so that every element a rendered mask can name is listed.
+
+:func:`graph_diff` and :func:`apply_graph_diff` store a changing house compactly: the first
+graph in full, then per change only the nodes that differ.
 
 Everything is listed sorted by id (plain string order), so the same house gives the same JSON.
 """
@@ -47,7 +53,8 @@ ON_TOP_TOLERANCE_M = 0.03
 """A child whose box bottom is at most this far below its parent's top rests on the top."""
 
 M2_TO_CM2 = 1e4
-GRAPH_FORMAT = 2
+GRAPH_FORMAT = 3
+GRAPH_LISTS = ("rooms", "receptacles", "objects", "structure")
 
 
 @dataclass(frozen=True)
@@ -209,13 +216,33 @@ class ObjectNode:
 
 
 @dataclass(frozen=True)
+class StructureNode:
+    """A floor, ceiling, wall, door or window. Floors and ceilings carry their room's id."""
+
+    id: str
+    kind: str  # floor | ceiling | wall | door | window
+    label: str  # semantic class
+    room_ids: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "label": self.label,
+                "room_ids": list(self.room_ids)}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StructureNode:
+        return cls(str(data["id"]), str(data["kind"]), str(data["label"]),
+                   tuple(str(r) for r in data["room_ids"]))  # fmt: skip
+
+
+@dataclass(frozen=True)
 class WorldGraph:
-    """Rooms, receptacles and objects of one house, each sorted by id."""
+    """Rooms, receptacles, objects and structure of one house, each sorted by id."""
 
     house: str
     rooms: tuple[RoomNode, ...]
     receptacles: tuple[ReceptacleNode, ...]
     objects: tuple[ObjectNode, ...]
+    structure: tuple[StructureNode, ...] = ()
 
     def room(self, room_id: str) -> RoomNode:
         return _find(self.rooms, room_id, "room")
@@ -236,6 +263,7 @@ class WorldGraph:
             "rooms": [r.to_dict() for r in self.rooms],
             "receptacles": [r.to_dict() for r in self.receptacles],
             "objects": [o.to_dict() for o in self.objects],
+            "structure": [n.to_dict() for n in self.structure],
         }
 
     @classmethod
@@ -249,6 +277,7 @@ class WorldGraph:
                 rooms=tuple(RoomNode.from_dict(r) for r in data["rooms"]),
                 receptacles=tuple(ReceptacleNode.from_dict(r) for r in data["receptacles"]),
                 objects=tuple(ObjectNode.from_dict(o) for o in data["objects"]),
+                structure=tuple(StructureNode.from_dict(n) for n in data["structure"]),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise MalformedInputError(f"world graph: malformed ({exc!r})") from None
@@ -340,7 +369,55 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
         )
         for o in sorted(house.objects, key=lambda o: o.id)
     )
-    return WorldGraph(house.name, rooms, tuple(receptacles), objects)
+    return WorldGraph(
+        house.name, rooms, tuple(receptacles), objects, structure_nodes(house, catalogue)
+    )
+
+
+def structure_nodes(house: House, catalogue: AssetCatalogue) -> tuple[StructureNode, ...]:
+    """Floors, ceilings, walls, doors and windows of ``house``, sorted by (id, kind)."""
+    nodes = [StructureNode(r.id, k, k.capitalize(), (r.id,))
+             for r in house.rooms for k in ("floor", "ceiling")]  # fmt: skip
+    nodes += [StructureNode(w.id, "wall", "Wall", (w.room_id,)) for w in house.walls]
+    nodes += [
+        StructureNode(o.id, o.kind, catalogue.asset(o.asset_id).object_type, tuple(o.room_ids))
+        for o in house.openings
+    ]
+    return tuple(sorted(nodes, key=lambda n: (n.id, n.kind)))
+
+
+def _node_key(name: str, node: Mapping[str, Any]) -> str:
+    # a room's floor and ceiling share the room's id
+    return f"{node['id']}#{node['kind']}" if name == "structure" else str(node["id"])
+
+
+def graph_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """What changed from graph dict ``before`` to ``after``: per node list the nodes that are
+    new or differ (``set``) and the keys of those that are gone (``removed``).
+    ``apply_graph_diff(before, graph_diff(before, after)) == after``."""
+    out: dict[str, Any] = {"format": after["format"], "house": after["house"]}
+    for name in GRAPH_LISTS:
+        old = {_node_key(name, n): n for n in before.get(name, [])}
+        new = {_node_key(name, n): n for n in after.get(name, [])}
+        changed = [n for k, n in new.items() if old.get(k) != n]
+        gone = sorted(k for k in old if k not in new)
+        if changed or gone:
+            out[name] = {"set": changed, "removed": gone}
+    return out
+
+
+def apply_graph_diff(before: Mapping[str, Any], diff: Mapping[str, Any]) -> dict[str, Any]:
+    """The graph dict after ``diff`` (from :func:`graph_diff`) is applied to ``before``."""
+    out = {"format": diff["format"], "house": diff["house"]}
+    for name in GRAPH_LISTS:
+        nodes = {_node_key(name, n): n for n in before.get(name, [])}
+        change = diff.get(name) or {"set": [], "removed": []}
+        for key in change["removed"]:
+            nodes.pop(key, None)
+        for n in change["set"]:
+            nodes[_node_key(name, n)] = n
+        out[name] = [nodes[k] for k in sorted(nodes, key=lambda k: (nodes[k]["id"], k))]
+    return out
 
 
 def _surface_node(

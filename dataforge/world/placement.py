@@ -56,6 +56,18 @@ def rest_limits(info: AssetInfo, receptacle_type: str) -> tuple[float, float]:
     return sink, hover
 
 
+def rest_limit_table() -> dict[str, Any]:
+    """The defaults of :func:`rest_limits` as a record (what a dataset's manifest keeps)."""
+    return {
+        "sink_m": SINK_M,
+        "soft_sink_m": SOFT_SINK_M,
+        "soft_receptacles": sorted(SOFT_TYPES),
+        "hover_m": HOVER_M,
+        "breakable_hover_m": BREAKABLE_HOVER_M,
+        "breakable": "assets with the CanBreak property",
+    }
+
+
 STATUSES = ("placed", "no_free_space", "collision", "closed", "not_a_receptacle")
 
 

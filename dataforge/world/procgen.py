@@ -600,3 +600,55 @@ def _controller(catalogue: AssetCatalogue, split: str, gen: Any) -> EmbeddedCont
 
 def _xyz(v: Iterable[float]) -> dict[str, float]:
     return dict(zip("xyz", (float(a) for a in v), strict=True))
+
+
+@dataclass(frozen=True)
+class UsableHouse:
+    """A generated house that passed :func:`~dataforge.world.validity.check_house`: its JSON,
+    the procthor seed that made it, the seeds rejected before it (with their reasons) and the
+    check (reachable positions, per room)."""
+
+    raw: dict[str, Any]
+    seed: int
+    rejected: tuple[dict[str, Any], ...]
+    check: Any  # dataforge.world.validity.HouseCheck
+
+
+def generate_usable_house(
+    rng: np.random.Generator,
+    *,
+    name: str,
+    split: str = "train",
+    room_spec: str | None = None,
+    max_attempts: int = 10,
+    catalogue: AssetCatalogue | None = None,
+) -> UsableHouse:
+    """Draw procthor seeds from ``rng`` until a house passes the usability checks (every room
+    reachable from the start, every child resting on a surface); at most ``max_attempts``.
+
+    The house JSON is returned as stored (round-tripped through sorted JSON), so what a caller
+    checks is what it writes."""
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.validity import check_house
+
+    catalogue = catalogue or load_catalogue()
+    rejected: list[dict[str, Any]] = []
+    for _ in range(max_attempts):
+        seed = int(rng.integers(0, 2**31 - 1))
+        try:
+            raw = generate_house(seed, split=split, room_spec=room_spec)
+        except GenerationFailed as exc:
+            rejected.append({"seed": seed, "reason": str(exc)})
+            continue
+        raw = json.loads(json.dumps(raw, sort_keys=True))
+        house = load_house(raw, name=name, catalogue=catalogue)
+        check = check_house(house, catalogue, surfaces=True)
+        if not check.ok:
+            rejected.append({"seed": seed, "reason": "; ".join(check.problems[:3])})
+            continue
+        return UsableHouse(raw, seed, tuple(rejected), check)
+    reasons = "; ".join(f"seed {r['seed']}: {r['reason']}" for r in rejected[:3])
+    raise DataforgeError(
+        f"{name}: no usable house in {max_attempts} attempts ({reasons}); "
+        "raise --max-attempts or choose another --room-spec"
+    )

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import DataforgeError, UsageError
+from dataforge.errors import UsageError
 from dataforge.inputs import Inputs
 from dataforge.pipelines.houses.config import HousesConfig
 from dataforge.run import Job, WorkUnit
@@ -83,47 +83,33 @@ def units(cfg: HousesConfig) -> list[WorkUnit]:
 def produce(cfg: HousesConfig, unit: WorkUnit, rng: np.random.Generator) -> Iterator[Episode]:
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
-    from dataforge.world.procgen import GenerationFailed, generate_house
-    from dataforge.world.validity import check_house
+    from dataforge.world.procgen import generate_usable_house
 
     catalogue = load_catalogue()
-    rejected: list[dict[str, Any]] = []
-    for _ in range(cfg.max_attempts):
-        seed = int(rng.integers(0, 2**31 - 1))
-        try:
-            raw = generate_house(seed, split=cfg.split, room_spec=cfg.room_spec)
-        except GenerationFailed as exc:
-            rejected.append({"seed": seed, "reason": str(exc)})
-            continue
-        data = house_bytes(raw)
-        house = load_house(json.loads(data), name=unit.id, catalogue=catalogue)
-        check = check_house(house, catalogue, surfaces=True)
-        if not check.ok:
-            rejected.append({"seed": seed, "reason": "; ".join(check.problems[:3])})
-            continue
-        yield Episode(
-            id=unit.id,
-            arrays={
-                "house_json": np.frombuffer(data, np.uint8),
-                "reachable": check.reachable.astype(np.float32),
-                "reachable_room": check.reachable_room.astype(np.int16),
-            },
-            metadata={
-                "procthor_seed": seed,
-                "rejected": rejected,
-                "room_spec": house.metadata.get("roomSpecId"),
-                "rooms": [{"id": r.id, "type": r.room_type} for r in house.rooms],
-                "counts": house_counts(house),
-                "surfaces": surface_counts(house, catalogue),
-                "reachable_per_room": check.per_room,
-                "file": house_file(unit.id),
-            },
-        )
-        return
-    reasons = "; ".join(f"seed {r['seed']}: {r['reason']}" for r in rejected[:3])
-    raise DataforgeError(
-        f"{unit.id}: no usable house in {cfg.max_attempts} attempts ({reasons}); "
-        "raise --max-attempts or choose another --room-spec"
+    made = generate_usable_house(
+        rng, name=unit.id, split=cfg.split, room_spec=cfg.room_spec,
+        max_attempts=cfg.max_attempts, catalogue=catalogue,
+    )  # fmt: skip
+    data = house_bytes(made.raw)
+    house = load_house(made.raw, name=unit.id, catalogue=catalogue)
+    check = made.check
+    yield Episode(
+        id=unit.id,
+        arrays={
+            "house_json": np.frombuffer(data, np.uint8),
+            "reachable": check.reachable.astype(np.float32),
+            "reachable_room": check.reachable_room.astype(np.int16),
+        },
+        metadata={
+            "procthor_seed": made.seed,
+            "rejected": list(made.rejected),
+            "room_spec": house.metadata.get("roomSpecId"),
+            "rooms": [{"id": r.id, "type": r.room_type} for r in house.rooms],
+            "counts": house_counts(house),
+            "surfaces": surface_counts(house, catalogue),
+            "reachable_per_room": check.per_room,
+            "file": house_file(unit.id),
+        },
     )
 
 

@@ -100,6 +100,10 @@ class FakeController:
     def stop(self) -> None:
         self.stopped = True
 
+    def reset(self, scene: str | None = None, **kw: Any) -> None:
+        """ai2thor's ``Controller.reset``: re-initialise the scene in the running process."""
+        self.steps.append({"action": "reset", "scene": scene, **kw})
+
     def _meta(self, oid: str) -> dict[str, Any]:
         o = self.objects[oid]
         centre = o["pivot"] + _yaw_rotate(o["offset"], o["yaw"])
@@ -427,3 +431,39 @@ def test_ai2thor_missing_is_one_line(house_and_catalogue: tuple[Any, Any]) -> No
     with pytest.raises(Exception, match="unknown --sim"):
         open_world("unity", house, cat)
     assert Polygon(house.rooms[0].polygon_xz).area > 0
+
+
+def test_world_session_reuses_one_controller_and_soft_resets_every_five_houses(
+    house_and_catalogue: tuple[Any, Any],
+) -> None:
+    from dataforge.world.backends import WorldSession
+
+    house, cat = house_and_catalogue
+    fake = FakeController()
+    session = WorldSession("ai2thor", cat, width=4, height=3, controller=fake, reset_every=5)
+    for _ in range(11):
+        for _ in range(2):  # two sequences per house, each from the house's initial state
+            world = session.open(house)
+            world.close()  # leaves the shared controller running
+            assert not fake.stopped
+        session.house_done()
+    actions = [s["action"] for s in fake.steps]
+    assert actions.count("CreateHouse") == 22
+    assert [s["scene"] for s in fake.steps if s["action"] == "reset"] == ["Procedural"] * 2
+    assert session.resets == 2 and actions[: actions.index("reset")].count("CreateHouse") == 10
+    session.close()
+    assert fake.stopped
+
+
+def test_world_session_embedded_makes_a_fresh_world_per_open(
+    house_and_catalogue: tuple[Any, Any],
+) -> None:
+    from dataforge.world.backends import EmbeddedWorld, WorldSession
+
+    house, cat = house_and_catalogue
+    session = WorldSession("embedded", cat, width=8, height=6)
+    a, b = session.open(house), session.open(house)
+    assert isinstance(a, EmbeddedWorld) and a is not b and a.world is not b.world
+    for _ in range(5):
+        session.house_done()
+    assert session.resets == 0  # nothing builds up in the embedded world

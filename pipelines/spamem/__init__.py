@@ -1,0 +1,32 @@
+"""SpaMEM: LLM- or heuristic-planned spawn / place / remove sequences in ProcTHOR houses,
+captured from 16 views per state. See ``generate.py`` for inputs, seeds, outputs and
+invariants, and docs/spamem.md.
+"""
+
+from dataforge.pipelines.spamem.config import SpamemConfig
+from dataforge.registry import Example, InputLocation, Pipeline, register
+
+PIPELINE = register(
+    Pipeline(
+        name="spamem",
+        summary="SpaMEM interaction sequences (16-view RGB-D, masks, world graphs)",
+        config=SpamemConfig,
+        build_job="dataforge.pipelines.spamem.generate:build_job",
+        cli="dataforge.pipelines.spamem.cli:spamem",
+        checks="dataforge.pipelines.spamem.checks",
+        extra="procthor",
+        inputs=(
+            InputLocation(
+                "house-source",
+                "Houses: 'generate' (default: procthor's generator, as 'dataforge houses "
+                "generate'), a folder of ProcTHOR house *.json, or a .jsonl(.gz) of houses "
+                "(ProcTHOR-10K's format, one per line).",
+                file=None,
+            ),
+        ),
+        tiny=Example(
+            "generate --houses 2 --room-spec kitchen --sequences-per-house 2 --steps 2 "
+            "--views-per-step 4 --resolution 64x48"
+        ),
+    )
+)

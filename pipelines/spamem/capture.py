@@ -1,0 +1,133 @@
+"""SpaMEM's multi-view capture (§8.4): 8 azimuths x 2 heights around the target of an action.
+
+The cameras stand on navigable positions (:func:`dataforge.world.viewpoints.orbit_viewpoints`)
+``camera_radius`` metres from the target in plan view, at AI2-THOR's standing and crouching
+camera heights, looking at the target. The paper gives no heights, radius, pitch or field of
+view (spec notes); the choices, recorded in every episode:
+
+- heights: the default AI2-THOR agent's camera is 0.675 m above the agent's centre when
+  standing and at the centre when crouching (Unity ``BaseFPSAgentController``: crouching
+  camera = standing camera - 0.675 m), and the centre is 0.901 m above the floor (the agent's
+  ``position.y`` on a floor at 0): 1.576 m and 0.901 m;
+- radius 1.5 m, AI2-THOR's default interaction (visibility) distance; pitch: looking at the
+  target's centre; field of view: AI2-THOR's default 90 degrees (vertical).
+
+Per view it stores RGB, depth (uint16 millimetres, 0 = nothing), instance and semantic ids
+(uint16), the camera-to-world pose and the 2D boxes of the instances in the mask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import DataforgeError
+from dataforge.render.camera import thor_camera_pose
+from dataforge.render.masks import mask_boxes
+from dataforge.world.viewpoints import Viewpoint, WallSight, orbit_viewpoints
+
+CAMERA_HEIGHTS_M = {"standing": 1.576, "crouching": 0.901}
+MAX_DEPTH_MM = np.iinfo(np.uint16).max
+VIEW_COLUMNS = (
+    "azimuth_deg",
+    "camera_height_m",
+    "radius_m",
+    "on_bearing",
+    "sees_target",
+    "target_x",
+    "target_y",
+    "target_z",
+)
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    width: int
+    height: int
+    fov: float
+    views: int  # azimuths x len(heights)
+    radius: float
+    heights: tuple[tuple[str, float], ...] = tuple(CAMERA_HEIGHTS_M.items())
+
+    @property
+    def azimuths(self) -> tuple[float, ...]:
+        n = self.views // len(self.heights)
+        return tuple(360.0 * k / n for k in range(n))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "resolution": [self.width, self.height],
+            "vfov_deg": self.fov,
+            "views": self.views,
+            "azimuths_deg": list(self.azimuths),
+            "heights_m": dict(self.heights),
+            "radius_m": self.radius,
+            "search_radius_m": [0.5, 3.0],
+            "pitch": "looking at the target's centre",
+            "order": "azimuth-major: view = azimuth index * heights + height index",
+        }
+
+
+@dataclass
+class Capture:
+    """The views of one captured state."""
+
+    rgb: list[np.ndarray]
+    depth: list[np.ndarray]
+    instance: list[np.ndarray]
+    semantic: list[np.ndarray]
+    poses: list[np.ndarray]
+    views: list[list[float]]
+    boxes: list[np.ndarray]  # per view (K, 6): instance, x0, y0, x1, y1, pixels
+    viewpoints: list[Viewpoint]
+
+
+def to_uint16(ids: np.ndarray, what: str) -> np.ndarray:
+    if ids.size and int(ids.max()) > np.iinfo(np.uint16).max:
+        raise DataforgeError(f"{what} id {int(ids.max())} does not fit uint16")
+    return ids.astype(np.uint16)
+
+
+def depth_mm(depth: np.ndarray) -> np.ndarray:
+    """float32 metres -> uint16 millimetres (rounded; 0 stays 0, far values clip)."""
+    return np.minimum(np.rint(depth * 1000.0), MAX_DEPTH_MM).astype(np.uint16)
+
+
+def capture(
+    backend: Any,
+    grid: Any,
+    sight: WallSight,
+    target: Sequence[float],
+    settings: CaptureSettings,
+    *,
+    floor_y: float,
+    component: int,
+) -> Capture:
+    """Render every view of ``settings`` around ``target`` in ``backend``'s current state."""
+    vps = orbit_viewpoints(
+        grid,
+        sight,
+        target,
+        floor_y=floor_y,
+        heights=dict(settings.heights),
+        azimuths=settings.azimuths,
+        radius=settings.radius,
+        component=component,
+    )
+    out = Capture([], [], [], [], [], [], [], vps)
+    for vp in vps:
+        frame = backend.render(vp.position, vp.yaw_deg, vp.horizon_deg)
+        inst = to_uint16(frame.instance, "instance")
+        out.rgb.append(frame.rgb)
+        out.depth.append(depth_mm(frame.depth))
+        out.instance.append(inst)
+        out.semantic.append(to_uint16(frame.semantic, "semantic"))
+        out.poses.append(thor_camera_pose(vp.position, vp.yaw_deg, vp.horizon_deg))
+        height = vp.position[1] - floor_y
+        flags = [float(vp.on_bearing), float(vp.sees_target)]
+        out.views.append([vp.azimuth_deg, height, vp.radius_m, *flags, *map(float, target)])
+        out.boxes.append(mask_boxes(inst))
+    return out

@@ -1,0 +1,290 @@
+"""Invariants, statistics and previews of SpaMEM datasets (registered in ``__init__``).
+
+Images are read one captured state at a time (16 views), so checking an episode holds one
+state's images in memory, not the sequence's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from dataforge.pipelines.spamem.episode import graph_docs, graphs_by_step, instance_keys
+from dataforge.pipelines.spamem.figures import plot, preview
+from dataforge.registry import PipelineStats
+from dataforge.render.camera import unproject
+from dataforge.render.masks import mask_boxes
+from dataforge.world.boxes import rotation_matrix
+
+__all__ = ["INVARIANTS", "check_episode", "plot", "preview", "preview_frames", "stats"]
+
+INVARIANTS = {
+    "views-per-state": "every captured state has views_per_state views in every per-view "
+    "array, one graph per state, and step records 0..states-1",
+    "mask-ids-known": "every instance id in a mask names an element (object, sub-receptacle, "
+    "wall, floor, ceiling, door, window) of that state's world graph",
+    "removed-absent": "a removed object is in no mask, graph or 3D box after its removal",
+    "rests-on-surface": "a spawned or placed object is a child of its receptacle in the graph, "
+    "resting on one of its support surfaces (its 3D box's bottom at the surface's height)",
+    "depth-on-surface": "sampled depth pixels unproject into the 3D box of the object their "
+    "mask names (floor pixels onto the floor)",
+    "rigid-pose": "camera poses are rigid (orthonormal rotation, |det| 1, last row 0 0 0 1)",
+    "box2d-encloses": "the 2D boxes are exactly the extents and pixel counts of the masks",
+    "allowed-actions": "actions are spawn / place / remove of small pickupable types, never "
+    "onto a Toilet or the Floor",
+}
+SAMPLES_PER_VIEW = 32
+BOX_TOL_M = 0.03  # depth is whole millimetres; meshes lie inside their boxes
+REST_TOL_M = 0.07  # the largest hover / sink allowed by placement (breakable objects), + margin
+POSE_TOL = 1e-4
+
+
+def _structure_key(node: dict[str, Any]) -> str:
+    return f"{node['kind']}:{node['id']}" if node["kind"] in ("floor", "ceiling") else node["id"]
+
+
+def graph_keys(graph: dict[str, Any]) -> set[str]:
+    """The instance keys of everything a graph lists."""
+    keys = {o["id"] for o in graph["objects"]} | {r["id"] for r in graph["receptacles"]}
+    return keys | {_structure_key(n) for n in graph["structure"]}
+
+
+def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+    meta = ep.metadata
+    views, states = int(meta["views_per_state"]), int(meta["states"])
+    rows = views * states
+    for name in ("rgb", "depth", "instance", "semantic", "pose", "view"):
+        if len(ep[name]) != rows:
+            yield "views-per-state", f"{name} has {len(ep[name])} rows, not {states} x {views}"
+            return
+    graphs = graphs_by_step(ep["graphs"].read(), ep["graph_index"].read())
+    steps = meta["steps"]
+    if len(graphs) != states or [s["step"] for s in steps] != list(range(states)):
+        yield "views-per-state", f"{len(graphs)} graphs / steps {len(steps)} for {states} states"
+        return
+    yield from _check_actions(steps)
+    keys = instance_keys(meta)
+    ids_of = {k: i for i, k in keys.items()}
+    box3d = ep["box3d"].read()
+    box2d = ep["box2d"].read()
+    removed: set[str] = set()
+    yield from _check_rests(steps, graphs, box3d, ids_of)
+    poses = ep["pose"].read()
+    K = ep["intrinsics"].read().astype(np.float64)
+    for r, pose in enumerate(poses):
+        R = pose[:3, :3].astype(np.float64)
+        if not (
+            np.allclose(R.T @ R, np.eye(3), atol=POSE_TOL)
+            and abs(abs(np.linalg.det(R)) - 1) < POSE_TOL
+            and np.allclose(pose[3], [0, 0, 0, 1])
+        ):
+            yield "rigid-pose", f"view row {r}: pose is not a rigid transform"
+    floor_y = _floor_y(ep)
+    rng = np.random.default_rng(0)
+    for s in range(states):
+        graph = graphs[s]
+        known = graph_keys(graph)
+        if steps[s].get("action") == "remove":
+            removed |= set(steps[s].get("removed", []))
+        gone = removed & {o["id"] for o in graph["objects"]}
+        if gone:
+            yield "removed-absent", f"step {s}: removed {sorted(gone)[0]} is still in the graph"
+        gone_ids = {ids_of[k] for k in removed if k in ids_of}
+        in_box3d = set(box3d[box3d[:, 0] == s][:, 1].astype(int).tolist())
+        if gone_ids & in_box3d:
+            yield "removed-absent", f"step {s}: a removed object still has a 3D box"
+        boxes = {int(b[1]): b[2:] for b in box3d[box3d[:, 0] == s]}
+        lo, hi = s * views, (s + 1) * views
+        inst = ep["instance"][lo:hi]
+        depth = ep["depth"][lo:hi]
+        for v in range(views):
+            row = lo + v
+            ids = np.unique(inst[v])
+            unknown = [int(i) for i in ids if i and keys.get(int(i)) not in known]
+            if unknown:
+                yield (
+                    "mask-ids-known",
+                    f"step {s} view {v}: instance {unknown[0]} ({keys.get(unknown[0])}) "
+                    "is not in the world graph",
+                )
+            if gone_ids & set(ids.tolist()):
+                yield "removed-absent", f"step {s} view {v}: a removed object is in the mask"
+            want = mask_boxes(inst[v])
+            have = box2d[box2d[:, 0] == row][:, 1:]
+            if want.shape != have.shape or not np.array_equal(want, have):
+                yield "box2d-encloses", f"step {s} view {v}: 2D boxes differ from the mask's"
+            yield from _check_depth(
+                s, v, depth[v], inst[v], K, poses[row], keys, boxes, ids_of, floor_y, rng
+            )
+
+
+def _floor_y(ep: Any) -> float:
+    house = json.loads(ep["house_json"].read().tobytes())
+    ys = [p["y"] for r in house.get("rooms", []) for p in r.get("floorPolygon", [])]
+    return float(min(ys, default=0.0))
+
+
+def _check_actions(steps: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
+    from dataforge.pipelines.spamem.rules import ACTIONS, FORBIDDEN_RECEPTACLES
+    from dataforge.world.assets import load_catalogue
+
+    catalogue = load_catalogue()
+    for rec in steps[1:]:
+        if rec["action"] not in ACTIONS:
+            yield "allowed-actions", f"step {rec['step']}: action {rec['action']!r}"
+            continue
+        if not catalogue.type_info(rec["object_type"]).pickupable:
+            yield "allowed-actions", f"step {rec['step']}: {rec['object_type']} is not pickupable"
+        if rec.get("receptacle_type") in FORBIDDEN_RECEPTACLES:
+            yield "allowed-actions", f"step {rec['step']}: onto a {rec['receptacle_type']}"
+
+
+def _check_rests(
+    steps: list[dict[str, Any]],
+    graphs: list[dict[str, Any]],
+    box3d: np.ndarray,
+    ids_of: dict[str, int],
+) -> Iterator[tuple[str, str]]:
+    for rec in steps[1:]:
+        if rec["action"] not in ("spawn", "place"):
+            continue
+        s, oid, target = rec["step"], rec["object"], rec["receptacle"]
+        graph = graphs[s]
+        node = next((o for o in graph["objects"] if o["id"] == oid), None)
+        recs = {r["id"]: r for r in graph["receptacles"]}
+        if node is None or target not in recs:
+            yield "rests-on-surface", f"step {s}: {oid} or {target} missing from the graph"
+            continue
+        tnode = recs[target]
+        parent = tnode.get("parent_id") or target
+        on_target = node["parent_id"] == parent and (
+            tnode.get("parent_id") is None or node["element_id"] == target
+        )
+        surface = next((x for x in tnode["surfaces"] if oid in x["object_ids"]), None)
+        if not on_target or surface is None:
+            yield "rests-on-surface", f"step {s}: {oid} does not rest on a surface of {target}"
+            continue
+        rows = box3d[(box3d[:, 0] == s) & (box3d[:, 1] == ids_of.get(oid, -1))]
+        if len(rows) != 1:
+            yield "rests-on-surface", f"step {s}: {oid} has {len(rows)} 3D boxes"
+            continue
+        bottom = float(rows[0][3] - rows[0][6] / 2.0)
+        if abs(bottom - float(surface["y"])) > REST_TOL_M:
+            yield (
+                "rests-on-surface",
+                f"step {s}: {oid}'s bottom is {bottom - surface['y']:+.3f} m from its surface",
+            )
+
+
+def _check_depth(
+    s: int,
+    v: int,
+    depth: np.ndarray,
+    inst: np.ndarray,
+    K: np.ndarray,
+    pose: np.ndarray,
+    keys: dict[int, str],
+    boxes: dict[int, np.ndarray],
+    ids_of: dict[str, int],
+    floor_y: float,
+    rng: np.random.Generator,
+) -> Iterator[tuple[str, str]]:
+    vs, us = np.nonzero(inst)
+    if not len(us):
+        return
+    pick = rng.choice(len(us), size=min(SAMPLES_PER_VIEW, len(us)), replace=False)
+    u, vv = us[pick], vs[pick]
+    pts = unproject(depth.astype(np.float64) / 1000.0, K, pose.astype(np.float64), u, vv)
+    for p, i in zip(pts, inst[vv, u], strict=True):
+        key = keys.get(int(i), "")
+        if key.startswith("floor:"):
+            if abs(p[1] - floor_y) > BOX_TOL_M:
+                yield (
+                    "depth-on-surface",
+                    f"step {s} view {v}: a floor pixel is {p[1] - floor_y:+.3f} m off the floor",
+                )
+                return
+            continue
+        # an object's own id, or a sub-receptacle's ("<object id>|Drawer_2"): its object's box
+        obj = ids_of.get(key)
+        if obj is None or obj not in boxes:
+            obj = ids_of.get(key.rsplit("|", 1)[0])
+        row = boxes.get(int(obj)) if obj is not None else None
+        if row is None:
+            continue  # walls, ceilings, doors and windows: no box to check against
+        R = rotation_matrix(tuple(float(a) for a in row[6:9]))
+        local = R.T @ (p - row[:3].astype(np.float64))
+        if np.any(np.abs(local) > row[3:6].astype(np.float64) / 2 + BOX_TOL_M):
+            yield (
+                "depth-on-surface",
+                f"step {s} view {v}: a pixel of {key} unprojects outside its 3D box",
+            )
+            return
+
+
+def stats(ds: Any) -> PipelineStats:
+    houses: set[str] = set()
+    actions: Counter[str] = Counter()
+    receptacles: Counter[str] = Counter()
+    objects: Counter[str] = Counter()
+    instance_types: set[str] = set()
+    receptacle_types: set[str] = set()
+    states = views = early = 0
+    per_sequence: list[float] = []
+    off_bearing: list[float] = []
+    for ep in ds.episodes():
+        meta = ep.metadata
+        houses.add(meta["house"])
+        states += meta["states"]
+        views += meta["states"] * meta["views_per_state"]
+        early += meta["ended_early"] is not None
+        per_sequence.append(float(meta["actions"]))
+        for rec in meta["steps"][1:]:
+            actions[rec["action"]] += 1
+            objects[rec["object_type"]] += 1
+            rtype = rec.get("receptacle_type") or rec.get("from_type")
+            if rtype:
+                receptacles[rtype] += 1
+        flat = [vp for state in meta["viewpoints"] for vp in state]
+        off_bearing.append(100.0 * sum(not vp["on_bearing"] for vp in flat) / max(len(flat), 1))
+        first = graph_docs(ep["graphs"].read(), ep["graph_index"].read()[:1])[0]
+        instance_types |= {o["object_type"] for o in first["objects"]}
+        receptacle_types |= {r["object_type"] for r in first["receptacles"]}
+    total = sum(actions.values())
+    return PipelineStats(
+        counts={
+            "houses": len(houses),
+            "sequences": len(ds),
+            "actions": total,
+            "actions by type": {k: actions[k] for k in ("spawn", "place", "remove")},
+            "action shares (%)": {
+                k: round(100.0 * actions[k] / max(total, 1), 1)
+                for k in ("spawn", "place", "remove")
+            },
+            "states (captured, incl. step 0)": states,
+            "views (states x views per state)": views,
+            "images (views x 4 modalities)": views * 4,
+            "sequences ended early": early,
+            "object types in the houses (initial world graphs)": len(instance_types),
+            "object types acted on": len(objects),
+            "receptacle types in the houses": len(receptacle_types),
+            "receptacle types acted on": len(receptacles),
+            "top receptacles (interactions)": dict(receptacles.most_common(8)),
+            "top objects (interactions)": dict(objects.most_common(15)),
+        },
+        distributions={
+            "actions per sequence": per_sequence,
+            "views off their bearing per sequence (%)": off_bearing,
+        },
+    )
+
+
+def preview_frames(ep: Any, count: int) -> list[int]:
+    """The views of the first action's state (step 1, else step 0)."""
+    views, states = int(ep.metadata["views_per_state"]), int(ep.metadata["states"])
+    s = 1 if states > 1 else 0
+    return list(range(s * views, s * views + min(count, views)))

@@ -1,0 +1,248 @@
+"""One SpaMEM interaction sequence: decide, check, act (with recovery), capture, log.
+
+A sequence starts from the house's initial state. Per step the planner proposes an action
+(:mod:`.planner`); :meth:`Rules.check` rejects impossible ones (feedback to the planner); the
+action runs in the world backend: spawn and place search the chosen receptacle's support
+surfaces for a free, supported pose (``find_smart_position`` of §8.3 is
+:meth:`dataforge.world.placement.World.place`: surfaces behind doors or in drawers open the
+receptacle first, per-category ``sink``/``hover`` limits, collision checks against neighbours),
+remove takes the object out. A failed placement (no free space, collision, closed) is fed back
+and the planner asked again, at most ``recoveries`` decisions per step; a step that gets none
+through ends the sequence early (recorded).
+
+Captured states: step 0 (the initial state, before any action; its cameras look at the target
+of the first action as planned) and every successful action (cameras look at the object's new
+pose, or where a removed object was). Every decision, check and attempt is logged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dataforge.pipelines.spamem.capture import Capture, CaptureSettings, capture
+from dataforge.pipelines.spamem.planner import Planner, PlanState
+from dataforge.pipelines.spamem.rules import Action, Rules
+from dataforge.world.graph import WorldGraph
+from dataforge.world.viewpoints import WallSight
+
+
+@dataclass
+class SequenceRun:
+    captures: list[Capture] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)  # step 0 .. S-1
+    graphs: list[dict[str, Any]] = field(default_factory=list)  # full graph dict per step
+    boxes3d: list[np.ndarray] = field(default_factory=list)  # per step (M, 10)
+    log: list[dict[str, Any]] = field(default_factory=list)
+    ended_early: dict[str, Any] | None = None  # the step that failed and its attempts
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What stays fixed over a house's sequences: navigation grid, wall sight, floor."""
+
+    grid: Any
+    sight: WallSight
+    floor_y: float
+    component: int
+
+
+def _centre(node: Any) -> tuple[float, float, float]:
+    lo, hi = np.asarray(node.aabb.lo), np.asarray(node.aabb.hi)
+    c = (lo + hi) / 2.0
+    return (float(c[0]), float(c[1]), float(c[2]))
+
+
+def planned_target(action: Action, graph: WorldGraph, backend: Any) -> tuple[float, ...]:
+    """Where an action will happen, before it runs: the receptacle's box centre, or the
+    object's (remove)."""
+    if action.action == "remove":
+        return tuple(float(v) for v in backend.world.box(action.object).center)
+    return _centre(graph.receptacle(action.receptacle))
+
+
+def object_boxes(backend: Any) -> np.ndarray:
+    """(M, 10) rows ``instance, cx, cy, cz, sx, sy, sz, pitch, yaw, roll`` (degrees, AI2-THOR
+    Euler angles) of every object's oriented box."""
+    rows = []
+    for obj in sorted(backend.world.objects, key=lambda o: o.id):
+        b = backend.world.box(obj.id)
+        rows.append([backend.ids(obj.id), *b.center, *b.size, *b.rotation_deg])
+    return np.asarray(rows, np.float64).reshape(-1, 10)
+
+
+def execute(
+    backend: Any, action: Action, graph: WorldGraph, rules: Rules, rng: np.random.Generator
+) -> dict[str, Any]:
+    """Run a checked action; the outcome record (``status`` ``placed``/``removed`` when done)."""
+    if action.action == "remove":
+        box = backend.world.box(action.object)
+        before = {o.id for o in backend.world.objects}
+        parent = backend.world.object(action.object).parent_id
+        backend.remove(action.object)
+        removed = sorted(before - {o.id for o in backend.world.objects})
+        return {
+            "status": "removed",
+            "object": action.object,
+            "from": parent,
+            "removed": removed,
+            "target": [float(v) for v in box.center],
+        }
+    node = graph.receptacle(action.receptacle)
+    parent = node.parent_id or node.id
+    surfaces = [s for s in node.surfaces if s.usable]
+    weights = np.array([max(s.free_area_cm2, 1e-3) for s in surfaces])
+    surface = surfaces[int(rng.choice(len(surfaces), p=weights / weights.sum()))].index
+    if action.action == "spawn":
+        assets = rules.assets(action.object)
+        asset = assets[int(rng.integers(len(assets)))]
+        res = backend.spawn(asset, parent, rng, surface=surface)
+        came_from = None
+    else:
+        came_from = graph.object(action.object).parent_id
+        res = backend.place(action.object, parent, rng, surface=surface)
+    out: dict[str, Any] = {"status": res.status, "object": res.object_id, "from": came_from}
+    out.update(surface=surface, message=res.message, tries=res.attempts)
+    if res.ok:
+        out["target"] = [float(v) for v in backend.world.box(res.object_id).center]
+        out["position"], out["rotation"] = list(res.position), list(res.rotation)
+        out["surface_kind"] = res.kind
+    return out
+
+
+def failure_feedback(action: Action, outcome: dict[str, Any]) -> str:
+    where = action.receptacle or ""
+    reasons = {
+        "no_free_space": f"there is no free space for it on {where}",
+        "collision": f"every pose tried on {where} collides with other objects",
+        "closed": f"{where} is closed",
+        "not_a_receptacle": f"{where} is not a receptacle",
+    }
+    why = reasons.get(outcome["status"], outcome.get("message") or outcome["status"])
+    return (
+        f"The {action.action} of {action.object} failed: {why}. Choose another location or "
+        "another object."
+    )
+
+
+def run_sequence(
+    backend: Any,
+    scene: Scene,
+    planner: Planner,
+    rules: Rules,
+    settings: CaptureSettings,
+    *,
+    sequence: str,
+    steps: int,
+    recoveries: int,
+    place_rng: np.random.Generator,
+) -> SequenceRun:
+    run = SequenceRun()
+    graph = backend.world_graph()
+    history: list[dict[str, Any]] = []
+
+    def snap(target: tuple[float, ...], record: dict[str, Any]) -> None:
+        cap = capture(
+            backend,
+            scene.grid,
+            scene.sight,
+            target,
+            settings,
+            floor_y=scene.floor_y,
+            component=scene.component,
+        )
+        run.captures.append(cap)
+        run.steps.append(record)
+        run.graphs.append(graph.to_dict())
+        run.boxes3d.append(object_boxes(backend))
+
+    for step in range(1, steps + 1):
+        failed: list[Action] = []
+        feedback: str | None = None
+        attempts: list[dict[str, Any]] = []
+        done: dict[str, Any] | None = None
+        for decision in range(recoveries):
+            state = PlanState(sequence, step, steps, graph, tuple(history), tuple(failed))
+            proposal = planner.propose(state, feedback)
+            run.log.append({"step": step, "decision": decision, **proposal.record})
+            action = proposal.action
+            if action is None:
+                feedback = "No usable action was given."
+                attempts.append({"action": None, "status": "no_action"})
+                continue
+            problem = rules.check(action, graph)
+            if problem is not None:
+                failed.append(action)
+                feedback = f"That action is not possible: {problem}."
+                attempts.append({**action.to_dict(), "status": "invalid", "message": problem})
+                continue
+            if step == 1 and not run.captures:
+                snap(planned_target(action, graph, backend), {"step": 0, "action": "initial"})
+            outcome = execute(backend, action, graph, rules, place_rng)
+            attempts.append({**action.to_dict(), **outcome})
+            if outcome["status"] in ("placed", "removed"):
+                done = {"action": action, "outcome": outcome}
+                break
+            failed.append(action)
+            feedback = failure_feedback(action, outcome)
+        if done is None:
+            run.ended_early = {
+                "step": step,
+                "reason": f"no action succeeded in {recoveries} decisions",
+                "attempts": attempts,
+            }
+            break
+        before = graph
+        graph = backend.world_graph()
+        record = step_record(step, done["action"], done["outcome"], before, graph, attempts)
+        history.append(record)
+        snap(tuple(done["outcome"]["target"]), record)
+    if not run.captures:  # nothing was ever executable: the initial state around the start
+        snap(_fallback_target(graph, scene), {"step": 0, "action": "initial"})
+    return run
+
+
+def step_record(
+    step: int,
+    action: Action,
+    outcome: dict[str, Any],
+    before: WorldGraph,
+    after: WorldGraph,
+    attempts: list[dict[str, Any]],
+) -> dict[str, Any]:
+    oid = outcome["object"]
+    node = (after if action.action != "remove" else before).object(oid)
+    rec: dict[str, Any] = {
+        "step": step,
+        "action": action.action,
+        "object": oid,
+        "object_type": node.object_type,
+        "asset_id": node.asset_id,
+        "receptacle": action.receptacle,
+        "receptacle_type": (
+            before.receptacle(action.receptacle).object_type if action.receptacle else None
+        ),
+        "from": outcome.get("from"),
+        "target": outcome["target"],
+        "decisions": len(attempts),
+        "attempts": attempts,
+    }
+    if action.action == "remove":
+        rec["from_type"] = (
+            before.receptacle(outcome["from"]).object_type if outcome["from"] else None
+        )
+        rec["removed"] = outcome["removed"]
+    else:
+        rec["parent"] = node.parent_id
+        rec["element"] = node.element_id
+        rec["surface_kind"] = node.surface_kind
+        rec["position"], rec["rotation"] = outcome["position"], outcome["rotation"]
+    return rec
+
+
+def _fallback_target(graph: WorldGraph, scene: Scene) -> tuple[float, float, float]:
+    room = graph.rooms[0]
+    xs, zs = zip(*room.polygon, strict=True)
+    return (float(np.mean(xs)), scene.floor_y + 0.9, float(np.mean(zs)))

@@ -1,0 +1,106 @@
+"""One breaker per SpaMEM invariant: each changes one stored sequence so that exactly that
+invariant is broken, and re-seals the manifest (tests/test_conformance.py runs them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sealing import edit_episode
+
+from dataforge.pipelines.spamem.episode import graphs_by_step, instance_keys
+
+EPISODE = "house-000000/seq-00"
+Arrays = dict[str, np.ndarray]
+
+
+def _last_put(meta: dict[str, Any]) -> dict[str, Any]:
+    """The last spawn or place step record of the sequence."""
+    return next(r for r in reversed(meta["steps"]) if r["action"] in ("spawn", "place"))
+
+
+def views_per_state(root: Path) -> None:
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        meta["views_per_state"] += 1
+
+    edit_episode(root, EPISODE, mutate)
+
+
+def mask_ids_known(root: Path) -> None:
+    """A wall seen in step 0 loses its entry in the instance table."""
+
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        keys = instance_keys(meta)
+        seen = {int(i) for i in np.unique(a["instance"][0]) if i}
+        wall = next(i for i in sorted(seen) if keys[i].startswith("wall"))
+        meta["instances"] = [[i, k] for i, k in meta["instances"] if i != wall]
+
+    edit_episode(root, EPISODE, mutate)
+
+
+def removed_absent(root: Path) -> None:
+    """The last placed object is recorded as removed, but stays in the graph."""
+
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        rec = _last_put(meta)
+        rec["action"], rec["removed"] = "remove", [rec["object"]]
+
+    edit_episode(root, EPISODE, mutate)
+
+
+def rests_on_surface(root: Path) -> None:
+    """The last placement names a receptacle the object is not on."""
+
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        rec = _last_put(meta)
+        graph = graphs_by_step(a["graphs"], a["graph_index"])[rec["step"]]
+        other = next(
+            r for r in graph["receptacles"]
+            if rec["object"] not in r["child_ids"] and r["id"] != rec["receptacle"]
+        )  # fmt: skip
+        rec["receptacle"] = other["id"]
+
+    edit_episode(root, EPISODE, mutate)
+
+
+def depth_on_surface(root: Path) -> None:
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        a["depth"][0] = (a["depth"][0].astype(np.float64) * 1.5).astype(np.uint16)
+
+    edit_episode(root, EPISODE, mutate)
+
+
+def rigid_pose(root: Path) -> None:
+    """A pose's last row is not 0 0 0 1 (unprojection, which uses the top rows, is unchanged)."""
+
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        a["pose"][0, 3, 2] = np.float32(0.5)
+
+    edit_episode(root, EPISODE, mutate)
+
+
+def box2d_encloses(root: Path) -> None:
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        a["box2d"][0, 4] += 1  # x1 of the first box
+
+    edit_episode(root, EPISODE, mutate)
+
+
+def allowed_actions(root: Path) -> None:
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        meta["steps"][1]["receptacle_type"] = "Toilet"
+
+    edit_episode(root, EPISODE, mutate)
+
+
+BREAKERS = {
+    "views-per-state": views_per_state,
+    "mask-ids-known": mask_ids_known,
+    "removed-absent": removed_absent,
+    "rests-on-surface": rests_on_surface,
+    "depth-on-surface": depth_on_surface,
+    "rigid-pose": rigid_pose,
+    "box2d-encloses": box2d_encloses,
+    "allowed-actions": allowed_actions,
+}

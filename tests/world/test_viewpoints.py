@@ -1,0 +1,414 @@
+"""Cameras around a point (dataforge.world.viewpoints) on a real ProcTHOR house and on houses
+built in code, checked against the grid, an independent wall-crossing test and the camera
+model of dataforge.render."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from dfhelpers import SHARED
+
+from dataforge.render import intrinsics, project, thor_camera_pose
+from dataforge.world import load_catalogue, load_house
+from dataforge.world.navigation import house_floor_y, house_nav_grid
+from dataforge.world.placement import World
+from dataforge.world.viewpoints import (
+    AZIMUTHS_8,
+    MAX_HORIZON_DEG,
+    RADIUS_STEP_M,
+    Viewpoint,
+    WallSight,
+    look_at_angles,
+    orbit_viewpoints,
+)
+
+HOUSE = SHARED / "data" / "procthor_houses" / "house_3703.json"
+needs_house = pytest.mark.skipif(
+    not HOUSE.is_file(), reason=f"ProcTHOR house not present ({HOUSE})"
+)
+HEIGHTS = {"standing": 1.5, "low": 0.6}  # not sorted: the mapping's order is kept
+RADIUS, MIN_R, MAX_R = 1.5, 0.5, 3.0
+W, H = 160, 120
+
+
+# -- independent geometry -------------------------------------------------------------------------
+
+
+def _orient(a: tuple, b: tuple, c: tuple) -> float:
+    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+
+def _on_segment(a: tuple, b: tuple, p: tuple) -> bool:
+    return (
+        abs(_orient(a, b, p)) < 1e-12
+        and min(a[0], b[0]) - 1e-12 <= p[0] <= max(a[0], b[0]) + 1e-12
+        and min(a[1], b[1]) - 1e-12 <= p[1] <= max(a[1], b[1]) + 1e-12
+    )
+
+
+def segments_meet(p: tuple, q: tuple, a: tuple, b: tuple) -> bool:
+    """Closed plan segments p-q and a-b share a point."""
+    d1, d2 = _orient(a, b, p), _orient(a, b, q)
+    d3, d4 = _orient(p, q, a), _orient(p, q, b)
+    if ((d1 > 0) != (d2 > 0)) and ((d3 > 0) != (d4 > 0)) and d1 * d2 < 0 and d3 * d4 < 0:
+        return True
+    return any(
+        _on_segment(*seg, pt) for seg, pt in (((a, b), p), ((a, b), q), ((p, q), a), ((p, q), b))
+    )
+
+
+def walls_between(house: Any, p: tuple, q: tuple) -> list[str]:
+    """Ids of the standing walls (not empty, with height) crossing the plan segment p-q."""
+    return [
+        w.id
+        for w in house.walls
+        if not w.empty and w.height > 0 and segments_meet(p, q, w.start, w.end)
+    ]
+
+
+def usable(grid: Any, comp: int, x: float, z: float) -> bool:
+    c = grid.cell_of((x, 0.0, z))
+    return grid.inside(c) and bool(grid.free[c]) and int(grid.components()[c]) == comp
+
+
+def bearing_deg(target: tuple, x: float, z: float) -> float:
+    return math.degrees(math.atan2(x - target[0], z - target[2])) % 360.0
+
+
+def angle_gap(a: float, b: float) -> float:
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+def check_viewpoints(
+    house: Any, grid: Any, target: tuple, vps: list[Viewpoint], comp: int, floor_y: float
+) -> None:
+    """Every property a list of viewpoints from orbit_viewpoints must have."""
+    assert [(v.azimuth_deg, v.height_name) for v in vps] == [
+        (a, h) for a in AZIMUTHS_8 for h in HEIGHTS
+    ]
+    K = intrinsics(W, H)
+    for k in range(0, len(vps), len(HEIGHTS)):
+        group = vps[k : k + len(HEIGHTS)]
+        # the heights of one azimuth share the plan position and how it was found
+        assert len({(v.position[0], v.position[2], v.radius_m, v.on_bearing) for v in group}) == 1
+    for v in vps:
+        x, y, z = v.position
+        assert usable(grid, comp, x, z), v
+        assert y == pytest.approx(floor_y + HEIGHTS[v.height_name], abs=1e-6)
+        plan = math.hypot(x - target[0], z - target[2])
+        assert v.radius_m == pytest.approx(plan, abs=1e-5)
+        if v.sees_target:
+            assert walls_between(house, (target[0], target[2]), (x, z)) == [], v
+            assert plan >= MIN_R - 1e-6
+        if v.on_bearing:
+            assert v.sees_target
+            assert angle_gap(bearing_deg(target, x, z), v.azimuth_deg) < 1e-3, v
+            assert MIN_R - 1e-6 <= v.radius_m <= MAX_R + 1e-6
+            # no usable, clear distance on the bearing is nearer to the wanted radius
+            better = [d for d in distances() if abs(d - RADIUS) < abs(v.radius_m - RADIUS) - 1e-9]
+            assert not any(
+                on_bearing_ok(house, grid, comp, target, v.azimuth_deg, d) for d in better
+            )
+        else:
+            # flagged off-bearing only when the bearing has no usable, clear distance at all
+            assert not any(
+                on_bearing_ok(house, grid, comp, target, v.azimuth_deg, d) for d in distances()
+            ), v
+        # the camera looks at the target: it projects to the image centre, in front
+        assert abs(v.horizon_deg) < MAX_HORIZON_DEG
+        uv, depth = project(
+            np.array(target), K, thor_camera_pose(v.position, v.yaw_deg, v.horizon_deg)
+        )
+        assert depth[0] > 0
+        np.testing.assert_allclose(uv[0], [W / 2, H / 2], atol=1e-3)
+
+
+def distances() -> list[float]:
+    n = round((MAX_R - MIN_R) / RADIUS_STEP_M)
+    return [MIN_R + k * RADIUS_STEP_M for k in range(n + 1)]
+
+
+def on_bearing_ok(house: Any, grid: Any, comp: int, target: tuple, az: float, d: float) -> bool:
+    x = target[0] + d * math.sin(math.radians(az))
+    z = target[2] + d * math.cos(math.radians(az))
+    return usable(grid, comp, x, z) and not walls_between(house, (target[0], target[2]), (x, z))
+
+
+# -- a real house ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real() -> dict[str, Any]:
+    if not HOUSE.is_file():
+        pytest.skip(f"ProcTHOR house not present ({HOUSE})")
+    cat = load_catalogue()
+    house = load_house(HOUSE, catalogue=cat)
+    world = World(house, cat)
+    receptacles = [
+        o.id for o in house.top_level_objects() if world.is_receptacle(o.id) and o.parent_id is None
+    ]
+    targets = {r: tuple(float(c) for c in world.box(r).center) for r in receptacles}
+    return {
+        "house": house,
+        "grid": house_nav_grid(house, cat),
+        "sight": WallSight(house),
+        "floor": house_floor_y(house),
+        "targets": targets,
+        "catalogue": cat,
+    }
+
+
+def orbit(real: dict[str, Any], target: tuple, **kw: Any) -> list[Viewpoint]:
+    return orbit_viewpoints(
+        real["grid"],
+        real["sight"],
+        target,
+        floor_y=real["floor"],
+        heights=HEIGHTS,
+        radius=RADIUS,
+        min_radius=MIN_R,
+        max_radius=MAX_R,
+        **kw,
+    )
+
+
+@needs_house
+def test_viewpoints_around_real_receptacles(real: dict[str, Any]) -> None:
+    targets = real["targets"]
+    assert {"CounterTop|2|0", "Fridge|2|1", "DiningTable|3|1", "Safe|3|3"} <= set(targets)
+    grid = real["grid"]
+    counts = {"on": 0, "off": 0}
+    for target in targets.values():
+        vps = orbit(real, target)
+        assert len(vps) == 8 * 2
+        check_viewpoints(real["house"], grid, target, vps, grid.largest_component(), real["floor"])
+        for v in vps:
+            counts["on" if v.on_bearing else "off"] += 1
+            assert v.sees_target  # every receptacle of this house can be seen from somewhere
+    # this house exercises both branches: ideal bearings and fallbacks
+    assert counts["on"] >= 40 and counts["off"] >= 20, counts
+
+
+@needs_house
+def test_chosen_component_and_agent_start(real: dict[str, Any]) -> None:
+    grid = real["grid"]
+    start = real["house"].raw["metadata"]["agent"]["position"]
+    comp = grid.component_of((start["x"], 0.0, start["z"]))
+    assert comp > 0
+    target = real["targets"]["DiningTable|3|1"]
+    vps = orbit(real, target, component=comp)
+    check_viewpoints(real["house"], grid, target, vps, comp, real["floor"])
+
+
+@needs_house
+def test_viewpoints_are_deterministic(real: dict[str, Any]) -> None:
+    for rid in ("Fridge|2|1", "Safe|3|3", "CounterTop|2|0"):
+        target = real["targets"][rid]
+        a = orbit(real, target)
+        b = orbit(real, target)
+        fresh = {
+            **real,
+            "grid": house_nav_grid(real["house"], real["catalogue"]),
+            "sight": WallSight(real["house"]),
+        }
+        c = orbit(fresh, target)
+        assert a == b == c
+        assert [v.to_dict() for v in a] == [v.to_dict() for v in c]
+        d = a[0].to_dict()
+        assert set(d) == {
+            "azimuth_deg",
+            "height",
+            "position",
+            "yaw_deg",
+            "horizon_deg",
+            "radius_m",
+            "on_bearing",
+            "sees_target",
+        }
+        assert d["position"] == list(a[0].position) and d["height"] == "standing"
+
+
+@needs_house
+def test_wall_sight_on_the_real_house(real: dict[str, Any]) -> None:
+    house, sight = real["house"], real["sight"]
+    rng = np.random.default_rng(5)
+    xs = [p[0] for r in house.rooms for p in r.floor_polygon]
+    zs = [p[1] for r in house.rooms for p in r.floor_polygon]
+    lo, hi = np.array([min(xs), min(zs)]), np.array([max(xs), max(zs)])
+    clear = blocked = 0
+    for _ in range(400):
+        a, b = (tuple(rng.uniform(lo, hi)) for _ in range(2))
+        want = not walls_between(house, a, b)
+        assert sight.clear(a, b) == want, (a, b)
+        clear += want
+        blocked += not want
+    assert clear > 40 and blocked > 40
+
+
+# -- angles -------------------------------------------------------------------------------------
+
+
+def test_look_at_angles_follow_ai2thor_conventions() -> None:
+    eye = (1.0, 1.5, 2.0)
+    for (dx, dy, dz), (yaw, horizon) in {
+        (0, 0, 1): (0, 0),
+        (1, 0, 0): (90, 0),
+        (0, 0, -1): (180, 0),
+        (-1, 0, 0): (270, 0),
+        (1, 0, 1): (45, 0),
+        (0, -1, 1): (0, 45),  # below: looks down, horizon > 0
+        (0, 1, -1): (180, -45),
+        (0, -1, 0): (0, MAX_HORIZON_DEG),  # straight down: clamped
+        (0, 5, 0.001): (0, -MAX_HORIZON_DEG),
+    }.items():
+        got = look_at_angles(eye, (eye[0] + dx, eye[1] + dy, eye[2] + dz))
+        assert got == pytest.approx((yaw, horizon), abs=1e-9), (dx, dy, dz)
+    rng = np.random.default_rng(2)
+    K = intrinsics(W, H)
+    for _ in range(50):
+        e, t = rng.uniform(-5, 5, 3), rng.uniform(-5, 5, 3)
+        yaw, horizon = look_at_angles(e, t)
+        assert 0 <= yaw < 360
+        if abs(horizon) < MAX_HORIZON_DEG:
+            uv, depth = project(t, K, thor_camera_pose(e, yaw, horizon))
+            assert depth[0] > 0
+            np.testing.assert_allclose(uv[0], [W / 2, H / 2], atol=1e-6)
+
+
+# -- houses built in code ---------------------------------------------------------------------
+
+
+def _xyz(x: float, y: float, z: float) -> dict[str, float]:
+    return {"x": x, "y": y, "z": z}
+
+
+def _wall(wid: str, room: str, a: tuple, b: tuple, empty: bool = False) -> dict[str, Any]:
+    poly = [_xyz(a[0], 0, a[1]), _xyz(b[0], 0, b[1]), _xyz(b[0], 2.5, b[1]), _xyz(a[0], 2.5, a[1])]
+    out: dict[str, Any] = {"id": wid, "roomId": room, "polygon": poly}
+    if empty:
+        out["empty"] = True
+    return out
+
+
+def two_rooms(shared: str) -> dict[str, Any]:
+    """Rooms A = [0, 3] x [0, 6] and B = [3, 6] x [0, 6]. ``shared``: the wall x = 3 between them
+    is ``"door"`` (solid, with a doorway at z 0.3..1.3) or ``"empty"`` (an open boundary)."""
+    rooms, walls = [], []
+    for name, x0 in (("A", 0.0), ("B", 3.0)):
+        corners = [(x0, 0.0), (x0, 6.0), (x0 + 3, 6.0), (x0 + 3, 0.0)]
+        rooms.append(
+            {
+                "id": f"room|{name}",
+                "roomType": "LivingRoom",
+                "floorPolygon": [_xyz(x, 0, z) for x, z in corners],
+            }
+        )
+        for k, (a, b) in enumerate(zip(corners, corners[1:] + corners[:1], strict=True)):
+            is_shared = a[0] == b[0] == 3.0
+            walls.append(
+                _wall(f"wall|{name}|{k}", f"room|{name}", a, b, shared == "empty" and is_shared)
+            )
+    doors = []
+    if shared == "door":
+        doors.append(
+            {
+                "id": "door|A|B",
+                "assetId": "Doorway_9",
+                "room0": "room|A",
+                "room1": "room|B",
+                "wall0": "wall|A|2",  # (3, 6) -> (3, 0)
+                "wall1": "wall|B|0",  # (3, 0) -> (3, 6)
+                "openable": True,
+                "openness": 1,
+                # offsets along wall0, which runs from (3, 6) to (3, 0)
+                "holePolygon": [_xyz(4.7, 0, 0), _xyz(5.7, 2.1, 0)],
+            }
+        )
+    return {
+        "rooms": rooms,
+        "walls": walls,
+        "doors": doors,
+        "windows": [],
+        "objects": [],
+        "metadata": {"agent": {"position": _xyz(1.5, 0.95, 3.0)}},
+    }
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> Any:
+    return load_catalogue()
+
+
+def built(raw: dict[str, Any], catalogue: Any) -> dict[str, Any]:
+    house = load_house(raw, name="built", catalogue=catalogue)
+    return {
+        "house": house,
+        "grid": house_nav_grid(house, catalogue),
+        "sight": WallSight(house),
+        "floor": house_floor_y(house),
+    }
+
+
+def test_target_by_a_wall_is_not_seen_from_behind_it(catalogue: Any) -> None:
+    world = built(two_rooms("door"), catalogue)
+    house, grid = world["house"], world["grid"]
+    comp = grid.largest_component()
+    # one component: room B is reachable through the doorway (z 0.3..1.3), not elsewhere
+    assert usable(grid, comp, 1.5, 3.0) and usable(grid, comp, 4.5, 3.0)
+    assert usable(grid, comp, 3.0, 0.8) and not usable(grid, comp, 3.0, 3.0)
+    target = (2.6, 0.8, 4.5)  # in room A, 0.4 m from the wall x = 3
+    vps = orbit(world, target)
+    check_viewpoints(house, grid, target, vps, comp, world["floor"])
+    by_az = {v.azimuth_deg: v for v in vps if v.height_name == "standing"}
+    # East (+x) of the target lies behind the wall: never there, though B is navigable
+    for az in (45.0, 90.0, 135.0):
+        v = by_az[az]
+        assert not v.on_bearing and v.sees_target, v
+        assert v.position[0] < 3.0 - grid.agent_radius + 1e-6, v
+    # west (-x) the ideal distance is free: exactly on the bearing at the wanted radius
+    v = by_az[270.0]
+    assert v.on_bearing and v.radius_m == pytest.approx(RADIUS)
+    assert v.position[0] == pytest.approx(target[0] - RADIUS) and v.position[2] == target[2]
+    # the wall blocks the plan segment towards the ideal east camera
+    assert not world["sight"].clear((2.6, 4.5), (4.1, 4.5))
+    assert world["sight"].clear((2.6, 4.5), (1.1, 4.5))
+
+
+def test_target_by_the_outer_wall_falls_back_inside(catalogue: Any) -> None:
+    world = built(two_rooms("door"), catalogue)
+    target = (0.45, 0.5, 3.0)  # 0.45 m from the outer wall x = 0
+    vps = orbit(world, target)
+    check_viewpoints(
+        world["house"], world["grid"], target, vps, world["grid"].largest_component(), 0.0
+    )
+    for v in vps:
+        assert v.position[0] > world["grid"].agent_radius - 1e-6
+        if v.azimuth_deg in (225.0, 270.0, 315.0):  # their bearings leave the house at once
+            assert not v.on_bearing and v.sees_target
+        if v.azimuth_deg == 90.0:
+            assert v.on_bearing and v.position[0] == pytest.approx(0.45 + RADIUS)
+
+
+def test_an_open_boundary_does_not_block_the_view(catalogue: Any) -> None:
+    """An ``empty`` wall (ProcTHOR's open boundary between rooms) is neither drawn nor an
+    obstacle: cameras see through it."""
+    world = built(two_rooms("empty"), catalogue)
+    house, grid = world["house"], world["grid"]
+    assert sum(w.empty for w in house.walls) == 2
+    assert world["sight"].clear((2.6, 3.0), (4.1, 3.0))
+    target = (2.6, 0.8, 3.0)  # the 1.5 m circle around it lies in the two rooms
+    vps = orbit(world, target)
+    check_viewpoints(house, grid, target, vps, grid.largest_component(), world["floor"])
+    for v in vps:
+        assert v.on_bearing and v.radius_m == pytest.approx(RADIUS), v
+    east = next(v for v in vps if v.azimuth_deg == 90.0)
+    assert east.position[0] == pytest.approx(4.1)  # in room B
+
+
+def test_no_navigable_position_is_an_error(catalogue: Any) -> None:
+    world = built(two_rooms("door"), catalogue)
+    with pytest.raises(ValueError, match="no navigable position"):
+        orbit(world, (1.5, 0.5, 3.0), component=999)
