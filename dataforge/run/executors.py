@@ -6,7 +6,8 @@
 - ``RayExecutor``: one Ray task per unit, on a local Ray instance with ``workers`` CPUs or on the
   cluster at ``ray_address``. Ray is imported only here. With a multi-node cluster the output
   directory must be on a file system every node mounts at the same path: workers write their
-  shards into its staging folder and the driver renames them into place.
+  shards into its staging folder and the driver renames them into place. A unit whose worker
+  or node dies is run again (``RAY_MAX_RETRIES`` times, on any node); a unit that raises is not.
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from dataforge.errors import DataforgeError, missing_dependency
+from dataforge.errors import DataforgeError, UnitFailedError, missing_dependency
 from dataforge.run.options import ExecutionOptions
 
 _TRACKER_FILTER = "ignore:resource_tracker:UserWarning"
+
+# How often Ray reruns a unit whose worker process or node died (Ray's own default). Only such
+# system failures are retried (retry_exceptions=False): a unit that raises fails the run at once.
+# A rerun is safe: it rewrites the same bytes at the same staging path, and only the driver
+# commits a unit, once, from the one result ray.get returns.
+RAY_MAX_RETRIES = 3
 
 Task = Any
 Fn = Callable[[Task], Any]
@@ -130,10 +137,12 @@ class RayExecutor(Executor):
             return
         ray = self._ray
         self._init()
-        remote = ray.remote(num_cpus=1, max_retries=0)(fn)
-        self._pending = [remote.remote(t) for t in tasks]
+        remote = ray.remote(num_cpus=1, max_retries=RAY_MAX_RETRIES, retry_exceptions=False)(fn)
+        units = {remote.remote(t): getattr(getattr(t, "unit", None), "id", "?") for t in tasks}
+        self._pending = list(units)
         while self._pending:
             done, self._pending = ray.wait(self._pending, num_returns=1)
+            unit = units.pop(done[0])
             try:
                 yield ray.get(done[0])
             except ray.exceptions.RayTaskError as exc:
@@ -141,6 +150,13 @@ class RayExecutor(Executor):
                 if isinstance(cause, BaseException):
                     raise cause from None
                 raise DataforgeError(str(exc).splitlines()[0]) from None
+            except ray.exceptions.RayError as exc:
+                # retries used up (workers or nodes kept dying), the result lost, ...
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                raise UnitFailedError(
+                    f"unit {unit} failed on Ray ({RAY_MAX_RETRIES} retries): "
+                    f"{type(exc).__name__}: {first}"
+                ) from None
 
     def close(self, cancel: bool = False) -> None:
         ray = self._ray

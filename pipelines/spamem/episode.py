@@ -15,7 +15,8 @@ from dataforge.store import Episode
 from dataforge.world.graph import apply_graph_diff, graph_diff
 
 
-def _json(value: Any) -> bytes:
+def json_bytes(value: Any) -> bytes:
+    """Compact, key-sorted JSON (what the byte arrays hold)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
@@ -42,8 +43,8 @@ def sequence_episode(
         np.column_stack([np.full(len(b), s), b]).astype(np.float32)
         for s, b in enumerate(run.boxes3d)
     ]
-    docs = [_json(run.graphs[0])] + [
-        _json(graph_diff(run.graphs[s - 1], run.graphs[s])) for s in range(1, len(run.graphs))
+    docs = [json_bytes(run.graphs[0])] + [
+        json_bytes(graph_diff(run.graphs[s - 1], run.graphs[s])) for s in range(1, len(run.graphs))
     ]
     offsets = np.cumsum([0] + [len(d) for d in docs])
     arrays = {
@@ -59,7 +60,7 @@ def sequence_episode(
         "graphs": np.frombuffer(b"".join(docs), np.uint8),
         "graph_index": np.column_stack([offsets[:-1], np.diff(offsets)]).astype(np.int64),
         "house_json": np.frombuffer(house_json, np.uint8),
-        "planner_log": np.frombuffer(_json(run.log), np.uint8),
+        "planner_log": np.frombuffer(json_bytes(run.log), np.uint8),
     }
     semantics = SemanticTable.for_catalogue(load_catalogue()).to_dict()
     meta = {

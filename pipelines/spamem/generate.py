@@ -162,10 +162,6 @@ def episode_id(unit_id: str, k: int) -> str:
     return f"{unit_id}/seq-{k:02d}"
 
 
-def json_bytes(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
-
-
 def load_unit_house(
     cfg: SpamemConfig, unit: WorkUnit, rng: np.random.Generator, source: str | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -237,7 +233,7 @@ def produce(
     dataset to replay the planner's decisions from (``--planner replay:DIR``, or ``dataforge
     reproduce`` of an LLM-planned dataset), else None."""
     from dataforge.pipelines.spamem.capture import CaptureSettings
-    from dataforge.pipelines.spamem.episode import sequence_episode
+    from dataforge.pipelines.spamem.episode import json_bytes, sequence_episode
     from dataforge.pipelines.spamem.rules import Rules
     from dataforge.pipelines.spamem.sequence import Scene, run_sequence
     from dataforge.world.assets import load_catalogue
