@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from dfhelpers import dataforge_cmd, run_cli, tree_digest
+from dfhelpers import SHARED, dataforge_cmd, run_cli, tree_digest
 
 from dataforge.registry import get_pipeline
 from dataforge.store import open_dataset, validate
@@ -336,3 +336,30 @@ def test_ray_retries_a_lost_worker_not_a_unit_that_raises(tmp_path: Path) -> Non
     assert attempts.count("raises") == 1, "a unit's own error is not retried"
     assert attempts.count("dies-once") == 2
     assert attempts.count("dies") == 1 + retries
+
+
+SPAMEM_HOUSES = SHARED / "data" / "procthor_houses"
+
+
+@pytest.mark.skipif(not SPAMEM_HOUSES.is_dir(), reason="needs ../shared/data/procthor_houses")
+def test_spamem_on_two_nodes_gives_the_bytes_of_one_worker(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The design card's headline command on the cluster: three houses, rendered on both nodes
+    (EGL in Ray workers), the same files as one local worker."""
+    args = ["spamem", "generate", "--houses", "3", "--house-source", str(SPAMEM_HOUSES),
+            "--sequences-per-house", "2", "--steps", "3", "--resolution", "320x240",
+            "--seed", "1", "--quiet"]  # fmt: skip
+    one = subprocess.run(dataforge_cmd(*args, "--out", str(tmp_path / "one")),
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert one.returncode == 0, one.stderr
+    env = {k: v for k, v in cluster.env.items() if k != "RAY_ADDRESS"}
+    r = subprocess.run(
+        dataforge_cmd(*args, "--out", str(tmp_path / "ray"), "--executor", "ray",
+                      "--ray-address", cluster.address),
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    on = {node: cluster.units_started(node) for node in ("head", "node2")}
+    assert sum(on.values()) == 3 and min(on.values()) >= 1, on
+    assert _data_files(tmp_path / "ray") == _data_files(tmp_path / "one")
