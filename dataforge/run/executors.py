@@ -44,12 +44,22 @@ class Executor:
         pass
 
 
+# Parallel workers each get one thread for chunk encoding, OpenMP, BLAS and Mesa's llvmpipe
+# rasteriser (which by default starts a thread per core in every worker: N workers would then
+# fight over the cores).
+THREAD_LIMITS = {
+    "DATAFORGE_ENCODE_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "LP_NUM_THREADS": "1",
+}
+
+
 def _limit_threads() -> None:
-    """Parallel workers each get one thread for BLAS, OpenMP and chunk encoding."""
-    os.environ.setdefault("DATAFORGE_ENCODE_THREADS", "1")
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    """Set :data:`THREAD_LIMITS` (where not set already) for the workers this process spawns."""
+    for key, value in THREAD_LIMITS.items():
+        os.environ.setdefault(key, value)
 
 
 def _worker_init() -> None:
@@ -126,6 +136,9 @@ class RayExecutor(Executor):
             kwargs["address"] = self.address
         else:
             kwargs["num_cpus"] = self.workers
+        # Ray workers (on any node) get the thread limits through the job's runtime env
+        limits = {k: os.environ.get(k, v) for k, v in THREAD_LIMITS.items()}
+        kwargs["runtime_env"] = {"env_vars": limits}
         try:
             ray.init(**kwargs)
         except ConnectionError as exc:

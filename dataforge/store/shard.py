@@ -79,6 +79,9 @@ def write_shard(
             loc = EpisodeLocation(id=ep.id, unit=unit_id, shard=rel, rows=rows)
             locations.append(loc)
             index_entries.append({"id": ep.id, "rows": loc.to_dict()["rows"], "metadata": metadata})
+            # let go of this episode's arrays before the producer makes the next one: a
+            # pipeline with large episodes then holds one of them in memory, not two
+            del ep, arrays, arr
         writer.close({"format_version": FORMAT_VERSION, "unit": unit_id, "episodes": index_entries})
     except BaseException:
         writer.abort()

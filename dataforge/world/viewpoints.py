@@ -131,9 +131,11 @@ def orbit_viewpoints(
         s, c = math.sin(math.radians(az)), math.cos(math.radians(az))
         for d in distances:
             x, z = tx + d * s, tz + d * c
+            if not usable(x, z):
+                continue
             if apart and any(math.hypot(x - a, z - b) < MIN_SEPARATION_M for a, b in taken):
                 continue
-            if usable(x, z) and sight.clear((tx, tz), (x, z)):
+            if sight.clear((tx, tz), (x, z)):
                 return x, z, d
         return None
 

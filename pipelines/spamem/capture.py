@@ -71,16 +71,38 @@ class CaptureSettings:
         }
 
 
+class ViewBuffer:
+    """The per-view arrays of a whole sequence, written in place as views are rendered.
+
+    Allocated for the most states a sequence can have; pages are only touched as rows are
+    written, and :meth:`arrays` hands out the written rows without copying, so a sequence's
+    images exist once in memory (a 25-step sequence at 640x480 is 1.15 GB raw)."""
+
+    def __init__(self, rows: int, width: int, height: int) -> None:
+        self.rgb = np.empty((rows, height, width, 3), np.uint8)
+        self.depth = np.empty((rows, height, width), np.uint16)
+        self.instance = np.empty((rows, height, width), np.uint16)
+        self.semantic = np.empty((rows, height, width), np.uint16)
+        self.pose = np.empty((rows, 4, 4), np.float32)
+        self.view = np.empty((rows, len(VIEW_COLUMNS)), np.float32)
+        self.n = 0
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        n = self.n
+        return {
+            "rgb": self.rgb[:n],
+            "depth": self.depth[:n],
+            "instance": self.instance[:n],
+            "semantic": self.semantic[:n],
+            "pose": self.pose[:n],
+            "view": self.view[:n],
+        }
+
+
 @dataclass
 class Capture:
-    """The views of one captured state."""
+    """What one captured state adds besides its images (those go to the :class:`ViewBuffer`)."""
 
-    rgb: list[np.ndarray]
-    depth: list[np.ndarray]
-    instance: list[np.ndarray]
-    semantic: list[np.ndarray]
-    poses: list[np.ndarray]
-    views: list[list[float]]
     boxes: list[np.ndarray]  # per view (K, 6): instance, x0, y0, x1, y1, pixels
     viewpoints: list[Viewpoint]
 
@@ -102,11 +124,13 @@ def capture(
     sight: WallSight,
     target: Sequence[float],
     settings: CaptureSettings,
+    buffer: ViewBuffer,
     *,
     floor_y: float,
     component: int,
 ) -> Capture:
-    """Render every view of ``settings`` around ``target`` in ``backend``'s current state."""
+    """Render every view of ``settings`` around ``target`` in ``backend``'s current state into
+    the next rows of ``buffer``."""
     vps = orbit_viewpoints(
         grid,
         sight,
@@ -117,17 +141,20 @@ def capture(
         radius=settings.radius,
         component=component,
     )
-    out = Capture([], [], [], [], [], [], [], vps)
+    out = Capture([], vps)
     for vp in vps:
         frame = backend.render(vp.position, vp.yaw_deg, vp.horizon_deg)
-        inst = to_uint16(frame.instance, "instance")
-        out.rgb.append(frame.rgb)
-        out.depth.append(depth_mm(frame.depth))
-        out.instance.append(inst)
-        out.semantic.append(to_uint16(frame.semantic, "semantic"))
-        out.poses.append(thor_camera_pose(vp.position, vp.yaw_deg, vp.horizon_deg))
-        height = vp.position[1] - floor_y
+        k = buffer.n
+        if k >= len(buffer.rgb):
+            raise DataforgeError(f"view buffer full at {k} views")
+        buffer.rgb[k] = frame.rgb
+        buffer.depth[k] = depth_mm(frame.depth)
+        buffer.instance[k] = to_uint16(frame.instance, "instance")
+        buffer.semantic[k] = to_uint16(frame.semantic, "semantic")
+        buffer.pose[k] = thor_camera_pose(vp.position, vp.yaw_deg, vp.horizon_deg)
         flags = [float(vp.on_bearing), float(vp.sees_target)]
-        out.views.append([vp.azimuth_deg, height, vp.radius_m, *flags, *map(float, target)])
-        out.boxes.append(mask_boxes(inst))
+        height = vp.position[1] - floor_y
+        buffer.view[k] = [vp.azimuth_deg, height, vp.radius_m, *flags, *map(float, target)]
+        out.boxes.append(mask_boxes(buffer.instance[k]))
+        buffer.n = k + 1
     return out

@@ -48,12 +48,7 @@ def sequence_episode(
     ]
     offsets = np.cumsum([0] + [len(d) for d in docs])
     arrays = {
-        "rgb": np.stack([im for c in caps for im in c.rgb]),
-        "depth": np.stack([im for c in caps for im in c.depth]),
-        "instance": np.stack([im for c in caps for im in c.instance]),
-        "semantic": np.stack([im for c in caps for im in c.semantic]),
-        "pose": np.stack([p for c in caps for p in c.poses]).astype(np.float32),
-        "view": np.asarray([v for c in caps for v in c.views], np.float32),
+        **run.frames.arrays(),
         "intrinsics": intrinsics(settings.width, settings.height, settings.fov).astype(np.float32),
         "box2d": np.concatenate(box2d).reshape(-1, 7),
         "box3d": np.concatenate(box3d).reshape(-1, 11),

@@ -278,7 +278,7 @@ def produce(
             instances = backend.ids.to_dict()
         finally:
             backend.close()
-        yield sequence_episode(
+        episode = sequence_episode(
             eid,
             run,
             settings,
@@ -292,6 +292,9 @@ def produce(
                 "sim": cfg.sim,
             },
         )
+        del run  # the next sequence's images replace these, not join them
+        yield episode
+        del episode
     session.house_done()
 
 

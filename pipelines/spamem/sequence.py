@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.pipelines.spamem.capture import Capture, CaptureSettings, capture
+from dataforge.pipelines.spamem.capture import Capture, CaptureSettings, ViewBuffer, capture
 from dataforge.pipelines.spamem.planner import Planner, PlanState
 from dataforge.pipelines.spamem.rules import Action, Rules
 from dataforge.world.graph import WorldGraph
@@ -31,6 +31,7 @@ from dataforge.world.viewpoints import WallSight
 
 @dataclass
 class SequenceRun:
+    frames: ViewBuffer
     captures: list[Capture] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)  # step 0 .. S-1
     graphs: list[dict[str, Any]] = field(default_factory=list)  # full graph dict per step
@@ -139,7 +140,7 @@ def run_sequence(
     recoveries: int,
     place_rng: np.random.Generator,
 ) -> SequenceRun:
-    run = SequenceRun()
+    run = SequenceRun(ViewBuffer((steps + 1) * settings.views, settings.width, settings.height))
     graph = backend.world_graph()
     history: list[dict[str, Any]] = []
 
@@ -150,6 +151,7 @@ def run_sequence(
             scene.sight,
             target,
             settings,
+            run.frames,
             floor_y=scene.floor_y,
             component=scene.component,
         )
