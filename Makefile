@@ -94,6 +94,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_ir2r.py --data-dir $(DATA)
 	$(BIN)/python benchmarks/bench_render.py --house $(DATA)/procthor_houses/procthor_train_1.json
 	$(BIN)/python benchmarks/bench_robomme.py --tasks PickXtimes,VideoUnmask
+	$(BIN)/python benchmarks/bench_spamem.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache

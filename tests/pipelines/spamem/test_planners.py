@@ -185,3 +185,44 @@ def test_llm_planner_logs_a_timeout_and_asks_again(world, scripted_server) -> No
     proposal = planner.propose(PlanState("s", 1, 3, graph, ()), None)
     outcomes = [a["outcome"] for a in proposal.record["dialog"]["attempts"]]
     assert outcomes == ["timeout", "ok"] and proposal.action is not None
+
+
+def test_a_failed_placement_goes_back_to_the_llm_and_the_sequence_recovers(
+    world, scripted_server
+) -> None:
+    """The recovery loop end to end: the first placement fails in the world, the model hears
+    why in the same conversation, and its next answer is executed."""
+    from dataforge.pipelines.spamem.capture import CaptureSettings
+    from dataforge.pipelines.spamem.sequence import Scene, run_sequence
+    from dataforge.world.backends import EmbeddedWorld
+    from dataforge.world.navigation import house_floor_y, house_nav_grid
+    from dataforge.world.placement import PlacementResult
+    from dataforge.world.viewpoints import WallSight
+
+    catalogue, _, rules = world
+    house = load_house(HOUSES / "house_746.json", catalogue=catalogue)
+
+    class Crowded(EmbeddedWorld):
+        failures = 1
+
+        def spawn(self, asset_id, receptacle_id, rng, **kw):  # type: ignore[no-untyped-def]
+            if self.failures:
+                self.failures -= 1
+                return PlacementResult("no_free_space", "x", receptacle_id, message="full")
+            return super().spawn(asset_id, receptacle_id, rng, **kw)
+
+    backend = Crowded(house, catalogue, width=32, height=24)
+    grid = house_nav_grid(house, catalogue)
+    scene = Scene(grid, WallSight(house), house_floor_y(house), grid.largest_component())
+    scripted_server.push(_spawn_answer, _spawn_answer)
+    planner = _planner(world, scripted_server)
+    run = run_sequence(backend, scene, planner, rules, CaptureSettings(32, 24, 90.0, 2, 1.5),
+                       sequence="s", steps=1, recoveries=3,
+                       place_rng=np.random.default_rng(0))  # fmt: skip
+    backend.close()
+    assert run.ended_early is None and len(run.captures) == 2
+    attempts = run.steps[1]["attempts"]
+    assert [a["status"] for a in attempts] == ["no_free_space", "placed"]
+    second = scripted_server.chat_requests[1]["messages"]
+    assert "no free space" in second[-1]["content"] and second[-2]["role"] == "assistant"
+    assert [rec["decision"] for rec in run.log] == [0, 1]
