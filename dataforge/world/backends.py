@@ -505,7 +505,10 @@ class ThorWorld:
         self.size = (width, height, vfov_deg)
         self._owns_controller = controller is None  # close() stops only a controller it started
         self.controller = controller or self._start(width, height, vfov_deg, controller_kw)
-        self._camera_added = False
+        # A controller used for an earlier house keeps its third-party camera: move that one
+        # (UpdateThirdPartyCamera) rather than add one per house.
+        last = getattr(getattr(self.controller, "last_event", None), "metadata", None) or {}
+        self._camera_added = bool(last.get("thirdPartyCameras"))
         # The objects of the latest event, by id: pivot ("position"), "rotation", box.
         self._objects: dict[str, Mapping[str, Any]] = {}
         try:

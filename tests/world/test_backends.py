@@ -96,6 +96,8 @@ class FakeController:
         self.create_house_error = create_house_error
         self.objects: dict[str, dict[str, Any]] = {}  # id -> pivot, yaw, offset, type
         self.stopped = False
+        self.cameras = 0  # third-party cameras (kept over CreateHouse, as AI2-THOR keeps them)
+        self.last_event: Any = None
 
     def stop(self) -> None:
         self.stopped = True
@@ -169,11 +171,15 @@ class FakeController:
             o["pivot"] = np.array([p[0], 0.8, p[2]])
         elif action == "RemoveFromScene":
             self.objects.pop(kw["objectId"], None)
+        if action == "AddThirdPartyCamera":
+            self.cameras += 1
+        meta["thirdPartyCameras"] = [{"thirdPartyCameraId": k} for k in range(self.cameras)]
         meta["objects"] = [self._meta(oid) for oid in self.objects]
         if action in ("AddThirdPartyCamera", "UpdateThirdPartyCamera"):
             meta["objects"].append({"objectId": "Apple|1", "objectType": "Apple"})
         if raise_for_failure and not meta["lastActionSuccess"]:
             raise RuntimeError(meta["errorMessage"] or f"{action} failed")
+        self.last_event = ev
         return ev
 
 
@@ -444,11 +450,13 @@ def test_world_session_reuses_one_controller_and_soft_resets_every_five_houses(
     for _ in range(11):
         for _ in range(2):  # two sequences per house, each from the house's initial state
             world = session.open(house)
+            world.render((1.0, 1.5, 2.0), yaw=0.0)
             world.close()  # leaves the shared controller running
             assert not fake.stopped
         session.house_done()
     actions = [s["action"] for s in fake.steps]
     assert actions.count("CreateHouse") == 22
+    assert actions.count("AddThirdPartyCamera") == 1 and fake.cameras == 1  # one camera, moved
     assert [s["scene"] for s in fake.steps if s["action"] == "reset"] == ["Procedural"] * 2
     assert session.resets == 2 and actions[: actions.index("reset")].count("CreateHouse") == 10
     session.close()
