@@ -1,6 +1,6 @@
 """Package discovery for the remapped folders; all other metadata lives in pyproject.toml."""
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 
 # Top-level folder -> the package it installs as (see [tool.setuptools] package-dir).
 MAPPED = {
@@ -13,6 +13,8 @@ MAPPED = {
 packages = []
 for folder, package in MAPPED.items():
     packages.append(package)
-    packages += [f"{package}.{sub}" for sub in find_packages(folder)]
+    # templates/<pipeline>/ folders hold data files only (no __init__.py): namespace packages
+    find = find_namespace_packages if folder == "templates" else find_packages
+    packages += [f"{package}.{sub}" for sub in find(folder)]
 
 setup(packages=packages)
