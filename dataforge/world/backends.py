@@ -225,9 +225,9 @@ class WorldSession:
 
     def open(self, house: House) -> WorldBackend:
         w, h, fov = self.size
-        if self.sim == "ai2thor" and self.controller is None:
-            self.controller = ThorWorld._start(w, h, fov, dict(self.kw))
         if self.sim == "ai2thor":
+            if self.controller is None:
+                self.controller = ThorWorld._start(w, h, fov, dict(self.kw))
             return ThorWorld(house, self.catalogue, width=w, height=h, vfov_deg=fov,
                              controller=self.controller)  # fmt: skip
         return open_world(self.sim, house, self.catalogue, width=w, height=h, vfov_deg=fov,

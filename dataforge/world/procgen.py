@@ -541,9 +541,14 @@ def worker() -> WorkerProcess:
 _CONTROLLERS: dict[str, EmbeddedController] = {}
 
 
-def require_generator() -> None:
-    """Fail with one line when procthor's generator cannot be imported here."""
+def require_generator(room_spec: str | None = None) -> None:
+    """Fail with one line when procthor's generator cannot be imported here, or when
+    ``room_spec`` (``--room-spec``) is not one of ProcTHOR-10K's."""
     _generation()
+    if room_spec is not None and room_spec not in room_spec_ids():
+        raise UsageError(
+            f"unknown --room-spec {room_spec!r}; choose one of {', '.join(room_spec_ids())}"
+        )
 
 
 def _generation() -> Any:

@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import UsageError
 from dataforge.inputs import Inputs
 from dataforge.pipelines.houses.config import HousesConfig
 from dataforge.run import Job, WorkUnit
@@ -151,13 +150,9 @@ def build_job(cfg: HousesConfig, *, seed: int, fmt: str, inputs: Inputs | None =
     """Check that procthor's generator is importable and the room spec known, record procthor's
     version in the config, and make the job (it reads no inputs)."""
     from dataforge.world.assets import load_catalogue
-    from dataforge.world.procgen import require_generator, room_spec_ids
+    from dataforge.world.procgen import require_generator
 
-    require_generator()
-    if cfg.room_spec is not None and cfg.room_spec not in room_spec_ids():
-        raise UsageError(
-            f"unknown --room-spec {cfg.room_spec!r}; choose one of {', '.join(room_spec_ids())}"
-        )
+    require_generator(cfg.room_spec)
     cfg = cfg.with_(procthor=load_catalogue().version)
     return Job(
         pipeline=PIPELINE,

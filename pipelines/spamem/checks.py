@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.pipelines.spamem.episode import graph_docs, graphs_by_step, instance_keys
+from dataforge.pipelines.spamem.episode import graphs_by_step, instance_keys
 from dataforge.pipelines.spamem.figures import plot, preview
 from dataforge.registry import PipelineStats
 from dataforge.render.camera import unproject
@@ -123,9 +123,11 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
 
 
 def _floor_y(ep: Any) -> float:
-    house = json.loads(ep["house_json"].read().tobytes())
-    ys = [p["y"] for r in house.get("rooms", []) for p in r.get("floorPolygon", [])]
-    return float(min(ys, default=0.0))
+    """The floor height the cameras stood on (as the capture computed it)."""
+    from dataforge.world.house import load_house
+    from dataforge.world.navigation import house_floor_y
+
+    return house_floor_y(load_house(json.loads(ep["house_json"].read().tobytes())))
 
 
 def _check_actions(steps: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
@@ -251,7 +253,8 @@ def stats(ds: Any) -> PipelineStats:
                 receptacles[rtype] += 1
         flat = [vp for state in meta["viewpoints"] for vp in state]
         off_bearing.append(100.0 * sum(not vp["on_bearing"] for vp in flat) / max(len(flat), 1))
-        first = graph_docs(ep["graphs"].read(), ep["graph_index"].read()[:1])[0]
+        _, size = ep["graph_index"][0]  # the first state's graph, in full: its bytes only
+        first = json.loads(ep["graphs"][0 : int(size)].tobytes())
         instance_types |= {o["object_type"] for o in first["objects"]}
         receptacle_types |= {r["object_type"] for r in first["receptacles"]}
     total = sum(actions.values())

@@ -44,11 +44,9 @@ def _title(steps: list[dict[str, Any]], s: int, eid: str) -> str:
         return f"{eid}  step 0: the initial state (cameras on the first action's target)"
     where = rec.get("receptacle") or rec.get("from")
     rtype = rec.get("receptacle_type") or rec.get("from_type")
-    verb = {"spawn": "spawn", "place": "place", "remove": "remove"}[rec["action"]]
     arrow = "into/onto" if rec["action"] != "remove" else "from"
-    return (
-        f"{eid}  step {s}: {verb} {rec['object_type']} ({rec['object']}) {arrow} {rtype} ({where})"
-    )
+    what = f"{rec['action']} {rec['object_type']} ({rec['object']})"
+    return f"{eid}  step {s}: {what} {arrow} {rtype} ({where})"
 
 
 def outline(rgb: np.ndarray, mask: np.ndarray, width: int = 2) -> np.ndarray:

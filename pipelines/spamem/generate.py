@@ -47,6 +47,7 @@ from dataforge.inputs import REPRODUCING, Inputs
 from dataforge.pipelines.spamem.config import SpamemConfig, planner_kind
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
+from dataforge.world.house_sources import HouseSource, open_source
 
 PIPELINE = "spamem"
 SOURCE = "house-source"
@@ -163,10 +164,14 @@ def episode_id(unit_id: str, k: int) -> str:
 
 
 def load_unit_house(
-    cfg: SpamemConfig, unit: WorkUnit, rng: np.random.Generator, source: str | None
+    cfg: SpamemConfig,
+    unit: WorkUnit,
+    rng: np.random.Generator,
+    source: HouseSource | None,
+    decisions: str | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The unit's house JSON and where it came from."""
-    from dataforge.world.house_sources import open_source
+    """The unit's house JSON and where it came from: generated, read from ``source``, or (replay)
+    as the dataset ``decisions`` stored it."""
     from dataforge.world.procgen import generate_usable_house
 
     if cfg.houses_from == "generate":
@@ -185,13 +190,13 @@ def load_unit_house(
     if cfg.houses_from == "replay":
         from dataforge.pipelines.spamem.replay import replay_house
 
-        return replay_house(source, unit.id)
-    src = open_source(source)
+        return replay_house(decisions, unit.id)
+    assert source is not None
     k = int(unit.params["index"])
-    return json.loads(json.dumps(src.read(k), sort_keys=True)), {
-        "source": src.kind,
+    return json.loads(json.dumps(source.read(k), sort_keys=True)), {
+        "source": source.kind,
         "index": k,
-        "name": src.names[k],
+        "name": source.names[k],
     }
 
 
@@ -224,14 +229,14 @@ def llm_settings(cfg: SpamemConfig) -> Any:
 
 def produce(
     cfg: SpamemConfig,
-    houses: str | None,
+    houses: HouseSource | None,
     decisions: str | None,
     unit: WorkUnit,
     rng: np.random.Generator,
 ) -> Iterator[Episode]:
-    """The unit's sequences. ``houses``: the house source (None: generate); ``decisions``: a
-    dataset to replay the planner's decisions from (``--planner replay:DIR``, or ``dataforge
-    reproduce`` of an LLM-planned dataset), else None."""
+    """The unit's sequences. ``houses``: the house source (None: generated or replayed);
+    ``decisions``: a dataset to replay the planner's decisions from (``--planner replay:DIR``,
+    or ``dataforge reproduce`` of an LLM-planned dataset), else None."""
     from dataforge.pipelines.spamem.capture import CaptureSettings
     from dataforge.pipelines.spamem.episode import json_bytes, sequence_episode
     from dataforge.pipelines.spamem.rules import Rules
@@ -243,7 +248,7 @@ def produce(
     from dataforge.world.viewpoints import WallSight
 
     catalogue = load_catalogue()
-    raw, origin = load_unit_house(cfg, unit, rng, houses)
+    raw, origin = load_unit_house(cfg, unit, rng, houses, decisions)
     house = load_house(raw, name=unit.id, catalogue=catalogue)
     grid = house_nav_grid(house, catalogue)
     start = agent_start(house)
@@ -306,33 +311,26 @@ def build_job(cfg: SpamemConfig, *, seed: int, fmt: str, inputs: Inputs | None =
 
     inputs = inputs if inputs is not None else Inputs()
     kind = planner_kind(cfg.planner)
-    source: str | None = None
+    source: HouseSource | None = None
     decisions: str | None = None
     if kind == "replay":
         from dataforge.pipelines.spamem.replay import check_replay_source
 
-        source = decisions = cfg.planner.split(":", 1)[1]
-        check_replay_source(Path(source), cfg, seed)
+        decisions = cfg.planner.split(":", 1)[1]
+        check_replay_source(Path(decisions), cfg, seed)
         cfg = cfg.with_(houses_from="replay")
     elif SOURCE in inputs and str(inputs.root(SOURCE)) != "generate":
-        from dataforge.world.house_sources import open_source
-
-        src = open_source(inputs.root(SOURCE))
+        source = open_source(inputs.root(SOURCE))
         a, b = cfg.houses
-        if b > len(src):
-            raise UsageError(f"--houses {a}:{b} but {src.path} holds {len(src)} houses")
-        for k in cfg.house_indices if src.kind == "dir" else [0]:
-            inputs.file(SOURCE, src.rel(k), "ProcTHOR house")
-        source = str(src.path)
-        cfg = cfg.with_(houses_from=src.kind)
+        if b > len(source):
+            raise UsageError(f"--houses {a}:{b} but {source.path} holds {len(source)} houses")
+        for k in cfg.house_indices if source.kind == "dir" else [0]:
+            inputs.file(SOURCE, source.rel(k), "ProcTHOR house")
+        cfg = cfg.with_(houses_from=source.kind)
     else:
-        from dataforge.world.procgen import require_generator, room_spec_ids
+        from dataforge.world.procgen import require_generator
 
-        require_generator()
-        if cfg.room_spec is not None and cfg.room_spec not in room_spec_ids():
-            raise UsageError(
-                f"unknown --room-spec {cfg.room_spec!r}; choose one of {', '.join(room_spec_ids())}"
-            )
+        require_generator(cfg.room_spec)
         cfg = cfg.with_(houses_from="generate")
     cfg = cfg.with_(procthor=load_catalogue().version, rest_limits=rest_limit_table())
     preflight = None

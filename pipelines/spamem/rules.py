@@ -126,7 +126,7 @@ class Rules:
         node = known.get(action.receptacle)
         if node is None:
             return f"there is no receptacle {action.receptacle!r} in the house"
-        if node not in self.targets(graph):
+        if node.id not in {r.id for r in self.targets(graph)}:
             return f"{action.receptacle} ({node.object_type}) is not a valid target"
         if action.action == "place":
             obj = graph.object(action.object)
