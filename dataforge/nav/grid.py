@@ -252,6 +252,33 @@ class NavGrid:
             cache_size=self.cache_size,
         )
 
+    def with_discs_blocked(self, centres: Sequence[Sequence[float]], radius: float) -> NavGrid:
+        """A new grid whose cells with centres within ``radius`` (m) of any of ``centres`` are
+        blocked: round obstacles of radius ``radius - agent_radius`` added after building (pass
+        the obstacle's radius plus the agent's, as :meth:`build` grows obstacles)."""
+        free = self.free.copy()
+        r = math.ceil(radius / self.cell) + 1
+        for c in centres:
+            x, z = _xz(c)
+            ci, cj = self.cell_of(c)
+            i0, i1 = max(0, ci - r), min(self.shape[0], ci + r + 1)
+            j0, j1 = max(0, cj - r), min(self.shape[1], cj + r + 1)
+            if i0 >= i1 or j0 >= j1:
+                continue
+            zs = self.origin[1] + (np.arange(i0, i1) + 0.5) * self.cell
+            xs = self.origin[0] + (np.arange(j0, j1) + 0.5) * self.cell
+            inside = (zs[:, None] - z) ** 2 + (xs[None, :] - x) ** 2 <= radius * radius
+            free[i0:i1, j0:j1] &= ~inside
+        return NavGrid(
+            free,
+            self.origin,
+            self.cell,
+            self.agent_radius,
+            self.y,
+            snap_radius=self.snap_radius,
+            cache_size=self.cache_size,
+        )
+
     # -- distance fields -----------------------------------------------------------------
 
     def distance_field(self, source: Sequence[float]) -> np.ndarray:

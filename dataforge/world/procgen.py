@@ -563,6 +563,7 @@ def _generation() -> Any:
             ) from None
     gen = importlib.import_module("procthor.generation")
     _stable_room_hashes()
+    _televisions_without_assets()
     return gen
 
 
@@ -579,6 +580,29 @@ def _stable_room_hashes() -> None:
 
     types.LeafRoom.__hash__ = room_hash  # type: ignore[method-assign]
     types.MetaRoom.__hash__ = room_hash  # type: ignore[method-assign]
+
+
+def _televisions_without_assets() -> None:
+    """procthor's ``add_televisions`` returns two values instead of three when the split has no
+    wall television (val and test have none), so every val and test house with a room that
+    takes one failed with "not enough values to unpack". Such a split places no television:
+    give back an empty count as the third value."""
+    from procthor.generation import wall_objects
+
+    original = wall_objects.add_televisions
+    if getattr(original, "_dataforge_fixed", False):
+        return
+
+    def add_televisions(*args: Any, **kwargs: Any) -> Any:
+        out = original(*args, **kwargs)
+        if len(out) == 2:
+            from collections import defaultdict
+
+            return defaultdict(int), *out
+        return out
+
+    add_televisions._dataforge_fixed = True  # type: ignore[attr-defined]
+    wall_objects.add_televisions = add_televisions
 
 
 def _controller(catalogue: AssetCatalogue, split: str, gen: Any) -> EmbeddedController:

@@ -1,0 +1,39 @@
+"""MultiON: m-ON episodes in ProcTHOR houses (or Habitat scenes) in the challenge's episode
+format, oracle trajectories with egocentric observations, and the paper's metrics. See
+``generate.py`` and ``oracle.py`` for inputs, seeds, outputs and invariants, and docs/multion.md.
+"""
+
+from dataforge.pipelines.multion.config import MultionConfig
+from dataforge.registry import Example, InputLocation, Pipeline, register
+
+PIPELINE = register(
+    Pipeline(
+        name="multion",
+        summary="MultiON m-ON episodes (challenge format: start, ordered goal cylinders)",
+        config=MultionConfig,
+        build_job="dataforge.pipelines.multion.generate:build_job",
+        cli="dataforge.pipelines.multion.cli:multion",
+        checks="dataforge.pipelines.multion.checks",
+        extra="procthor",
+        inputs=(
+            InputLocation(
+                "scenes",
+                "Scenes: generate:K (K new houses from procthor's generator), a folder of "
+                "ProcTHOR house *.json, a .jsonl(.gz) of houses, or habitat:SCENES_DIR "
+                "(<scene>.glb + <scene>.navmesh, e.g. Matterport3D; needs habitat-sim). One "
+                "scene is one work unit.",
+                file=None,
+                default="generate:1",
+            ),
+            InputLocation(
+                "data-dir",
+                "Where multion/objects/cylinder_<colour>.glb are (the challenge's goal meshes, "
+                "read with trimesh); default: cylinders built from the same facts.",
+            ),
+        ),
+        tiny=Example(
+            "generate --m 2 --split val --episodes-per-scene 40 --scenes generate:2 "
+            "--room-spec 2-bed-1-bath"
+        ),
+    )
+)

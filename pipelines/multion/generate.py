@@ -1,0 +1,364 @@
+"""MultiON: m-ON episodes (Wani et al., NeurIPS 2020) by goal-object insertion under geodesic
+constraints, in the challenge's episode format.
+
+Inputs
+    scenes from ``--scenes``: ``generate:K`` (procthor's generator on the embedded world, as
+    ``dataforge houses generate``), a folder of ProcTHOR house JSON or a ``.jsonl(.gz)`` of
+    houses (each file read is recorded with its sha256), or ``habitat:SCENES_DIR`` (navmeshes
+    read through habitat-sim, which must be installed). ``--data-dir`` (optional): the
+    challenge's goal meshes ``multion/objects/cylinder_<colour>.glb`` (recorded); without it
+    the cylinders are built from the same facts (:mod:`.cylinders`).
+Randomization and seeds
+    one work unit per scene. A generated house comes first from the unit's stream (as in
+    ``houses generate``: same unit id and seed, same house), then the episodes, each drawn in
+    the order of :mod:`.sampling` (start, goals, heading, categories).
+Outputs
+    one stored episode per scene (id: the scene's name) with one row per MultiON episode:
+    ``episode_id`` int64 (unique in the split), ``start_position`` (x, y, z) and
+    ``start_rotation`` ([x, y, z, w]) float64, ``goal_position`` (m x 3) float64,
+    ``goal_category`` int8 (task category ids), ``leg_geodesic`` (m) and
+    ``geodesic_distance`` (their sum) float64 in metres, ``start_room`` / ``goal_room`` int16
+    (index into the metadata's ``rooms``, -1 none), and ``house_json`` (the house, empty for a
+    Habitat scene). Beside the shards, in the challenge's layout: ``<split>/<split>.json.gz``
+    (no episodes, the category maps) and ``<split>/content/<scene>.json.gz`` per scene, and
+    ``scenes/procthor/<scene>.json`` (each house, which the episodes' ``scene_id`` names).
+Invariants checked by validate
+    see ``checks.INVARIANTS``; every geodesic is measured again from the stored house.
+Where it departs from the paper
+    see ``docs/multion.md``: ProcTHOR houses in the embedded world instead of Matterport3D by
+    default; goal points on the 5 cm grid's cell centres; cylinders of the meshes' size (1.5 m,
+    radius 0.1 m, centred on the floor point as the reference simulator places them) that block
+    navigation unless ``--no-block``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import UsageError
+from dataforge.inputs import Inputs
+from dataforge.pipelines.multion.config import MultionConfig
+from dataforge.pipelines.multion.cylinders import NAMES, OBJECTS_DIR, cylinders
+from dataforge.pipelines.multion.episodes import (
+    category_maps,
+    content_file,
+    document,
+    episode_dicts,
+    gz_json,
+    split_file,
+)
+from dataforge.pipelines.multion.scenes import (
+    HABITAT_PREFIX,
+    SceneSpec,
+    habitat_scenes,
+    house_scene_names,
+    parse_scenes,
+    unit_name,
+)
+from dataforge.run import Job, WorkUnit
+from dataforge.store import ArraySpec, Episode, Schema
+from dataforge.world.house_sources import HouseSource, open_source
+
+PIPELINE = "multion"
+SCENES = "scenes"
+DATA_DIR = "data-dir"
+PAPER = (
+    "Wani, Patel, Jain, Chang, Savva. MultiON: Benchmarking Semantic Map Memory using "
+    "Multi-Object Navigation. NeurIPS 2020."
+)
+HOUSES_DIR = "scenes/procthor"
+
+
+def schema(cfg: MultionConfig) -> Schema:
+    m = cfg.m
+    return Schema(
+        {
+            "episode_id": ArraySpec("int64", (None,), description="episode id (unique)"),
+            "start_position": ArraySpec(
+                "float64", (None, 3), units="m", description="agent start x, y, z"
+            ),
+            "start_rotation": ArraySpec(
+                "float64", (None, 4), description="start heading: quaternion x, y, z, w about +y"
+            ),
+            "goal_position": ArraySpec(
+                "float64", (None, m, 3), units="m", description="goal cylinder centres in order"
+            ),
+            "goal_category": ArraySpec(
+                "int8", (None, m), description="goal task category ids (cylinders.CATEGORIES)"
+            ),
+            "leg_geodesic": ArraySpec(
+                "float64",
+                (None, m),
+                units="m",
+                description="geodesic start -> g1, g1 -> g2, ...",
+            ),
+            "geodesic_distance": ArraySpec(
+                "float64", (None,), units="m", description="total geodesic start -> g1 -> ... -> gm"
+            ),
+            "start_room": ArraySpec(
+                "int16", (None,), description="index into metadata rooms, -1: none"
+            ),
+            "goal_room": ArraySpec(
+                "int16", (None, m), description="index into metadata rooms, -1: none"
+            ),
+            "house_json": ArraySpec(
+                "uint8",
+                (None,),
+                codec="blosc-zstd",
+                description="the ProcTHOR house (JSON); empty for a Habitat scene",
+            ),
+        }
+    )
+
+
+# -- planning ----------------------------------------------------------------------------------
+
+
+def plan_units(
+    cfg: MultionConfig, spec: SceneSpec, inputs: Inputs
+) -> tuple[list[WorkUnit], HouseSource | None]:
+    """One unit per scene, reading and recording what the scenes are made of."""
+    if spec.kind == "generate":
+        names = [f"procthor-{cfg.split}-{k:06d}" for k in range(spec.count)]
+        params: list[dict[str, Any]] = [{"index": k} for k in range(spec.count)]
+        return _units(names, params), None
+    if spec.kind == "habitat":
+        scenes = habitat_scenes(Path(spec.path or "."))
+        names, params = [], []
+        for scene_id, glb in scenes:
+            navmesh = glb.with_suffix(".navmesh")
+            inputs.file(SCENES, navmesh.relative_to(spec.path or "."), "Habitat navmesh")
+            names.append(unit_name(glb.stem))
+            params.append({"scene_id": scene_id, "navmesh": str(navmesh)})
+        return _units(names, params), None
+    source = open_source(spec.path or Path("."))
+    for k in range(len(source)) if source.kind == "dir" else [0]:
+        inputs.file(SCENES, source.rel(k), "ProcTHOR house")
+    names = house_scene_names(source)
+    return _units(names, [{"index": k} for k in range(len(source))]), source
+
+
+def _units(names: list[str], params: list[dict[str, Any]]) -> list[WorkUnit]:
+    seen: dict[str, int] = {}
+    units = []
+    for ordinal, (name, p) in enumerate(zip(names, params, strict=True)):
+        k = seen.get(name, 0)
+        seen[name] = k + 1
+        uid = name if k == 0 else f"{name}-{k}"
+        units.append(WorkUnit(uid, {**p, "ordinal": ordinal}))
+    return units
+
+
+# -- one unit ----------------------------------------------------------------------------------
+
+
+def open_space(
+    cfg: MultionConfig, source: HouseSource | None, unit: WorkUnit, rng: np.random.Generator
+) -> tuple[Any, dict[str, Any], bytes]:
+    """The unit's navigable space, what to record of where the scene came from, and the house
+    JSON bytes (empty for a Habitat scene)."""
+    from dataforge.pipelines.multion.scenes import GridSpace, HabitatSpace
+
+    if cfg.scene_kind == "habitat":
+        space = HabitatSpace(Path(unit.params["navmesh"]), int(rng.integers(0, 2**31 - 1)))
+        return space, {"source": "habitat", "scene_id": unit.params["scene_id"]}, b""
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.house import load_house
+
+    catalogue = load_catalogue()
+    k = int(unit.params["index"])
+    if cfg.scene_kind == "generate":
+        from dataforge.world.procgen import generate_usable_house
+
+        made = generate_usable_house(
+            rng,
+            name=unit.id,
+            split=cfg.split,
+            room_spec=cfg.room_spec,
+            max_attempts=cfg.max_attempts,
+            catalogue=catalogue,
+        )
+        raw = made.raw
+        origin: dict[str, Any] = {"source": "generate", "procthor_seed": made.seed}
+    else:
+        assert source is not None
+        raw = json.loads(json.dumps(source.read(k), sort_keys=True))
+        origin = {"source": source.kind, "index": k, "name": source.names[k]}
+    house = load_house(raw, name=unit.id, catalogue=catalogue)
+    space = GridSpace(house, catalogue, agent_radius=cfg.agent_radius, cell=cfg.cell)
+    return space, origin, house_bytes(raw)
+
+
+def house_bytes(raw: dict[str, Any]) -> bytes:
+    return json.dumps(raw, sort_keys=True, indent=1).encode()
+
+
+def scene_id_of(cfg: MultionConfig, unit: WorkUnit) -> str:
+    """The episodes' ``scene_id``: the glb under the scenes folder (Habitat), else the house
+    file written beside the shards (relative to the dataset's ``scenes/`` folder)."""
+    if cfg.scene_kind == "habitat":
+        return str(unit.params["scene_id"])
+    return f"procthor/{unit.id}.json"
+
+
+def rules_of(cfg: MultionConfig) -> Any:
+    from dataforge.pipelines.multion.sampling import Rules
+
+    return Rules(
+        m=cfg.m,
+        min_geodesic=cfg.min_geodesic,
+        max_geodesic=cfg.max_geodesic,
+        cylinder_radius=cfg.cylinder_radius,
+        agent_radius=cfg.agent_radius,
+        block=cfg.block and cfg.scene_kind != "habitat",
+    )
+
+
+def produce(
+    cfg: MultionConfig, source: HouseSource | None, unit: WorkUnit, rng: np.random.Generator
+) -> Iterator[Episode]:
+    from dataforge.pipelines.multion.sampling import draw_episodes
+
+    space, origin, house = open_space(cfg, source, unit, rng)
+    drawn, tally = draw_episodes(space, rules_of(cfg), rng, cfg.episodes, scene=unit.id)
+    n, m = len(drawn), cfg.m
+    base = int(unit.params["ordinal"]) * cfg.episodes
+    arrays = {
+        "episode_id": np.arange(base, base + n, dtype=np.int64),
+        "start_position": np.array([d.start for d in drawn], dtype=np.float64).reshape(n, 3),
+        "start_rotation": np.array([d.rotation for d in drawn], dtype=np.float64).reshape(n, 4),
+        "goal_position": np.array([d.goals for d in drawn], dtype=np.float64).reshape(n, m, 3),
+        "goal_category": np.array([d.categories for d in drawn], dtype=np.int8).reshape(n, m),
+        "leg_geodesic": np.array([d.legs for d in drawn], dtype=np.float64).reshape(n, m),
+        "start_room": np.array([space.room_index(d.start) for d in drawn], np.int16),
+        "goal_room": np.array(
+            [[space.room_index(g) for g in d.goals] for d in drawn], np.int16
+        ).reshape(n, m),
+        "house_json": np.frombuffer(house, dtype=np.uint8),
+    }
+    arrays["geodesic_distance"] = arrays["leg_geodesic"].sum(axis=1)
+    yield Episode(
+        unit.id,
+        arrays,
+        {
+            "scene": unit.id,
+            "scene_id": scene_id_of(cfg, unit),
+            "origin": origin,
+            "space": space.kind,
+            "floor_y": float(space.floor_y),
+            "rooms": [list(r) for r in space.rooms],
+            "sampling": tally.to_dict(),
+            **(
+                {"hubs": space.geodesics.hub_count, "cells": len(space.cells)}
+                if space.kind == "embedded"
+                else {}
+            ),
+        },
+    )
+
+
+# -- the files beside the shards ---------------------------------------------------------------
+
+
+def challenge_files(ds: Any, split: str) -> dict[str, Any]:
+    """``<split>/<split>.json.gz``, ``<split>/content/<scene>.json.gz`` and the houses."""
+    files: dict[str, Any] = {split_file(split): gz_json({**category_maps(), "episodes": []})}
+    for eid in ds.episode_ids:
+        files[content_file(split, eid)] = functools.partial(_write_content, ds, eid)
+        ep = ds[eid]
+        if ep["house_json"].shape[0]:  # a ProcTHOR house (not a Habitat scene)
+            files[f"{HOUSES_DIR}/{eid}.json"] = functools.partial(_write_house, ds, eid)
+    return files
+
+
+def _write_content(ds: Any, eid: str, path: Path) -> None:
+    ep = ds[eid]
+    arrays = {k: ep[k].read() for k in ep if k != "house_json"}
+    path.write_bytes(gz_json(document(episode_dicts(arrays, ep.metadata))))
+
+
+def _write_house(ds: Any, eid: str, path: Path) -> None:
+    path.write_bytes(ds[eid]["house_json"][:].tobytes())
+
+
+# -- the job -----------------------------------------------------------------------------------
+
+
+def resolve_cylinders(cfg: MultionConfig, inputs: Inputs) -> MultionConfig:
+    """Read the goal meshes from ``--data-dir`` when given (recording them) and record their
+    size; else the built-in cylinders."""
+    objects = None
+    if DATA_DIR in inputs:
+        for name in NAMES:
+            inputs.file(DATA_DIR, f"{OBJECTS_DIR}/{name}.glb", "MultiON goal mesh")
+        objects = inputs.root(DATA_DIR) / OBJECTS_DIR
+    meshes = cylinders(objects)
+    radius = round(max(c.radius for c in meshes.values()), 4)
+    height = round(max(c.height for c in meshes.values()), 4)
+    return cfg.with_(
+        cylinders="glb" if objects is not None else "built-in",
+        cylinder_radius=radius,
+        cylinder_height=height,
+    )
+
+
+def build_job(cfg: MultionConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:
+    """Resolve the scenes and goal meshes (recording every file read), then the job."""
+    from dataforge.world.assets import load_catalogue
+
+    inputs = inputs if inputs is not None else Inputs()
+    if SCENES in inputs:
+        text = str(inputs.root(SCENES))
+        if cfg.scene_kind == "habitat" and not text.startswith(HABITAT_PREFIX):
+            text = HABITAT_PREFIX + text  # reproduce: the recorded location is the folder
+        spec = parse_scenes(text)
+    elif cfg.scene_kind == "generate" and cfg.generated_scenes:
+        spec = SceneSpec("generate", count=cfg.generated_scenes)
+    else:
+        raise UsageError("this run needs --scenes")
+    if spec.kind == "generate":
+        inputs.locations.pop(SCENES, None)  # a count, not a location: it is in the config
+        from dataforge.world.procgen import require_generator
+
+        require_generator(cfg.room_spec)
+    elif spec.kind == "habitat":
+        from dataforge.nav.oracle import HabitatOracle
+
+        HabitatOracle.require()
+        inputs.locations[SCENES] = spec.path  # type: ignore[assignment]
+    cfg = cfg.with_(
+        scene_kind=spec.kind,
+        generated_scenes=spec.count,
+        procthor=load_catalogue().version,
+    )
+    cfg = resolve_cylinders(cfg, inputs)
+    units, source = plan_units(cfg, spec, inputs)
+    n = len(units)
+    notes = (
+        f"goal cylinders: {cfg.cylinders} (radius {cfg.cylinder_radius} m, length "
+        f"{cfg.cylinder_height} m)",
+    )
+    return Job(
+        pipeline=PIPELINE,
+        name=f"{PIPELINE}-{cfg.m}-on-{cfg.split}",
+        config=cfg.to_dict(),
+        seed=seed,
+        format=fmt,
+        schema=schema(cfg),
+        units=tuple(units),
+        produce=functools.partial(produce, cfg, source),
+        extra_files=functools.partial(challenge_files, split=cfg.split),
+        description=f"MultiON {cfg.m}-ON {cfg.split} episodes in {n} scenes, "
+        f"{cfg.episodes} per scene, in the challenge's episode format.",
+        url="https://github.com/saimwani/multiON",
+        license_url="https://github.com/saimwani/multion-challenge",
+        citation=PAPER,
+        inputs=inputs,
+        notes=notes,
+    )

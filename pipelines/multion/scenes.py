@@ -1,0 +1,217 @@
+"""Scenes for MultiON episodes: where they come from (``--scenes``) and the navigable space an
+episode sampler draws from (:class:`GridSpace` in the embedded world, :class:`HabitatSpace` on a
+Habitat navmesh).
+
+``--scenes`` takes ``generate:K`` (K new houses from procthor's generator, as ``dataforge houses
+generate``), a folder of ProcTHOR house ``*.json`` or a ``.jsonl(.gz)`` of houses, or
+``habitat:SCENES_DIR`` (every ``<scene>.glb`` under it that has a ``<scene>.navmesh`` beside it,
+e.g. Matterport3D's ``mp3d/<scan>/<scan>.glb``). One scene is one work unit.
+
+A space answers what the sampler asks: a random navigable point, the geodesic distance between
+two points, whether two points are on one floor, the room of a point, and (embedded world)
+whether every goal can still be walked up to once the goal cylinders stand in the way.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import InputNotFoundError, UsageError
+from dataforge.world.house_sources import HouseSource
+
+SAME_FLOOR_M = 0.5  # habitat's episode generators: points within 0.5 m in height share a floor
+ISLAND_RADIUS_LIMIT = 1.5  # habitat's pointnav generator: starts on islands at least this big
+HABITAT_PREFIX = "habitat:"
+GENERATE_PREFIX = "generate:"
+
+
+@dataclass(frozen=True)
+class SceneSpec:
+    """What ``--scenes`` says: its kind, and the location or count."""
+
+    kind: str  # generate | dir | jsonl | habitat
+    path: Path | None = None
+    count: int = 0
+
+
+def parse_scenes(text: str) -> SceneSpec:
+    s = str(text).strip()
+    if s.startswith(GENERATE_PREFIX) or s == "generate":
+        raw = s[len(GENERATE_PREFIX) :] if ":" in s else "1"
+        try:
+            k = int(raw)
+        except ValueError:
+            k = -1
+        if k < 1:
+            raise UsageError(f"--scenes generate:K needs a house count K >= 1, got {text!r}")
+        return SceneSpec("generate", count=k)
+    if s.startswith(HABITAT_PREFIX):
+        path = Path(s[len(HABITAT_PREFIX) :])
+        if not path.is_dir():
+            raise InputNotFoundError(f"--scenes {text}: {path} is not a folder of Habitat scenes")
+        return SceneSpec("habitat", path)
+    path = Path(s)
+    if path.is_dir():
+        return SceneSpec("dir", path)
+    if path.is_file():
+        return SceneSpec("jsonl", path)
+    raise InputNotFoundError(
+        f"--scenes {text}: not found (generate:K, a folder of house *.json, a .jsonl(.gz) of "
+        "houses, or habitat:SCENES_DIR)"
+    )
+
+
+def unit_name(text: str) -> str:
+    """A file-safe unit id from a scene name."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-") or "scene"
+    return name[:128]
+
+
+def habitat_scenes(root: Path) -> list[tuple[str, Path]]:
+    """``(scene_id relative to root, glb)`` of every glb under ``root`` with a navmesh beside
+    it, sorted."""
+    out = []
+    for glb in sorted(root.rglob("*.glb")):
+        if glb.with_suffix(".navmesh").is_file():
+            out.append((glb.relative_to(root).as_posix(), glb))
+    if not out:
+        raise InputNotFoundError(f"{root}: no <scene>.glb with a <scene>.navmesh beside it")
+    return out
+
+
+def house_scene_names(source: HouseSource) -> list[str]:
+    if source.kind == "dir":
+        return [unit_name(Path(n).stem) for n in source.names]
+    return [f"{unit_name(source.path.name.split('.')[0])}-{k:06d}" for k in range(len(source))]
+
+
+# -- the embedded world ------------------------------------------------------------------------
+
+
+class GridSpace:
+    """A ProcTHOR house's navigable space on the embedded world's grid.
+
+    Points are the centres of the free cells of the grid's largest component (the house's main
+    floor area; an agent of ``agent_radius`` stands there), drawn uniformly, so equal floor
+    areas are equally likely. Geodesics come from :class:`~dataforge.nav.hubs.HubGeodesics`.
+    """
+
+    kind = "embedded"
+
+    def __init__(self, house: Any, catalogue: Any, *, agent_radius: float, cell: float) -> None:
+        from dataforge.nav.hubs import HubGeodesics
+        from dataforge.world.navigation import house_floor_y, house_nav_grid
+
+        self.house = house
+        self.floor_y = house_floor_y(house)
+        grid = house_nav_grid(house, catalogue, agent_radius=agent_radius, cell=cell)
+        self.grid = grid
+        self.geodesics = HubGeodesics(grid)
+        self.cells = np.argwhere(self.geodesics.mask)
+        self.rooms = [(r.id, r.room_type) for r in house.rooms]
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        i, j = self.cells[int(rng.integers(len(self.cells)))]
+        return np.round(self.grid.center((int(i), int(j)), self.floor_y), 6)
+
+    def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
+        return self.geodesics.distance(a, b)
+
+    def same_floor(self, a: Sequence[float], b: Sequence[float]) -> bool:
+        return abs(float(a[1]) - float(b[1])) <= SAME_FLOOR_M
+
+    def room_index(self, point: Sequence[float]) -> int:
+        """Index into ``rooms`` of the room holding ``point`` (-1: none)."""
+        from dataforge.world.validity import rooms_of
+
+        found = rooms_of(self.house, np.array([[float(point[0]), float(point[2])]]))
+        return int(found[0]) if len(found) else -1
+
+    def navigable(self, point: Sequence[float]) -> bool:
+        return self.geodesics.contains(point)
+
+    def reachable_with(
+        self, start: Sequence[float], goals: Sequence[Sequence[float]], block_radius: float
+    ) -> bool:
+        """Whether, with a round obstacle of ``block_radius`` (cylinder + agent radius) around
+        every goal, the start stays navigable and every goal can be walked up to: a free cell
+        of the start's component lies within two cells of the obstacle's edge."""
+        blocked = self.grid.with_discs_blocked(goals, block_radius)
+        labels = blocked.components()
+        sc = blocked.cell_of(start)
+        if not blocked.inside(sc) or not blocked.free[sc]:
+            return False
+        label = labels[sc]
+        reach = block_radius + 2 * self.grid.cell
+        for g in goals:
+            gi, gj = blocked.cell_of(g)
+            r = math.ceil(reach / self.grid.cell) + 1
+            i0, j0 = max(0, gi - r), max(0, gj - r)
+            window = labels[i0 : gi + r + 1, j0 : gj + r + 1]
+            zs = blocked.origin[1] + (np.arange(i0, i0 + window.shape[0]) + 0.5) * blocked.cell
+            xs = blocked.origin[0] + (np.arange(j0, j0 + window.shape[1]) + 0.5) * blocked.cell
+            near = (zs[:, None] - float(g[2])) ** 2 + (xs[None, :] - float(g[0])) ** 2
+            if not np.any((window == label) & (near <= reach * reach)):
+                return False
+        return True
+
+
+# -- Habitat scenes ----------------------------------------------------------------------------
+
+
+class HabitatSpace:
+    """A Habitat scene's navmesh through habitat-sim's ``PathFinder`` (the real API; needs
+    habitat-sim). Points come from ``get_random_navigable_point`` on islands of radius at least
+    1.5 m (habitat's episode generators' rule), seeded from the unit's stream."""
+
+    kind = "habitat"
+
+    def __init__(self, navmesh: Path, seed: int) -> None:
+        from dataforge.nav.oracle import HabitatOracle
+
+        hs = HabitatOracle.require()
+        self._hs = hs
+        self.pathfinder = hs.PathFinder()
+        if not self.pathfinder.load_nav_mesh(str(navmesh)):
+            raise InputNotFoundError(f"{navmesh}: habitat-sim could not load this navmesh")
+        self.pathfinder.seed(int(seed))
+        self.rooms: list[tuple[str, str]] = []
+        self.floor_y = 0.0
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        for _ in range(100):
+            p = np.asarray(self.pathfinder.get_random_navigable_point(), dtype=np.float64)
+            if np.all(np.isfinite(p)) and self.pathfinder.island_radius(p) >= ISLAND_RADIUS_LIMIT:
+                return p
+        raise UsageError("this navmesh has no island of radius 1.5 m to start from")
+
+    def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
+        path = self._hs.ShortestPath()
+        path.requested_start = np.asarray(a, dtype=np.float32)
+        path.requested_end = np.asarray(b, dtype=np.float32)
+        if not self.pathfinder.find_path(path):
+            return math.inf
+        return float(path.geodesic_distance)
+
+    def same_floor(self, a: Sequence[float], b: Sequence[float]) -> bool:
+        return abs(float(a[1]) - float(b[1])) <= SAME_FLOOR_M
+
+    def room_index(self, point: Sequence[float]) -> int:
+        return -1
+
+    def navigable(self, point: Sequence[float]) -> bool:
+        return bool(self.pathfinder.is_navigable(np.asarray(point, dtype=np.float32)))
+
+    def reachable_with(
+        self, start: Sequence[float], goals: Sequence[Sequence[float]], block_radius: float
+    ) -> bool:
+        """Habitat's navmesh is not rebuilt around the cylinders (as in the reference): always
+        True."""
+        return True
