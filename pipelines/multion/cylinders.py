@@ -28,6 +28,7 @@ import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+
 import numpy as np
 
 from dataforge.errors import MalformedInputError, MissingDependencyError
@@ -65,7 +66,7 @@ def srgb(linear: float) -> int:
     """A linear colour channel (0..1) as an sRGB byte."""
     c = min(max(float(linear), 0.0), 1.0)
     s = 12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055
-    return int(round(255 * s))
+    return round(255 * s)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ def built_in(category: str) -> CylinderMesh:
     """The cylinder of ``category`` from the recorded facts (no file read)."""
     a = np.linspace(0.0, 2 * math.pi, SIDES, endpoint=False)
     ring = np.column_stack([RADIUS * np.cos(a), np.zeros(SIDES), RADIUS * np.sin(a)])
-    bottom, top = ring + [0, -LENGTH / 2, 0], ring + [0, LENGTH / 2, 0]
+    half = np.array([0.0, LENGTH / 2, 0.0])
+    bottom, top = ring - half, ring + half
     centres = np.array([[0.0, -LENGTH / 2, 0.0], [0.0, LENGTH / 2, 0.0]])
     vertices = np.vstack([bottom, top, centres])
     faces = []

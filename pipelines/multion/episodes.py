@@ -23,7 +23,7 @@ import gzip
 import json
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -146,9 +146,3 @@ def read_split(root: Path, split: str) -> list[dict]:
     for path in sorted(content.glob("*.json.gz")) if content.is_dir() else []:
         episodes.extend(read_document(path)["episodes"])
     return episodes
-
-
-def yaw_of(rotation: Iterable[float]) -> float:
-    """The angle (radians) of a rotation ``[x, y, z, w]`` about +y."""
-    x, y, z, w = (float(v) for v in rotation)
-    return 2.0 * math.atan2(y, w)

@@ -167,7 +167,12 @@ def open_space(
 
     if cfg.scene_kind == "habitat":
         space = HabitatSpace(Path(unit.params["navmesh"]), int(rng.integers(0, 2**31 - 1)))
-        return space, {"source": "habitat", "scene_id": unit.params["scene_id"]}, b""
+        origin = {
+            "source": "habitat",
+            "scene_id": unit.params["scene_id"],
+            "navmesh": unit.params["navmesh"],
+        }
+        return space, origin, b""
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
 

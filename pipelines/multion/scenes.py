@@ -215,3 +215,32 @@ class HabitatSpace:
         """Habitat's navmesh is not rebuilt around the cylinders (as in the reference): always
         True."""
         return True
+
+
+# -- a stored scene ----------------------------------------------------------------------------
+
+
+def stored_space(metadata: dict[str, Any], house_json: bytes, config: dict[str, Any]) -> Any:
+    """The navigable space of one stored scene of a ``multion`` dataset (its episode table's
+    metadata, its ``house_json`` bytes and the dataset's config), rebuilt as generation built it
+    (for validate, the oracle and scoring)."""
+    import json
+
+    if metadata.get("space") == "habitat":
+        origin = metadata.get("origin") or {}
+        navmesh = origin.get("navmesh")
+        if not navmesh:
+            scene = metadata.get("scene")
+            raise UsageError(f"{scene}: the dataset does not say where its navmesh is")
+        return HabitatSpace(Path(navmesh), 0)
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.house import load_house
+
+    catalogue = load_catalogue()
+    house = load_house(json.loads(house_json), name=str(metadata["scene"]), catalogue=catalogue)
+    return GridSpace(
+        house,
+        catalogue,
+        agent_radius=float(config.get("agent_radius", 0.1)),
+        cell=float(config.get("cell", 0.05)),
+    )
