@@ -316,7 +316,7 @@ STAGES: tuple[tuple[str, int, tuple[tuple[str, str], ...]], ...] = (
     (
         "depth to mm, ids to uint16",
         2,
-        (("spamem/capture.py", "depth_mm"), ("spamem/capture.py", "to_uint16")),
+        (("render/renderer.py", "depth_mm"), ("render/renderer.py", "to_uint16")),
     ),
     ("camera viewpoints (orbit_viewpoints)", 2, (("world/viewpoints.py", "orbit_viewpoints"),)),
     ("world graph after an action (World.graph)", 1, (("world/backends.py", "world_graph"),)),

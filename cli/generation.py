@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -29,10 +30,17 @@ After = Callable[[Any, Any], None]
 
 
 def generation_command(
-    pipeline: Pipeline, *, help: str, name: str = "generate", after: After | None = None
+    pipeline: Pipeline,
+    *,
+    help: str,
+    name: str = "generate",
+    after: After | None = None,
+    argument: str | None = None,
 ) -> click.Command:
     """The generation command of ``pipeline``: parse the options into its config, build its
-    job (reading and recording the inputs), run it into ``--out``, print the report."""
+    job (reading and recording the inputs), run it into ``--out``, print the report.
+    ``argument``: an input location given as the command's argument instead of an option
+    (e.g. the dataset a pipeline works on: ``dataforge multion oracle DIR``)."""
 
     def command(**kw: Any) -> None:
         from dataforge.inputs import Inputs
@@ -61,6 +69,11 @@ def generation_command(
     command.__doc__ = help
     # click lists the options of the outermost decorator first: the pipeline's own first
     decorated = config_options(pipeline.config)(
-        input_options(pipeline.inputs)(generation_options(command))
+        input_options(pipeline.inputs, argument=argument)(generation_options(command))
     )
+    if argument is not None:
+        loc = next(loc for loc in pipeline.inputs if loc.name == argument)
+        decorated = click.argument(
+            loc.param, metavar=loc.name.upper(), type=click.Path(path_type=Path)
+        )(decorated)
     return click.command(name, help=help)(decorated)

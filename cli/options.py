@@ -166,11 +166,16 @@ def config_options(config_cls: type) -> Callable[[Callable[..., Any]], Callable[
     return apply
 
 
-def input_options(locations: Sequence[InputLocation]) -> Callable[[Callable[..., Any]], Any]:
-    """``--<location>`` path options of a pipeline's declared input locations."""
+def input_options(
+    locations: Sequence[InputLocation], argument: str | None = None
+) -> Callable[[Callable[..., Any]], Any]:
+    """``--<location>`` path options of a pipeline's declared input locations (but the one
+    named ``argument``, which the command takes as its argument)."""
 
     def apply(fn: Callable[..., Any]) -> Callable[..., Any]:
         for loc in reversed(locations):
+            if loc.name == argument:
+                continue
             fn = click.option(
                 f"--{loc.name}",
                 loc.param,

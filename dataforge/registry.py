@@ -88,6 +88,9 @@ class Example:
 
     args: tuple[str, ...] | str  # a string is split as a shell would
     data: tuple[str, ...] = ()
+    # (input location, pipeline): the location is given the tiny dataset of that pipeline (a
+    # pipeline that works on another's datasets, e.g. MultiON's oracle on MultiON episodes)
+    upstream: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.args, str):
@@ -120,6 +123,9 @@ class Pipeline:
     extra: str | None = None  # the pip extra it needs beyond the core install
     inputs: tuple[InputLocation, ...] = ()
     tiny: Example | None = None
+    # False: a pipeline whose commands live in another pipeline's group (e.g. ``multion
+    # oracle``); its own group still answers to its name but is not listed in --help
+    listed: bool = True
     # Arrays that a library does not make bit-identical across CPUs: golden tests compare their
     # per-frame channel means within this absolute tolerance instead of their sha256, and the
     # extra files matching ``golden_derived`` (copies of those arrays that validate checks
@@ -148,14 +154,24 @@ class Pipeline:
         return build(config, seed=seed, fmt=fmt, inputs=inputs if inputs is not None else Inputs())
 
     def example_args(
-        self, out: Path | str, *, data_dir: Path | str | None = None, seed: int = 0
+        self,
+        out: Path | str,
+        *,
+        data_dir: Path | str | None = None,
+        seed: int = 0,
+        upstream: Mapping[str, Path | str] | None = None,
     ) -> list[str]:
-        """The command line (after ``dataforge``) of the tiny example, writing into ``out``."""
+        """The command line (after ``dataforge``) of the tiny example, writing into ``out``;
+        ``upstream``: the tiny datasets of the pipelines the example reads, by pipeline name."""
         if self.tiny is None:
             raise DataforgeError(f"pipeline {self.name!r} declares no tiny example")
         args = [self.name, *self.tiny.args, "--seed", str(seed), "--out", str(out), "--quiet"]
         if self.tiny.data:
             args += ["--data-dir", str(data_dir)]
+        for location, name in self.tiny.upstream:
+            if upstream is None or name not in upstream:
+                raise DataforgeError(f"{self.name}'s tiny example reads {name}'s tiny dataset")
+            args += [f"--{location}", str(upstream[name])]
         return args
 
     def missing_data(self, data_dir: Path | str | None) -> list[str]:

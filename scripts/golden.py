@@ -35,6 +35,18 @@ def main() -> int:
     pipelines = registered()
     names = list(pipelines) if args.pipelines == "all" else args.pipelines.split(",")
     failed = 0
+    upstream_tmp = tempfile.TemporaryDirectory(prefix="golden-upstream-")
+    upstream: dict[str, Path] = {}
+
+    def tiny(name: str) -> Path:
+        """The tiny dataset of pipeline ``name`` that another's tiny example reads."""
+        if name not in upstream:
+            out = Path(upstream_tmp.name) / name
+            cli = pipelines[name].example_args(out, data_dir=args.data_dir)
+            subprocess.run([sys.executable, "-m", "dataforge.cli.main", *cli], check=True)
+            upstream[name] = out
+        return upstream[name]
+
     for name in names:
         pipeline = pipelines[name]
         if pipeline.tiny is None:
@@ -45,7 +57,8 @@ def main() -> int:
             continue
         with tempfile.TemporaryDirectory(prefix=f"golden-{name}-") as tmp:
             out = Path(tmp) / "ds"
-            cli = pipeline.example_args(out, data_dir=args.data_dir)
+            ups = {up: tiny(up) for _, up in pipeline.tiny.upstream}
+            cli = pipeline.example_args(out, data_dir=args.data_dir, upstream=ups)
             r = subprocess.run([sys.executable, "-m", "dataforge.cli.main", *cli], text=True)
             if r.returncode != 0:
                 print(f"{name}: the tiny example failed (exit {r.returncode})")
@@ -60,6 +73,7 @@ def main() -> int:
                 continue
             golden.write(path, golden.record(pipeline, out, command))
             print(f"{name}: wrote {path.relative_to(ROOT)}")
+    upstream_tmp.cleanup()
     return 1 if failed else 0
 
 

@@ -127,7 +127,9 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_files(
     pipeline = get_pipeline(name)
     assert pipeline is not None
     root = tmp_path / "killed"
-    args = pipeline.example_args(root, data_dir=DATA)
+    assert pipeline.tiny is not None
+    ups = {up: tiny_dataset(up) for _, up in pipeline.tiny.upstream}
+    args = pipeline.example_args(root, data_dir=DATA, upstream=ups)
     proc = subprocess.Popen(
         [sys.executable, "-c", PAUSED_RUN, *args],
         stdout=subprocess.PIPE,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.errors import DataforgeError, MissingDependencyError, UsageError
 from dataforge.render.camera import check_pose, intrinsics
 from dataforge.render.mesh import Scene
 
@@ -157,6 +157,22 @@ class Frame:
     depth: np.ndarray
     instance: np.ndarray
     semantic: np.ndarray
+
+
+MAX_DEPTH_MM = np.iinfo(np.uint16).max
+
+
+def depth_mm(depth: np.ndarray) -> np.ndarray:
+    """float32 metres -> uint16 millimetres (rounded; 0 stays 0, far values clip), as datasets
+    store a frame's depth."""
+    return np.minimum(np.rint(depth * 1000.0), MAX_DEPTH_MM).astype(np.uint16)
+
+
+def to_uint16(ids: np.ndarray, what: str) -> np.ndarray:
+    """Instance or semantic ids as uint16 (an id that does not fit is an error)."""
+    if ids.size and int(ids.max()) > np.iinfo(np.uint16).max:
+        raise DataforgeError(f"{what} id {int(ids.max())} does not fit uint16")
+    return ids.astype(np.uint16)
 
 
 def _mat_bytes(m: np.ndarray) -> bytes:

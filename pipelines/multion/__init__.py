@@ -3,7 +3,7 @@ format, oracle trajectories with egocentric observations, and the paper's metric
 ``generate.py`` and ``oracle.py`` for inputs, seeds, outputs and invariants, and docs/multion.md.
 """
 
-from dataforge.pipelines.multion.config import MultionConfig
+from dataforge.pipelines.multion.config import MultionConfig, OracleConfig
 from dataforge.registry import Example, InputLocation, Pipeline, register
 
 PIPELINE = register(
@@ -34,6 +34,33 @@ PIPELINE = register(
         tiny=Example(
             "generate --m 2 --split val --episodes-per-scene 40 --scenes generate:2 "
             "--room-spec 2-bed-1-bath"
+        ),
+    )
+)
+
+ORACLE = register(
+    Pipeline(
+        name="multion-oracle",
+        summary="MultiON oracle trajectories (actions, poses, egocentric RGB-D and semantics)",
+        config=OracleConfig,
+        build_job="dataforge.pipelines.multion.oracle:build_job",
+        cli="dataforge.pipelines.multion.cli:multion_oracle",
+        checks="dataforge.pipelines.multion.oracle_checks",
+        extra="procthor",
+        listed=False,  # its command is 'dataforge multion oracle DIR'
+        inputs=(
+            InputLocation(
+                "episodes", "The MultiON dataset to follow (dataforge multion generate)."
+            ),
+            InputLocation(
+                "data-dir",
+                "Where multion/objects/cylinder_<colour>.glb are, to render the challenge's own "
+                "goal meshes; default: cylinders built from the same facts.",
+            ),
+        ),
+        tiny=Example(
+            "generate --render rgb,depth,semantic --resolution 64x64 --limit 2",
+            upstream=(("episodes", "multion"),),
         ),
     )
 )

@@ -27,10 +27,10 @@ import numpy as np
 from dataforge.errors import DataforgeError
 from dataforge.render.camera import thor_camera_pose
 from dataforge.render.masks import mask_boxes
+from dataforge.render.renderer import depth_mm, to_uint16
 from dataforge.world.viewpoints import Viewpoint, WallSight, orbit_viewpoints
 
 CAMERA_HEIGHTS_M = {"standing": 1.576, "crouching": 0.901}
-MAX_DEPTH_MM = np.iinfo(np.uint16).max
 VIEW_COLUMNS = (
     "azimuth_deg",
     "camera_height_m",
@@ -105,17 +105,6 @@ class Capture:
 
     boxes: list[np.ndarray]  # per view (K, 6): instance, x0, y0, x1, y1, pixels
     viewpoints: list[Viewpoint]
-
-
-def to_uint16(ids: np.ndarray, what: str) -> np.ndarray:
-    if ids.size and int(ids.max()) > np.iinfo(np.uint16).max:
-        raise DataforgeError(f"{what} id {int(ids.max())} does not fit uint16")
-    return ids.astype(np.uint16)
-
-
-def depth_mm(depth: np.ndarray) -> np.ndarray:
-    """float32 metres -> uint16 millimetres (rounded; 0 stays 0, far values clip)."""
-    return np.minimum(np.rint(depth * 1000.0), MAX_DEPTH_MM).astype(np.uint16)
 
 
 def capture(
