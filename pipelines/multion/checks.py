@@ -155,12 +155,13 @@ def _space_checks(
 ) -> Iterator[tuple[str, str]]:
     n, m = goals.shape[:2]
     lo, hi = float(config.get("min_geodesic", 0.0)), float(config.get("max_geodesic", math.inf))
-    measured = np.empty((n, m))
-    nav_bad = np.zeros(n, bool)
+    measured = np.full((n, m), np.nan)
+    finite = np.all(np.isfinite(start), axis=1) & np.all(np.isfinite(goals), axis=(1, 2))
+    nav_bad = ~finite
     reach_bad = np.zeros(n, bool)
     block = bool(config.get("block", False)) and getattr(space, "kind", None) == "embedded"
     clearance = float(config.get("agent_radius", 0.1)) + float(config.get("cylinder_radius", 0.1))
-    for e in range(n):
+    for e in np.flatnonzero(finite):
         s = start[e]
         prev = s
         ok = bool(space.navigable(s))
@@ -272,13 +273,14 @@ def _check_content(
 
     rel = content_file(split, eid)
     cats = np.asarray(arrays["goal_category"])
+    doc = None
     if cats.size and not np.all((cats >= 0) & (cats < CATEGORY_COUNT)):
-        return  # not expressible in the challenge format: "goals" reports it
-    try:
-        doc = _read_json(ds.root, rel)
-    except (OSError, ValueError) as exc:
-        yield f"{rel} cannot be read: {exc}"
-        doc = None
+        pass  # not expressible in the challenge format: "goals" reports it
+    else:
+        try:
+            doc = _read_json(ds.root, rel)
+        except (OSError, ValueError) as exc:
+            yield f"{rel} cannot be read: {exc}"
     if doc is not None:
         want = _normalised(document(episode_dicts(arrays, meta)))
         if not isinstance(doc, dict) or not isinstance(doc.get("episodes"), list):

@@ -47,15 +47,17 @@ multion_oracle.add_command(generation_command(ORACLE, help=ORACLE_HELP))
 
 
 @multion.command()
-@click.argument("directories", nargs=-1, required=True, type=click.Path(file_okay=False))
+@click.argument(
+    "directories", metavar="DIR...", nargs=-1, required=True, type=click.Path(file_okay=False)
+)
 @click.option(
     "--trajectories",
     "-t",
     multiple=True,
     required=True,
     type=click.Path(),
-    help="The agent's trajectories for the DIRECTORY in the same position (repeat it, one per "
-    "DIRECTORY): a JSON list or JSONL file of {episode_id, actions, positions (optional)} "
+    help="The agent's trajectories for the DIR in the same position (repeat it, one per "
+    "DIR): a JSON list or JSONL file of {episode_id, actions, positions (optional)} "
     "records, or a multion-oracle dataset.",
 )
 @click.option(
@@ -89,8 +91,8 @@ multion_oracle.add_command(generation_command(ORACLE, help=ORACLE_HELP))
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, with every episode's result.")
 def score(directories: tuple[str, ...], trajectories: tuple[str, ...], **kw: object) -> None:
-    """The paper's SUCCESS, PROGRESS, SPL and PPL of trajectories on MultiON episodes
-    DIRECTORY..., averaged per m and overall."""
+    """The paper's SUCCESS, PROGRESS, SPL and PPL of trajectories on the MultiON episodes of
+    each DIR (dataforge multion generate), averaged per m and overall."""
     from rich.console import Console
 
     from dataforge.pipelines.multion.score import ScoreSettings, report_table, score_datasets

@@ -158,6 +158,12 @@ def test_geodesics() -> None:
     assert set(problems(scene(), max_geodesic=3.5)) == {"geodesics"}  # a 4 m leg
 
 
+def test_a_point_that_is_not_a_number_is_reported_not_a_crash() -> None:
+    a = scene()
+    a["start_position"][0, 0] = np.nan
+    assert set(problems(a)) == {"navigable", "geodesics"}
+
+
 def test_navigable_goals_separation_rotation_rooms() -> None:
     a = scene()
     a["goal_position"][0, 0, 1] = 1.0  # another floor

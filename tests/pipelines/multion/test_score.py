@@ -672,3 +672,10 @@ def test_oracle_trajectories_score_full_success(generated: Path, tmp_path: Path)
         assert x["found"] == y["found"] == 2 and x["steps"] == y["steps"]
         assert x["path_length"] == pytest.approx(y["path_length"], abs=1e-9)
         assert x["spl"] == pytest.approx(y["spl"], abs=1e-9)
+
+
+def test_cli_defaults_are_the_settings_defaults() -> None:
+    from dataforge.pipelines.multion.cli import score
+
+    defaults = {p.name: p.default for p in score.params}
+    assert {k: defaults[k] for k in ScoreSettings().to_dict()} == ScoreSettings().to_dict()
