@@ -33,7 +33,7 @@ PIPELINE = register(
         ),
         tiny=Example(
             "generate --m 2 --split val --episodes-per-scene 40 --scenes generate:2 "
-            "--room-spec 2-bed-1-bath"
+            "--room-spec kitchen"
         ),
     )
 )

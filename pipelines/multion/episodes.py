@@ -13,8 +13,8 @@ released ``3_ON_minival_val.json.gz``: ``episode_id`` (a string), ``scene_id``,
 dataforge knows the value (the rooms of a ProcTHOR house), the value is written; ``radius`` stays
 null as released (habitat-lab reads the success distance from the task config).
 
-Files are written deterministically (sorted by episode id within a scene, compact JSON, gzip
-with no timestamp).
+Files are written deterministically (a scene's episodes in their stored order, which is
+ascending episode id; compact JSON; gzip with no timestamp).
 """
 
 from __future__ import annotations

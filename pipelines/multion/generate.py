@@ -241,10 +241,12 @@ def produce(
         "goal_position": np.array([d.goals for d in drawn], dtype=np.float64).reshape(n, m, 3),
         "goal_category": np.array([d.categories for d in drawn], dtype=np.int8).reshape(n, m),
         "leg_geodesic": np.array([d.legs for d in drawn], dtype=np.float64).reshape(n, m),
-        "start_room": np.array([space.room_index(d.start) for d in drawn], np.int16),
-        "goal_room": np.array(
-            [[space.room_index(g) for g in d.goals] for d in drawn], np.int16
-        ).reshape(n, m),
+        "start_room": space.room_indices(np.array([d.start for d in drawn]).reshape(n, 3)).astype(
+            np.int16
+        ),
+        "goal_room": space.room_indices(np.array([d.goals for d in drawn]).reshape(n * m, 3))
+        .astype(np.int16)
+        .reshape(n, m),
         "house_json": np.frombuffer(house, dtype=np.uint8),
     }
     arrays["geodesic_distance"] = arrays["leg_geodesic"].sum(axis=1)

@@ -163,4 +163,5 @@ def draw_episodes(
 
 
 def _too_close(a: Sequence[float], b: Sequence[float], limit: float) -> bool:
-    return math.hypot(float(a[0]) - float(b[0]), float(a[2]) - float(b[2])) < limit
+    """Within ``limit`` (inclusive, as a blocked disc's edge is) in the x/z plane."""
+    return math.hypot(float(a[0]) - float(b[0]), float(a[2]) - float(b[2])) <= limit

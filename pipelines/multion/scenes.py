@@ -129,10 +129,16 @@ class GridSpace:
 
     def room_index(self, point: Sequence[float]) -> int:
         """Index into ``rooms`` of the room holding ``point`` (-1: none)."""
+        return int(self.room_indices(np.asarray(point, dtype=np.float64).reshape(1, 3))[0])
+
+    def room_indices(self, points: np.ndarray) -> np.ndarray:
+        """:meth:`room_index` of each of ``points`` (N x 3), at once."""
         from dataforge.world.validity import rooms_of
 
-        found = rooms_of(self.house, np.array([[float(point[0]), float(point[2])]]))
-        return int(found[0]) if len(found) else -1
+        pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        if not len(pts):
+            return np.zeros(0, dtype=np.int64)
+        return np.asarray(rooms_of(self.house, pts[:, [0, 2]]), dtype=np.int64)
 
     def navigable(self, point: Sequence[float]) -> bool:
         return self.geodesics.contains(point)
@@ -205,6 +211,9 @@ class HabitatSpace:
 
     def room_index(self, point: Sequence[float]) -> int:
         return -1
+
+    def room_indices(self, points: np.ndarray) -> np.ndarray:
+        return np.full(len(points), -1, dtype=np.int64)
 
     def navigable(self, point: Sequence[float]) -> bool:
         return bool(self.pathfinder.is_navigable(np.asarray(point, dtype=np.float32)))
