@@ -485,3 +485,52 @@ def plot(stats: Any, path: Path) -> None:
         raise UsageError(f"cannot write the plot {out}: {exc.strerror or exc}") from None
     finally:
         plt.close(fig)
+
+
+# -- inspect --preview ---------------------------------------------------------------------------
+
+
+def preview(ep: Any, path: Path, step: int | None) -> None:
+    """Episode ``step`` (a row of the scene's table; default 0) on the house map: the start and
+    its heading, the goal cylinders in order and the shortest path through them, beside what
+    the agent sees at the start (256 x 256, 79 degrees, the challenge's camera)."""
+    from dataforge.pipelines.multion.agent import start_pose, yaw_from_rotation
+    from dataforge.pipelines.multion.config import OracleConfig
+    from dataforge.pipelines.multion.figures import episode_figure, shortest_route
+    from dataforge.pipelines.multion.scenes import stored_space
+
+    config = dict(ep._dataset.manifest.config)
+    arrays = {k: ep[k].read() for k in ep}
+    n = len(arrays["episode_id"])
+    row = 0 if step is None else int(step)
+    if not 0 <= row < n:
+        raise UsageError(f"--step {row}: scene {ep.id} has episodes 0..{n - 1}")
+    meta = ep.metadata
+    space = stored_space(meta, arrays["house_json"].tobytes(), config)
+    goals = arrays["goal_position"][row]
+    start = arrays["start_position"][row]
+    radius = float(config["agent_radius"]) + float(config["cylinder_radius"])
+    grid = space.grid.with_discs_blocked(goals, radius) if config.get("block", True) else space.grid
+    frames: list[np.ndarray] = []
+    if space.kind == "embedded":
+        from dataforge.pipelines.multion.oracle import SceneRenderer
+        from dataforge.world.assets import load_catalogue
+
+        renderer = SceneRenderer(OracleConfig(render=("rgb",)), space.house, load_catalogue(), None)
+        renderer.set_episode(goals, arrays["goal_category"][row])
+        frames.append(renderer.render(start_pose(start, arrays["start_rotation"][row])).rgb)
+    eid = int(arrays["episode_id"][row])
+    episode_figure(
+        path,
+        grid,
+        start,
+        yaw_from_rotation(arrays["start_rotation"][row]),
+        goals,
+        arrays["goal_category"][row],
+        title=f"{ep.id}, episode {eid}: {len(goals)}-ON, geodesic "
+        f"{float(arrays['geodesic_distance'][row]):.1f} m "
+        f"(legs {', '.join(f'{v:.1f}' for v in arrays['leg_geodesic'][row])})",
+        shortest=shortest_route(grid, [start, *goals]),
+        frames=frames,
+        frame_titles=["the start, as the agent sees it"],
+    )
