@@ -62,6 +62,18 @@ demo: install
 	$(BIN)/dataforge validate $(DEMO_OUT)/spamem
 	$(BIN)/dataforge stats $(DEMO_OUT)/spamem --plot $(DEMO_OUT)/spamem_stats.png
 	$(BIN)/dataforge inspect $(DEMO_OUT)/spamem --preview $(DEMO_OUT)/spamem_step.png
+	@echo "== demo: MultiON 3-ON episodes in two new houses, oracle demonstrations, scores"
+	$(BIN)/dataforge multion generate --m 3 --split val --scenes generate:2 --room-spec 2-bed-1-bath \
+		--episodes-per-scene 200 --seed 0 --workers 2 --out $(DEMO_OUT)/multion --overwrite \
+		$$( [ -d "$(DATA)/multion/objects" ] && echo --data-dir $(DATA) )
+	$(BIN)/dataforge validate $(DEMO_OUT)/multion
+	$(BIN)/dataforge stats $(DEMO_OUT)/multion --plot $(DEMO_OUT)/multion_stats.png
+	$(BIN)/dataforge inspect $(DEMO_OUT)/multion --preview $(DEMO_OUT)/multion_episode.png
+	$(BIN)/dataforge multion oracle $(DEMO_OUT)/multion --render rgb,depth,semantic --limit 3 \
+		--workers 2 --out $(DEMO_OUT)/multion_demos --overwrite
+	$(BIN)/dataforge validate $(DEMO_OUT)/multion_demos
+	$(BIN)/dataforge inspect $(DEMO_OUT)/multion_demos --preview $(DEMO_OUT)/multion_oracle.png
+	$(BIN)/dataforge multion score $(DEMO_OUT)/multion -t $(DEMO_OUT)/multion_demos --allow-missing
 	@echo "== demo: RoboMME demonstrations on ManiSkill (CPU): two tasks, one episode each"
 	$(BIN)/dataforge robomme generate --tasks PickXtimes,VideoUnmask --episodes-per-task 1 \
 		--size 128 --format hdf5 --out $(DEMO_OUT)/robomme --overwrite

@@ -37,6 +37,7 @@ under 5 minutes on one core (>= 170 episodes/s/core); >= 40 observation frames/s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -67,7 +68,7 @@ def run_pinned(cmd: list[str], cpu: int) -> dict[str, Any]:
     """Run ``cmd`` pinned to ``cpu``: wall, the child's CPU seconds and peak RSS (wait4)."""
     env = {**os.environ, **PIN_ENV}
     t0 = time.perf_counter()
-    p = subprocess.Popen(["taskset", "-c", str(cpu), *cmd], env=env)
+    p = subprocess.Popen(["taskset", "-c", str(cpu), *cmd], env=env, stdout=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -87,10 +88,8 @@ def best_of(repeat: int, fn: Any, *args: Any) -> dict[str, Any]:
 def pin(cpus: set[int]) -> None:
     """Run every thread of this process on ``cpus``."""
     for tid in os.listdir("/proc/self/task"):
-        try:
+        with contextlib.suppress(OSError):
             os.sched_setaffinity(int(tid), cpus)
-        except OSError:
-            pass
 
 
 def machine() -> dict[str, Any]:
@@ -240,7 +239,8 @@ def oracle_split(episodes: Path, demos: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     for i in range(n):
         goals = arrays["goal_position"][i]
-        move = space.grid.with_discs_blocked(goals, radius) if econf.get("block", True) else space.grid
+        block = econf.get("block", True)
+        move = space.grid.with_discs_blocked(goals, radius) if block else space.grid
         run = follow(space, move,
                      start_pose(arrays["start_position"][i], arrays["start_rotation"][i]), goals,
                      success_distance=cfg.success_distance, forward=cfg.forward_step,
@@ -339,8 +339,11 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
           f"{a['rss_mb']:,.0f} MB |")  # fmt: skip
     for label, r in (("generate", g), ("oracle render", o), ("oracle actions", a)):
         if len(r["walls_s"]) > 1:
-            print(f"  walls of the {label} runs: "
-                  + ", ".join(f"{w:.1f}" for w in r["walls_s"]) + " s (the fastest counts)")
+            print(
+                f"  walls of the {label} runs: "
+                + ", ".join(f"{w:.1f}" for w in r["walls_s"])
+                + " s (the fastest counts)"
+            )
     ok = g["episodes_per_s"] >= TARGET_EPISODES_PER_CORE
     print(f"\n>= {TARGET_EPISODES_PER_CORE:.0f} episodes/s/core: {'yes' if ok else 'NO'} "
           f"({g['episodes_per_s']:,.0f}; 50,000 episodes would take "
@@ -356,16 +359,18 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
         s = res["generate_split"]
         smp = s["sampling"]
         ab = smp["abandoned"]
-        print(f"\nscene: {s['hubs']} hubs, {s['cells']:,} free cells (grid "
-              f"{s['grid_shape'][0]} x {s['grid_shape'][1]}); abandoned draws: "
-              + (", ".join(f"{k} {v:,}" for k, v in ab.items()) or "none")
-              + f" (total {sum(ab.values()):,} for {smp['episodes']:,} episodes); longest leg "
-              f"{smp['longest_leg_m']:.2f} m; in-process draws "
-              f"{'identical to' if s['same_draws'] else 'DIFFERENT from'} the command's")
+        print(
+            f"\nscene: {s['hubs']} hubs, {s['cells']:,} free cells (grid "
+            f"{s['grid_shape'][0]} x {s['grid_shape'][1]}); abandoned draws: "
+            + (", ".join(f"{k} {v:,}" for k, v in ab.items()) or "none")
+            + f" (total {sum(ab.values()):,} for {smp['episodes']:,} episodes); longest leg "
+            f"{smp['longest_leg_m']:.2f} m; in-process draws "
+            f"{'identical to' if s['same_draws'] else 'DIFFERENT from'} the command's"
+        )
         rest = g["wall_s"] - s["space_s"] - s["sampling_s"] - s["rooms_s"] - s["files_s"]
         rows = [
-            (f"nav grid (`house_nav_grid`)", s["grid_s"]),
-            (f"corner hubs (`HubGeodesics`: {s['hubs']} distance fields)", s["hubs_s"]),
+            (f"navigable space (`GridSpace`): nav grid {s['grid_s']:.2f} s + corner hubs "
+             f"({s['hubs']} distance fields) {s['hubs_s']:.2f} s, timed apart", s["space_s"]),
             ("sampling (`draw_episodes`)", s["sampling_s"]),
             ("room of every start and goal (`room_index`, episode arrays)", s["rooms_s"]),
             (f"challenge files (content json.gz + house, {s['files_bytes'] / 1e6:.1f} MB)",
@@ -373,7 +378,8 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
             ("rest: process start, imports, store (shards, manifest, sha256)", rest),
         ]  # fmt: skip
         print(f"\ngeneration, where the {g['wall_s']:.1f} s go (stages re-timed in this process "
-              f"on core {args.cpu}; GridSpace as a whole {s['space_s']:.2f} s):\n")  # fmt: skip
+              f"on core {args.cpu}; the rest is the difference, within the noise of the "
+              f"others):\n")  # fmt: skip
         print("| stage | seconds | share | per episode |")
         print("|---|---|---|---|")
         for label, sec in rows:

@@ -36,7 +36,7 @@ and ``ShortestPath`` are in it.
 The "navmesh" file is JSON: ``{"floor_y": y, "rects": [[x0, z0, x1, z1], ...]}``, axis-aligned
 navigable rectangles on one floor (already eroded by the agent's radius). Rectangles that share
 an edge form one island. Geodesics come from :class:`dataforge.nav.grid.NavGrid` (agent radius
-0, 5 cm cells) on their union.
+0, 10 cm cells) on their union.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ import numpy as np
 
 __all__ = ["PathFinder", "ShortestPath", "Vector3", "module"]
 
-_CELL = 0.05
+_CELL = 0.1
 _PICK = np.array([2.0, 4.0, 2.0], dtype=np.float32)  # Detour query half extents (x, y, z)
 _NAN3 = (math.nan, math.nan, math.nan)
 
@@ -289,7 +289,7 @@ class PathFinder:
 
 
 class ShortestPath:
-    __slots__ = ("_start", "_end", "points", "geodesic_distance")
+    __slots__ = ("_end", "_start", "geodesic_distance", "points")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:

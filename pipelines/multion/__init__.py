@@ -62,5 +62,9 @@ ORACLE = register(
             "generate --render rgb,depth,semantic --resolution 64x64 --limit 2",
             upstream=(("episodes", "multion"),),
         ),
+        # llvmpipe rasterises for the CPU's vector width: with SSE4.1 only, a few edge pixels of
+        # the semantic mask (0.02%) and 1 mm of depth differed (docs/development.md), so golden
+        # tests compare the frames' per-frame means
+        golden_tolerance={"rgb": 0.5, "depth": 0.5, "semantic": 0.5},
     )
 )

@@ -129,11 +129,13 @@ def plan_units(
         params: list[dict[str, Any]] = [{"index": k} for k in range(spec.count)]
         return _units(names, params), None
     if spec.kind == "habitat":
-        scenes = habitat_scenes(Path(spec.path or "."))
+        # absolute: the navmesh path is stored (validate, reproduce and the oracle read it)
+        root = Path(spec.path or ".").resolve()
+        scenes = habitat_scenes(root)
         names, params = [], []
         for scene_id, glb in scenes:
             navmesh = glb.with_suffix(".navmesh")
-            inputs.file(SCENES, navmesh.relative_to(spec.path or "."), "Habitat navmesh")
+            inputs.file(SCENES, navmesh.relative_to(root), "Habitat navmesh")
             names.append(unit_name(glb.stem))
             params.append({"scene_id": scene_id, "navmesh": str(navmesh)})
         return _units(names, params), None

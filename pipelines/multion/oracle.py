@@ -471,6 +471,7 @@ def build_job(cfg: OracleConfig, *, seed: int, fmt: str, inputs: Inputs | None =
         objects = str(inputs.root(DATA_DIR) / OBJECTS_DIR)
     root = str(inputs.root(EPISODES))
     units = [WorkUnit(eid, {"scene": eid}) for eid in manifest.episodes]
+    n = len(units)
     if not units:
         raise DatasetError(f"{root} holds no scenes")
     modalities = ",".join(cfg.render) or "no observations"
@@ -484,7 +485,9 @@ def build_job(cfg: OracleConfig, *, seed: int, fmt: str, inputs: Inputs | None =
         units=tuple(units),
         produce=functools.partial(produce, cfg, root, dict(manifest.config), objects),
         extra_files=(lambda ds: semantic_classes(objects)) if "semantic" in cfg.render else None,
-        description=f"MultiON oracle trajectories ({modalities}) for the episodes of {root}.",
+        description=f"MultiON oracle trajectories ({modalities}) for the {n}-scene "
+        f"{manifest.config.get('m')}-ON {manifest.config.get('split')} episodes of "
+        f"dataset {manifest.config_hash[:12]}.",
         url="https://github.com/saimwani/multiON",
         citation="Wani et al., MultiON, NeurIPS 2020.",
         inputs=inputs,

@@ -174,8 +174,12 @@ class GridSpace:
 
 class HabitatSpace:
     """A Habitat scene's navmesh through habitat-sim's ``PathFinder`` (the real API; needs
-    habitat-sim). Points come from ``get_random_navigable_point`` on islands of radius at least
-    1.5 m (habitat's episode generators' rule), seeded from the unit's stream."""
+    habitat-sim). Points come from ``get_random_navigable_point`` (float32, uniform over the
+    navmesh's area), kept on islands of radius at least 1.5 m (habitat's episode generators'
+    rule, ``island_radius``). ``seed`` comes from the unit's stream; habitat-sim's
+    ``PathFinder.seed`` seeds the C library's process-wide ``rand`` (``srand``), so the points
+    are deterministic while one space at a time samples in a process (the runner's units run
+    one after another in a worker). ``floor_y`` is the navmesh's lowest height (its bounds)."""
 
     kind = "habitat"
 
@@ -184,19 +188,28 @@ class HabitatSpace:
 
         hs = HabitatOracle.require()
         self._hs = hs
+        navmesh = Path(navmesh)
+        if not navmesh.is_file():
+            raise InputNotFoundError(f"{navmesh}: scene navmesh not found")
         self.pathfinder = hs.PathFinder()
         if not self.pathfinder.load_nav_mesh(str(navmesh)):
             raise InputNotFoundError(f"{navmesh}: habitat-sim could not load this navmesh")
-        self.pathfinder.seed(int(seed))
+        self.pathfinder.seed(int(seed) % 2**32)  # an uint32 in the bindings
         self.rooms: list[tuple[str, str]] = []
-        self.floor_y = 0.0
+        lower, _ = self.pathfinder.get_bounds()
+        self.floor_y = float(np.asarray(lower, dtype=np.float64)[1])
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         for _ in range(100):
-            p = np.asarray(self.pathfinder.get_random_navigable_point(), dtype=np.float64)
-            if np.all(np.isfinite(p)) and self.pathfinder.island_radius(p) >= ISLAND_RADIUS_LIMIT:
-                return p
-        raise UsageError("this navmesh has no island of radius 1.5 m to start from")
+            p = np.asarray(self.pathfinder.get_random_navigable_point(), dtype=np.float32)
+            if not np.all(np.isfinite(p)):
+                continue  # habitat-sim's NaN point: no polygon found in max_tries
+            if self.pathfinder.island_radius(p) >= ISLAND_RADIUS_LIMIT:
+                return p.astype(np.float64)
+        raise UsageError(
+            f"this navmesh gave no point on an island of radius {ISLAND_RADIUS_LIMIT} m or more "
+            "in 100 draws"
+        )
 
     def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
         path = self._hs.ShortestPath()
