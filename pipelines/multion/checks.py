@@ -459,10 +459,14 @@ def plot(stats: Any, path: Path) -> None:
     panels = [(f"{name} ({m}-ON)", ours, "#3b75af")]
     if ref:
         panels.append(("released 3-ON minival (val)", ref, "#d9822b"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False, sharex=True
+    )
+    top = max(max(values) for _, values, _ in panels)
+    edges = np.arange(0.0, 2.0 * math.ceil(top / 2.0) + 2.0, 2.0)  # 2 m bins, shared
     for ax, (label, values, color) in zip(axes[0], panels, strict=True):
-        bins = min(40, max(5, int(math.sqrt(len(values)))))
-        ax.hist(values, bins=bins, color=color)
+        ax.hist(values, bins=edges, color=color)
+        ax.axvline(float(np.mean(values)), color="black", lw=1, ls="--")
         ax.set_title(
             f"{label}\n{len(values)} episodes, {min(values):.1f}-{max(values):.1f} m, "
             f"mean {float(np.mean(values)):.1f}",
