@@ -107,6 +107,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_render.py --house $(DATA)/procthor_houses/procthor_train_1.json
 	$(BIN)/python benchmarks/bench_robomme.py --tasks PickXtimes,VideoUnmask
 	$(BIN)/python benchmarks/bench_spamem.py
+	$(BIN)/python benchmarks/bench_multion.py --house $(DATA)/procthor_houses/procthor_train_1.json
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache

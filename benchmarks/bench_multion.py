@@ -13,7 +13,7 @@ given as ``--scenes``:
    pinned to the same core, on the same house: the navigable space (``GridSpace``: the nav grid,
    then ``HubGeodesics``' corner hubs and one distance field per hub), sampling
    (``draw_episodes`` with the unit's own random stream: the same draws as the command, checked
-   against the stored tally), the room lookup of the episode arrays (``room_index`` of every
+   against the stored tally), the room lookup of the episode arrays (``room_indices`` of every
    start and goal) and the challenge files (``<split>/content/<scene>.json.gz``, the house
    JSON) written from the stored dataset; the rest of the command's wall is the process start,
    imports and the store (zarr shards, manifest, sha256, croissant).
@@ -119,6 +119,8 @@ def generate(scenes: Path, out: Path, episodes: int, cpu: int) -> dict[str, Any]
 
 def generation_split(house_path: Path, out: Path, work: Path) -> dict[str, Any]:
     """The command's stages again in this process (already pinned), on the same house."""
+    import numpy as np
+
     from dataforge.nav.hubs import HubGeodesics
     from dataforge.pipelines.multion.config import MultionConfig
     from dataforge.pipelines.multion.generate import challenge_files, rules_of
@@ -157,11 +159,10 @@ def generation_split(house_path: Path, out: Path, work: Path) -> dict[str, Any]:
     res["sampling_s"] = time.perf_counter() - t0
     res["same_draws"] = tally.to_dict() == meta["sampling"]
 
-    t0 = time.perf_counter()
-    for d in drawn:
-        space.room_index(d.start)
-        for g in d.goals:
-            space.room_index(g)
+    t0 = time.perf_counter()  # as produce builds start_room and goal_room
+    n, m = len(drawn), cfg.m
+    space.room_indices(np.array([d.start for d in drawn]).reshape(n, 3))
+    space.room_indices(np.array([d.goals for d in drawn]).reshape(n * m, 3))
     res["rooms_s"] = time.perf_counter() - t0
     del drawn
 
@@ -372,7 +373,7 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
             (f"navigable space (`GridSpace`): nav grid {s['grid_s']:.2f} s + corner hubs "
              f"({s['hubs']} distance fields) {s['hubs_s']:.2f} s, timed apart", s["space_s"]),
             ("sampling (`draw_episodes`)", s["sampling_s"]),
-            ("room of every start and goal (`room_index`, episode arrays)", s["rooms_s"]),
+            ("room of every start and goal (`room_indices`, episode arrays)", s["rooms_s"]),
             (f"challenge files (content json.gz + house, {s['files_bytes'] / 1e6:.1f} MB)",
              s["files_s"]),
             ("rest: process start, imports, store (shards, manifest, sha256)", rest),
