@@ -322,10 +322,12 @@ def _check_content(
         yield f"{hrel} is listed but the scene has no stored house"
 
 
-def _open_space(meta: Mapping[str, Any], house: bytes, config: Mapping[str, Any]) -> Any:
-    from dataforge.pipelines.multion.scenes import stored_space
+def _open_space(
+    meta: Mapping[str, Any], house: bytes, config: Mapping[str, Any], manifest: Any
+) -> Any:
+    from dataforge.pipelines.multion.scenes import scenes_root, stored_space
 
-    return stored_space(dict(meta), house, dict(config))
+    return stored_space(dict(meta), house, dict(config), scenes_root(manifest))
 
 
 def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
@@ -359,7 +361,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
         house = np.asarray(arrays["house_json"]).tobytes()
         space = None
         try:
-            space = _open_space(meta, house, config)
+            space = _open_space(meta, house, config, ds.manifest)
         except Exception as exc:  # a broken house or a missing simulator: say so, once
             yield (
                 ep.id,
@@ -501,7 +503,7 @@ def preview(ep: Any, path: Path, step: int | None) -> None:
     from dataforge.pipelines.multion.agent import start_pose, yaw_from_rotation
     from dataforge.pipelines.multion.config import OracleConfig
     from dataforge.pipelines.multion.figures import episode_figure, shortest_route
-    from dataforge.pipelines.multion.scenes import stored_space
+    from dataforge.pipelines.multion.scenes import scenes_root, stored_space
 
     config = dict(ep._dataset.manifest.config)
     arrays = {k: ep[k].read() for k in ep}
@@ -510,7 +512,9 @@ def preview(ep: Any, path: Path, step: int | None) -> None:
     if not 0 <= row < n:
         raise UsageError(f"--step {row}: scene {ep.id} has episodes 0..{n - 1}")
     meta = ep.metadata
-    space = stored_space(meta, arrays["house_json"].tobytes(), config)
+    space = stored_space(
+        meta, arrays["house_json"].tobytes(), config, scenes_root(ep._dataset.manifest)
+    )
     goals = arrays["goal_position"][row]
     start = arrays["start_position"][row]
     radius = float(config["agent_radius"]) + float(config["cylinder_radius"])

@@ -129,7 +129,6 @@ def plan_units(
         params: list[dict[str, Any]] = [{"index": k} for k in range(spec.count)]
         return _units(names, params), None
     if spec.kind == "habitat":
-        # absolute: the navmesh path is stored (validate, reproduce and the oracle read it)
         root = Path(spec.path or ".").resolve()
         scenes = habitat_scenes(root)
         names, params = [], []
@@ -169,12 +168,8 @@ def open_space(
 
     if cfg.scene_kind == "habitat":
         space = HabitatSpace(Path(unit.params["navmesh"]), int(rng.integers(0, 2**31 - 1)))
-        origin = {
-            "source": "habitat",
-            "scene_id": unit.params["scene_id"],
-            "navmesh": unit.params["navmesh"],
-        }
-        return space, origin, b""
+        # the navmesh is <scenes>/<scene_id>.navmesh: the folder is the recorded input location
+        return space, {"source": "habitat", "scene_id": unit.params["scene_id"]}, b""
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
 

@@ -242,19 +242,30 @@ class HabitatSpace:
 # -- a stored scene ----------------------------------------------------------------------------
 
 
-def stored_space(metadata: dict[str, Any], house_json: bytes, config: dict[str, Any]) -> Any:
+def scenes_root(manifest: Any) -> Path | None:
+    """The Habitat scenes folder a ``multion`` dataset was made from (its manifest's recorded
+    input location), or None."""
+    where = (manifest.inputs or {}).get("locations", {}).get("scenes")
+    return Path(where) if where else None
+
+
+def stored_space(
+    metadata: dict[str, Any],
+    house_json: bytes,
+    config: dict[str, Any],
+    scenes_root: Path | None = None,
+) -> Any:
     """The navigable space of one stored scene of a ``multion`` dataset (its episode table's
     metadata, its ``house_json`` bytes and the dataset's config), rebuilt as generation built it
-    (for validate, the oracle and scoring)."""
+    (for validate, the oracle and scoring). A Habitat scene's navmesh is
+    ``<scenes_root>/<scene_id>`` with the suffix ``.navmesh`` (:func:`scenes_root`)."""
     import json
 
     if metadata.get("space") == "habitat":
-        origin = metadata.get("origin") or {}
-        navmesh = origin.get("navmesh")
-        if not navmesh:
-            scene = metadata.get("scene")
-            raise UsageError(f"{scene}: the dataset does not say where its navmesh is")
-        return HabitatSpace(Path(navmesh), 0)
+        if scenes_root is None:
+            raise UsageError(f"{metadata.get('scene')}: the Habitat scenes folder is not recorded")
+        navmesh = Path(scenes_root) / Path(str(metadata["scene_id"])).with_suffix(".navmesh")
+        return HabitatSpace(navmesh, 0)
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
 

@@ -527,9 +527,11 @@ def score_dataset(
     directory = Path(directory)
     ds, config = _open_episodes(directory)
     if space_for is None:
-        from dataforge.pipelines.multion.scenes import stored_space
+        import functools
 
-        space_for = stored_space
+        from dataforge.pipelines.multion.scenes import scenes_root, stored_space
+
+        space_for = functools.partial(stored_space, scenes_root=scenes_root(ds.manifest))
     scenes = list(ds.episodes())
     ids_by_scene = [[str(int(v)) for v in ep["episode_id"].read()] for ep in scenes]
     known = {i for ids in ids_by_scene for i in ids}
