@@ -5,30 +5,35 @@ Both are whole commands in a new process pinned to one core (``taskset -c CPU``,
 ``procthor_train_1.json`` of ../shared/data/procthor_houses) copied into a temp folder that is
 given as ``--scenes``:
 
-1. ``dataforge multion generate --m 3 --split train --episodes-per-scene N`` (N = ``--episodes``,
-   default the paper's 50,000 per scene): wall, episodes/s/core, CPU share (the child's CPU
-   seconds over its wall: below ~0.95 something else ran on that core), peak RSS; the hub count,
-   free-cell count and abandoned draws from the stored metadata (``hubs``, ``cells``,
-   ``sampling``). The time inside is split by measuring the stages again in this process,
-   pinned to the same core, on the same house: the navigable space (``GridSpace``: the nav grid,
-   then ``HubGeodesics``' corner hubs and one distance field per hub), sampling
-   (``draw_episodes`` with the unit's own random stream: the same draws as the command, checked
-   against the stored tally), the room lookup of the episode arrays (``room_indices`` of every
-   start and goal) and the challenge files (``<split>/content/<scene>.json.gz``, the house
-   JSON) written from the stored dataset; the rest of the command's wall is the process start,
-   imports and the store (zarr shards, manifest, sha256, croissant).
-2. ``dataforge multion oracle OUT --limit K`` (K = ``--oracle-episodes``, default 20) with
-   ``--render rgb,depth,semantic --resolution 256x256`` and without ``--render`` (actions and
-   poses only): frames/s/core (frames = actions + 1 per episode, read back from the oracle's
-   dataset) and episodes/s, oracle success (every episode's metadata ``success``). Its time is
-   split the same way: the stored scene's space rebuilt (``stored_space``), the follower
-   (``follow`` for the K episodes), the renderer's setup (house meshes, EGL context) and the
-   rendering (``render`` of every pose, depth to mm, ids to uint16); the rest is the process
-   start, imports and the store (blosc encoding and writing the images).
+1. ``dataforge multion generate --m 3 --split train --episodes-per-scene N --quiet`` (N =
+   ``--episodes``, default the paper's 50,000 per scene): wall, episodes/s/core, CPU share (the
+   child's CPU seconds over its wall: below ~0.95 something else ran on that core), peak RSS; the
+   hub count, free-cell count and abandoned draws from the stored metadata (``hubs``, ``cells``,
+   ``sampling``).
+2. ``dataforge multion oracle OUT --limit K --quiet`` (K = ``--oracle-episodes``, default 20)
+   with ``--render rgb,depth,semantic --resolution 256x256``, and without ``--render`` (actions
+   and poses only): frames/s/core (frames = actions + 1 per episode, read back from the oracle's
+   dataset), episodes/s, oracle success (every episode's metadata ``success``).
+
+Where the time goes: the command runs as ``dataforge``'s own ``cli.main.main`` in the child
+(``python bench_multion.py --instrumented TIMES -- ARGS``), with ``time.perf_counter`` around the
+pipeline's stages (the child sums them and writes them to TIMES): the navigable space
+(``GridSpace``: the nav grid, then ``HubGeodesics``' corner hubs, one distance field per hub),
+sampling (``draw_episodes``), the room lookup of the episode arrays (``room_indices``), the
+rest of ``produce``, the shard write (``write_shard`` less the produce it drives: encoding,
+writing, fsync, sha256), the challenge files (``<split>/content/<scene>.json.gz`` and the house
+JSON), the rest of ``finalize`` (episodes.csv, croissant, manifest, hashes); for the oracle the
+scene's space rebuilt (``stored_space``), the follower (``follow``), the renderer's setup, the
+episodes' scenes (``set_episode``), ``render`` and the depth / id conversions. "Start" is
+everything before the shard writer starts: the interpreter, imports, planning (and the
+interpreter's exit: the wall less the child's own clock). The timers cost nothing measurable (a
+few thousand calls). ``render`` returns once the frame is read back, so it holds llvmpipe's
+drawing.
 
 Timed commands are repeated (generation ``--repeat``, default 1: it is long; the oracle
-``--oracle-repeat``, default 3) and the fastest kept. Targets (issue 20): 50,000 episodes in
-under 5 minutes on one core (>= 170 episodes/s/core); >= 40 observation frames/s/core at 256x256.
+``--oracle-repeat``, default 3) and the fastest kept, with its own split. Targets (issue 20):
+50,000 episodes in under 5 minutes on one core (>= 170 episodes/s/core); >= 40 observation
+frames/s/core at 256x256.
 
     python benchmarks/bench_multion.py [--house PATH] [--episodes 50000] [--oracle-episodes 20]
         [--repeat 1] [--oracle-repeat 3] [--cpu 0] [--keep DIR] [--json out.json]
@@ -37,7 +42,6 @@ under 5 minutes on one core (>= 170 episodes/s/core); >= 40 observation frames/s
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
@@ -46,17 +50,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-# Before Mesa and numpy load (the in-process measurements render too).
-os.environ.setdefault("LP_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+T_START = time.perf_counter()
 
 DEFAULT_HOUSE = (
     Path(__file__).resolve().parents[1].parent / "shared/data/procthor_houses/procthor_train_1.json"
 )
-DATAFORGE = Path(sys.executable).with_name("dataforge")
 TARGET_EPISODES_PER_CORE = 170.0  # 50,000 in < 5 minutes on one core
 TARGET_FRAMES_PER_CORE = 40.0  # at 256x256
 RENDER = "rgb,depth,semantic"
@@ -64,18 +66,134 @@ RESOLUTION = "256x256"
 PIN_ENV = {"LP_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
-def run_pinned(cmd: list[str], cpu: int) -> dict[str, Any]:
-    """Run ``cmd`` pinned to ``cpu``: wall, the child's CPU seconds and peak RSS (wait4)."""
+# -- the child: the command with timers --------------------------------------------------------
+
+
+def instrumented(times_path: str, argv: list[str]) -> int:
+    """Run ``dataforge ARGV`` in this process with timers around the pipeline's stages."""
+    from dataforge.cli.main import main as dataforge_main
+    from dataforge.nav import hubs
+    from dataforge.pipelines.multion import generate, oracle, sampling, scenes
+    from dataforge.render import renderer
+    from dataforge.run import task
+    from dataforge.store.builder import DatasetBuilder
+    from dataforge.world import navigation
+
+    seconds: dict[str, float] = defaultdict(float)
+    calls: dict[str, int] = defaultdict(int)
+    marks: dict[str, float] = {}
+
+    def timed(owner: Any, name: str, key: str) -> None:
+        f = getattr(owner, name, None)
+        if f is None:
+            return
+
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            marks.setdefault(f"first_{key}", t0)
+            try:
+                return f(*args, **kw)
+            finally:
+                seconds[key] += time.perf_counter() - t0
+                calls[key] += 1
+
+        setattr(owner, name, wrapper)
+
+    def timed_generator(owner: Any, name: str, key: str) -> None:
+        """A generator function: the time spent inside it (not in its consumer)."""
+        f = getattr(owner, name)
+
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            it = f(*args, **kw)
+            seconds[key] += time.perf_counter() - t0
+            while True:
+                t0 = time.perf_counter()
+                try:
+                    item = next(it)
+                except StopIteration:
+                    seconds[key] += time.perf_counter() - t0
+                    return
+                seconds[key] += time.perf_counter() - t0
+                calls[key] += 1
+                yield item
+
+        setattr(owner, name, wrapper)
+
+    def timed_files(owner: Any, name: str, key: str) -> None:
+        """``extra_files``: building the dict, and every file writer it returns."""
+        f = getattr(owner, name)
+
+        def timed_writer(write: Any) -> Any:
+            def writer(path: Any) -> None:
+                t0 = time.perf_counter()
+                try:
+                    write(path)
+                finally:
+                    seconds[key] += time.perf_counter() - t0
+
+            return writer
+
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                files = f(*args, **kw)
+                return {k: v if isinstance(v, bytes) else timed_writer(v) for k, v in files.items()}
+            finally:
+                seconds[key] += time.perf_counter() - t0
+                calls[key] += 1
+
+        setattr(owner, name, wrapper)
+
+    # produce and extra_files are read from the modules when build_job makes the job
+    timed_generator(generate, "produce", "produce")
+    timed_generator(oracle, "produce", "produce")
+    timed_files(generate, "challenge_files", "challenge_files")
+    timed(task, "write_shard", "write_shard")
+    timed(DatasetBuilder, "finalize", "finalize")
+    timed(scenes.GridSpace, "__init__", "grid_space")
+    timed(navigation, "house_nav_grid", "nav_grid")
+    timed(hubs.HubGeodesics, "__init__", "hubs")
+    timed(sampling, "draw_episodes", "draw_episodes")
+    timed(scenes.GridSpace, "room_indices", "room_indices")
+    timed(scenes, "stored_space", "stored_space")
+    timed(oracle, "follow", "follow")
+    timed(oracle.SceneRenderer, "__init__", "renderer_setup")
+    timed(oracle.SceneRenderer, "set_episode", "set_episode")
+    timed(oracle.SceneRenderer, "render", "render")
+    timed(renderer, "depth_mm", "depth_mm")
+    timed(renderer, "to_uint16", "to_uint16")
+    marks["main"] = time.perf_counter()
+    rc = dataforge_main(argv)
+    marks["end"] = time.perf_counter()
+    since_start = {k: v - T_START for k, v in marks.items()}
+    doc = {"seconds": seconds, "calls": calls, "marks": since_start}
+    Path(times_path).write_text(json.dumps(doc))
+    return rc
+
+
+# -- the parent --------------------------------------------------------------------------------
+
+
+def run_pinned(args: list[str], cpu: int, work: Path) -> dict[str, Any]:
+    """``dataforge ARGS`` pinned to ``cpu``, instrumented: wall, the child's CPU seconds and peak
+    RSS (wait4), and the stage times."""
     env = {**os.environ, **PIN_ENV}
+    times = work / "times.json"
+    times.unlink(missing_ok=True)
+    cmd = ["taskset", "-c", str(cpu), sys.executable, __file__, "--instrumented", str(times),
+           "--", *args]  # fmt: skip
     t0 = time.perf_counter()
-    p = subprocess.Popen(["taskset", "-c", str(cpu), *cmd], env=env, stdout=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode:
-        raise SystemExit(f"failed ({p.returncode}): {' '.join(cmd)}")
+        raise SystemExit(f"failed ({p.returncode}): dataforge {' '.join(args)}")
     cpu_s = ru.ru_utime + ru.ru_stime
-    return {"wall_s": wall, "cpu_s": cpu_s, "cpu_share": cpu_s / wall, "rss_mb": ru.ru_maxrss / 1e3}
+    t = json.loads(times.read_text())
+    return {"wall_s": wall, "cpu_s": cpu_s, "cpu_share": cpu_s / wall,
+            "rss_mb": ru.ru_maxrss / 1e3, "times": t}  # fmt: skip
 
 
 def best_of(repeat: int, fn: Any, *args: Any) -> dict[str, Any]:
@@ -83,13 +201,6 @@ def best_of(repeat: int, fn: Any, *args: Any) -> dict[str, Any]:
     best = min(runs, key=lambda r: r["wall_s"])
     best["walls_s"] = [r["wall_s"] for r in runs]
     return best
-
-
-def pin(cpus: set[int]) -> None:
-    """Run every thread of this process on ``cpus``."""
-    for tid in os.listdir("/proc/self/task"):
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(int(tid), cpus)
 
 
 def machine() -> dict[str, Any]:
@@ -103,98 +214,32 @@ def machine() -> dict[str, Any]:
             "load_before": os.getloadavg()}  # fmt: skip
 
 
-# -- generation --------------------------------------------------------------------------------
+def generate(scenes: Path, out: Path, episodes: int, cpu: int, work: Path) -> dict[str, Any]:
+    from dataforge.store import open_dataset
 
-
-def generate(scenes: Path, out: Path, episodes: int, cpu: int) -> dict[str, Any]:
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [str(DATAFORGE), "multion", "generate", "--m", "3", "--split", "train",
-           "--episodes-per-scene", str(episodes), "--scenes", str(scenes), "--out", str(out),
-           "--quiet"]  # fmt: skip
-    r = run_pinned(cmd, cpu)
-    r["episodes"] = episodes
-    r["episodes_per_s"] = episodes / r["wall_s"]
+    args = ["multion", "generate", "--m", "3", "--split", "train", "--episodes-per-scene",
+            str(episodes), "--scenes", str(scenes), "--out", str(out), "--quiet"]  # fmt: skip
+    r = run_pinned(args, cpu, work)
+    with open_dataset(out) as ds:
+        (scene,) = ds.episode_ids
+        meta = dict(ds[scene].metadata)
+        stored = ds[scene]["episode_id"].shape[0]
+    r.update(episodes=stored, hubs=meta.get("hubs"), cells=meta.get("cells"),
+             sampling=meta["sampling"])  # fmt: skip
+    r["episodes_per_s"] = stored / r["wall_s"]
     return r
 
 
-def generation_split(house_path: Path, out: Path, work: Path) -> dict[str, Any]:
-    """The command's stages again in this process (already pinned), on the same house."""
-    import numpy as np
-
-    from dataforge.nav.hubs import HubGeodesics
-    from dataforge.pipelines.multion.config import MultionConfig
-    from dataforge.pipelines.multion.generate import challenge_files, rules_of
-    from dataforge.pipelines.multion.sampling import draw_episodes
-    from dataforge.pipelines.multion.scenes import GridSpace
-    from dataforge.run.units import unit_rng
-    from dataforge.store import open_dataset
-    from dataforge.world.assets import load_catalogue
-    from dataforge.world.house import load_house
-    from dataforge.world.navigation import house_nav_grid
-
-    with open_dataset(out) as ds:
-        cfg = MultionConfig.from_dict(ds.manifest.config)
-        (scene,) = ds.episode_ids
-        meta = dict(ds[scene].metadata)
-    catalogue = load_catalogue()
-    raw = json.loads(json.dumps(json.loads(house_path.read_text()), sort_keys=True))
-    house = load_house(raw, name=scene, catalogue=catalogue)
-    res: dict[str, Any] = {"scene": scene, "hubs": meta.get("hubs"), "cells": meta.get("cells"),
-                           "sampling": meta["sampling"]}  # fmt: skip
-
-    t0 = time.perf_counter()
-    grid = house_nav_grid(house, catalogue, agent_radius=cfg.agent_radius, cell=cfg.cell)
-    t1 = time.perf_counter()
-    HubGeodesics(grid)
-    t2 = time.perf_counter()
-    res["grid_s"], res["hubs_s"] = t1 - t0, t2 - t1
-    res["grid_shape"] = list(grid.free.shape)
-    t0 = time.perf_counter()
-    space = GridSpace(house, catalogue, agent_radius=cfg.agent_radius, cell=cfg.cell)
-    res["space_s"] = time.perf_counter() - t0
-
-    rng = unit_rng(0, scene)  # the command's --seed 0: the same draws
-    t0 = time.perf_counter()
-    drawn, tally = draw_episodes(space, rules_of(cfg), rng, cfg.episodes, scene=scene)
-    res["sampling_s"] = time.perf_counter() - t0
-    res["same_draws"] = tally.to_dict() == meta["sampling"]
-
-    t0 = time.perf_counter()  # as produce builds start_room and goal_room
-    n, m = len(drawn), cfg.m
-    space.room_indices(np.array([d.start for d in drawn]).reshape(n, 3))
-    space.room_indices(np.array([d.goals for d in drawn]).reshape(n * m, 3))
-    res["rooms_s"] = time.perf_counter() - t0
-    del drawn
-
-    files_dir = work / "challenge_files"
-    shutil.rmtree(files_dir, ignore_errors=True)
-    t0 = time.perf_counter()
-    with open_dataset(out) as ds:
-        for rel, data in sorted(challenge_files(ds, cfg.split).items()):
-            path = files_dir / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, bytes):
-                path.write_bytes(data)
-            else:
-                data(path)
-    res["files_s"] = time.perf_counter() - t0
-    res["files_bytes"] = sum(p.stat().st_size for p in files_dir.rglob("*") if p.is_file())
-    shutil.rmtree(files_dir, ignore_errors=True)
-    return res
-
-
-# -- oracle ------------------------------------------------------------------------------------
-
-
-def oracle(episodes: Path, out: Path, limit: int, render: bool, cpu: int) -> dict[str, Any]:
+def oracle(episodes: Path, out: Path, limit: int, render: bool, cpu: int, work: Path) -> dict:
     from dataforge.store import open_dataset
 
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [str(DATAFORGE), "multion", "oracle", str(episodes), "--limit", str(limit),
-           "--out", str(out), "--quiet"]  # fmt: skip
+    args = ["multion", "oracle", str(episodes), "--limit", str(limit), "--out", str(out),
+            "--quiet"]  # fmt: skip
     if render:
-        cmd += ["--render", RENDER, "--resolution", RESOLUTION]
-    r = run_pinned(cmd, cpu)
+        args += ["--render", RENDER, "--resolution", RESOLUTION]
+    r = run_pinned(args, cpu, work)
     frames = actions = success = n = 0
     with open_dataset(out) as ds:
         for ep in ds.episodes():
@@ -210,69 +255,43 @@ def oracle(episodes: Path, out: Path, limit: int, render: bool, cpu: int) -> dic
     return r
 
 
-def oracle_split(episodes: Path, demos: Path) -> dict[str, Any]:
-    """The oracle's stages again in this process (already pinned), on the same episodes."""
-    import numpy as np
-
-    from dataforge.pipelines.multion.agent import start_pose
-    from dataforge.pipelines.multion.config import OracleConfig
-    from dataforge.pipelines.multion.oracle import SceneRenderer, follow
-    from dataforge.pipelines.multion.scenes import stored_space
-    from dataforge.render.renderer import depth_mm, to_uint16
-    from dataforge.store import open_dataset
-    from dataforge.world.assets import load_catalogue
-
-    with open_dataset(demos) as ds:
-        cfg = OracleConfig.from_dict(ds.manifest.config)
-    with open_dataset(episodes) as ds:
-        econf = dict(ds.manifest.config)
-        (scene,) = ds.episode_ids
-        stored = ds[scene]
-        meta = dict(stored.metadata)
-        arrays = {k: stored[k].read() for k in stored}
-    n = min(len(arrays["episode_id"]), cfg.limit or len(arrays["episode_id"]))
-    res: dict[str, Any] = {}
-    t0 = time.perf_counter()
-    space = stored_space(meta, arrays["house_json"].tobytes(), econf)
-    res["space_s"] = time.perf_counter() - t0
-    radius = float(econf["agent_radius"]) + float(econf["cylinder_radius"])
-    runs = []
-    t0 = time.perf_counter()
-    for i in range(n):
-        goals = arrays["goal_position"][i]
-        block = econf.get("block", True)
-        move = space.grid.with_discs_blocked(goals, radius) if block else space.grid
-        run = follow(space, move,
-                     start_pose(arrays["start_position"][i], arrays["start_rotation"][i]), goals,
-                     success_distance=cfg.success_distance, forward=cfg.forward_step,
-                     turn=cfg.turn_angle, max_steps=cfg.max_steps)  # fmt: skip
-        runs.append(run)
-    res["follow_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    renderer = SceneRenderer(cfg.with_(render=tuple(RENDER.split(","))), space.house,
-                             load_catalogue(), None)  # fmt: skip
-    renderer.set_episode(arrays["goal_position"][0], arrays["goal_category"][0])
-    renderer.render(runs[0].poses[0])  # the first draw compiles llvmpipe's shaders
-    res["renderer_setup_s"] = time.perf_counter() - t0
-    frames = 0
-    t0 = time.perf_counter()
-    for i, run in enumerate(runs):
-        renderer.set_episode(arrays["goal_position"][i], arrays["goal_category"][i])
-        fs = [renderer.render(p) for p in run.poses]
-        np.stack([f.rgb for f in fs])
-        np.stack([depth_mm(f.depth) for f in fs])
-        np.stack([to_uint16(f.semantic, "semantic") for f in fs])
-        frames += len(fs)
-    res["render_s"] = time.perf_counter() - t0
-    res["frames"] = frames
-    res["render_fps"] = frames / res["render_s"]
-    return res
+def split_rows(r: dict[str, Any], stages: list[tuple[str, str]]) -> list[tuple[str, float]]:
+    """(label, seconds) rows summing to the run's wall: start, the stages, produce's and
+    finalize's remainders, the shard write, other."""
+    t = r["times"]
+    s, marks = t["seconds"], t["marks"]
+    g = lambda k: float(s.get(k, 0.0))  # noqa: E731
+    start = marks["first_write_shard"] + (r["wall_s"] - marks["end"])
+    rows = [("start: interpreter, imports, planning (and exit)", start)]
+    inner = 0.0
+    for key, label in stages:
+        rows.append((label, g(key)))
+        if key not in ("nav_grid", "hubs"):  # nested in grid_space / stored_space
+            inner += g(key)
+    rows.append(("rest of produce (house read, episode arrays, stacking)", g("produce") - inner))
+    rows.append(("shard write (encode, write, fsync, sha256)", g("write_shard") - g("produce")))
+    if "challenge_files" in s:
+        rows.append(("challenge files (content json.gz, house JSON)", g("challenge_files")))
+    rows.append(("finalize (episodes.csv, croissant, manifest)",
+                 g("finalize") - g("challenge_files")))  # fmt: skip
+    counted = sum(v for (lbl, v) in rows if not lbl.startswith("  "))
+    rows.append(("other (commit, between stages)", r["wall_s"] - counted))
+    return rows
 
 
-# -- main --------------------------------------------------------------------------------------
+def print_split(title: str, r: dict[str, Any], rows: list[tuple[str, float]], per: int) -> None:
+    print(f"\n{title}\n")
+    print("| stage | seconds | share | per item |")
+    print("|---|---|---|---|")
+    for label, sec in rows:
+        print(f"| {label} | {sec:.2f} s | {100 * sec / r['wall_s']:.0f}% | "
+              f"{1e3 * sec / per:.3f} ms |")  # fmt: skip
 
 
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--instrumented":
+        argv = sys.argv[3:]
+        sys.exit(instrumented(sys.argv[2], argv[1:] if argv[:1] == ["--"] else argv))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--house", type=Path, default=DEFAULT_HOUSE)
     ap.add_argument("--episodes", type=int, default=50_000, help="episodes per scene to generate")
@@ -280,7 +299,6 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="generation runs (the fastest counts)")
     ap.add_argument("--oracle-repeat", type=int, default=3, help="oracle runs of each kind")
     ap.add_argument("--cpu", type=int, default=0, help="the core every timed run is pinned to")
-    ap.add_argument("--no-split", action="store_true", help="skip the in-process stage timings")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it")
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
@@ -291,22 +309,16 @@ def main() -> None:
     scenes.mkdir(exist_ok=True)
     shutil.copyfile(args.house, scenes / args.house.name)
     res: dict[str, Any] = {"machine": machine(), "house": args.house.name,
-                           "settings": vars(args).copy()}  # fmt: skip
-    all_cpus = os.sched_getaffinity(0)
+                           "settings": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
     try:
         out, demos, acts = work / "episodes", work / "demos", work / "actions"
-        res["generate"] = best_of(args.repeat, generate, scenes, out, args.episodes, args.cpu)
+        res["generate"] = best_of(args.repeat, generate, scenes, out, args.episodes, args.cpu, work)
         res["oracle_render"] = best_of(
-            args.oracle_repeat, oracle, out, demos, args.oracle_episodes, True, args.cpu
+            args.oracle_repeat, oracle, out, demos, args.oracle_episodes, True, args.cpu, work
         )
         res["oracle_actions"] = best_of(
-            args.oracle_repeat, oracle, out, acts, args.oracle_episodes, False, args.cpu
+            args.oracle_repeat, oracle, out, acts, args.oracle_episodes, False, args.cpu, work
         )
-        if not args.no_split:
-            pin({args.cpu})
-            res["generate_split"] = generation_split(scenes / args.house.name, out, work)
-            res["oracle_split"] = oracle_split(out, demos)
-            pin(all_cpus)
         res["machine"]["load_after"] = os.getloadavg()
     finally:
         if args.keep is None:
@@ -340,73 +352,55 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
           f"{a['rss_mb']:,.0f} MB |")  # fmt: skip
     for label, r in (("generate", g), ("oracle render", o), ("oracle actions", a)):
         if len(r["walls_s"]) > 1:
-            print(
-                f"  walls of the {label} runs: "
-                + ", ".join(f"{w:.1f}" for w in r["walls_s"])
-                + " s (the fastest counts)"
-            )
+            walls = ", ".join(f"{w:.1f}" for w in r["walls_s"])
+            print(f"  walls of the {label} runs: {walls} s (the fastest counts)")
     ok = g["episodes_per_s"] >= TARGET_EPISODES_PER_CORE
     print(f"\n>= {TARGET_EPISODES_PER_CORE:.0f} episodes/s/core: {'yes' if ok else 'NO'} "
-          f"({g['episodes_per_s']:,.0f}; 50,000 episodes would take "
-          f"{50_000 / g['episodes_per_s']:.0f} s on one core)")  # fmt: skip
+          f"({g['episodes_per_s']:,.0f}; 50,000 episodes take "
+          f"{50_000 / g['episodes_per_s']:.0f} s on one core at this rate)")  # fmt: skip
     ok = o["frames_per_s"] >= TARGET_FRAMES_PER_CORE
     print(f">= {TARGET_FRAMES_PER_CORE:.0f} frames/s/core at {RESOLUTION}: "
           f"{'yes' if ok else 'NO'} ({o['frames_per_s']:.1f})")  # fmt: skip
     print(f"oracle success: {o['success']}/{o['episodes']} (rendered run), "
           f"{a['success']}/{a['episodes']} (actions only); demos {o['bytes'] / 1e6:.1f} MB "
           f"({o['bytes'] / o['frames'] / 1e3:.1f} KB per frame)")  # fmt: skip
+    smp = g["sampling"]
+    ab = smp["abandoned"]
+    print(f"scene: {g['hubs']} hubs, {g['cells']:,} free cells; abandoned draws: "
+          + (", ".join(f"{k} {v:,}" for k, v in ab.items()) or "none")
+          + f" (total {sum(ab.values()):,} for {smp['episodes']:,} episodes); longest leg "
+          f"{smp['longest_leg_m']:.2f} m")  # fmt: skip
 
-    if "generate_split" in res:
-        s = res["generate_split"]
-        smp = s["sampling"]
-        ab = smp["abandoned"]
-        print(
-            f"\nscene: {s['hubs']} hubs, {s['cells']:,} free cells (grid "
-            f"{s['grid_shape'][0]} x {s['grid_shape'][1]}); abandoned draws: "
-            + (", ".join(f"{k} {v:,}" for k, v in ab.items()) or "none")
-            + f" (total {sum(ab.values()):,} for {smp['episodes']:,} episodes); longest leg "
-            f"{smp['longest_leg_m']:.2f} m; in-process draws "
-            f"{'identical to' if s['same_draws'] else 'DIFFERENT from'} the command's"
-        )
-        rest = g["wall_s"] - s["space_s"] - s["sampling_s"] - s["rooms_s"] - s["files_s"]
-        rows = [
-            (f"navigable space (`GridSpace`): nav grid {s['grid_s']:.2f} s + corner hubs "
-             f"({s['hubs']} distance fields) {s['hubs_s']:.2f} s, timed apart", s["space_s"]),
-            ("sampling (`draw_episodes`)", s["sampling_s"]),
-            ("room of every start and goal (`room_indices`, episode arrays)", s["rooms_s"]),
-            (f"challenge files (content json.gz + house, {s['files_bytes'] / 1e6:.1f} MB)",
-             s["files_s"]),
-            ("rest: process start, imports, store (shards, manifest, sha256)", rest),
-        ]  # fmt: skip
-        print(f"\ngeneration, where the {g['wall_s']:.1f} s go (stages re-timed in this process "
-              f"on core {args.cpu}; the rest is the difference, within the noise of the "
-              f"others):\n")  # fmt: skip
-        print("| stage | seconds | share | per episode |")
-        print("|---|---|---|---|")
-        for label, sec in rows:
-            print(f"| {label} | {sec:.2f} s | {100 * sec / g['wall_s']:.0f}% | "
-                  f"{1e3 * sec / g['episodes']:.3f} ms |")  # fmt: skip
-    if "oracle_split" in res:
-        s = res["oracle_split"]
-        rest = o["wall_s"] - s["space_s"] - s["follow_s"] - s["renderer_setup_s"] - s["render_s"]
-        rows = [
-            ("scene's space rebuilt (`stored_space`: grid + hubs)", s["space_s"]),
-            (f"follower (`follow`, {o['episodes']} episodes)", s["follow_s"]),
-            ("renderer setup (house meshes, EGL context, first draw)", s["renderer_setup_s"]),
-            (f"rendering ({s['frames']:,} frames x 3 outputs; {s['render_fps']:.0f} frames/s)",
-             s["render_s"]),
-            ("rest: process start, imports, store (encoding, writing the images)", rest),
-        ]  # fmt: skip
-        print(f"\noracle with --render, where the {o['wall_s']:.1f} s go (re-timed in this "
-              f"process):\n")  # fmt: skip
-        print("| stage | seconds | share |")
-        print("|---|---|---|")
-        for label, sec in rows:
-            print(f"| {label} | {sec:.2f} s | {100 * sec / o['wall_s']:.0f}% |")
-        print(f"\nwithout the fixed costs (space rebuild, renderer setup): "
-              f"{o['frames'] / (o['wall_s'] - s['space_s'] - s['renderer_setup_s']):.0f} "
-              f"frames/s; the actions-only run spends {s['space_s']:.1f} of its "
-              f"{a['wall_s']:.1f} s rebuilding the space")  # fmt: skip
+    rows = split_rows(g, [
+        ("grid_space", "navigable space (`GridSpace`)"),
+        ("nav_grid", "  of which the nav grid (`house_nav_grid`)"),
+        ("hubs", f"  of which the corner hubs (`HubGeodesics`, {g['hubs']} distance fields)"),
+        ("draw_episodes", "sampling (`draw_episodes`)"),
+        ("room_indices", "rooms of the starts and goals (`room_indices`)"),
+    ])  # fmt: skip
+    print_split(f"generation, where the {g['wall_s']:.1f} s go (per item: per episode):",
+                g, rows, g["episodes"])  # fmt: skip
+    for label, r, per, what in (
+        (f"oracle --render {RENDER}", o, o["frames"], "frame"),
+        ("oracle, actions only", a, a["actions"] + a["episodes"], "pose"),
+    ):
+        s = r["times"]["seconds"]
+        stages = [
+            ("stored_space", "scene's space rebuilt (`stored_space`)"),
+            ("hubs", "  of which the corner hubs (`HubGeodesics`)"),
+            ("follow", f"follower (`follow`, {r['episodes']} episodes)"),
+        ]
+        if "render" in s:
+            stages += [
+                ("renderer_setup", "renderer setup (house meshes, EGL context)"),
+                ("set_episode", "episode scenes (`set_episode`: cylinders, upload)"),
+                ("render", f"rendering (`render`, {int(r['times']['calls']['render']):,} "
+                           f"frames: {r['times']['calls']['render'] / s['render']:.0f}/s)"),
+                ("depth_mm", "depth to mm (`depth_mm`)"),
+                ("to_uint16", "semantic ids to uint16 (`to_uint16`)"),
+            ]  # fmt: skip
+        print_split(f"{label}, where the {r['wall_s']:.1f} s go (per item: per {what}):",
+                    r, split_rows(r, stages), per)  # fmt: skip
 
 
 if __name__ == "__main__":
