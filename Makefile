@@ -73,7 +73,7 @@ demo: install
 		--workers 2 --out $(DEMO_OUT)/multion_demos --overwrite
 	$(BIN)/dataforge validate $(DEMO_OUT)/multion_demos
 	$(BIN)/dataforge inspect $(DEMO_OUT)/multion_demos --preview $(DEMO_OUT)/multion_oracle.png
-	$(BIN)/dataforge multion score $(DEMO_OUT)/multion -t $(DEMO_OUT)/multion_demos --allow-missing
+	$(BIN)/dataforge multion score $(DEMO_OUT)/multion -t $(DEMO_OUT)/multion_demos --subset
 	@echo "== demo: RoboMME demonstrations on ManiSkill (CPU): two tasks, one episode each"
 	$(BIN)/dataforge robomme generate --tasks PickXtimes,VideoUnmask --episodes-per-task 1 \
 		--size 128 --format hdf5 --out $(DEMO_OUT)/robomme --overwrite

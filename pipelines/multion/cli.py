@@ -89,6 +89,12 @@ multion_oracle.add_command(generation_command(ORACLE, help=ORACLE_HELP))
     is_flag=True,
     help="Score episodes without a trajectory as failures (default: an error).",
 )
+@click.option(
+    "--subset",
+    is_flag=True,
+    help="Score only the episodes the trajectories cover (e.g. 1,000 evaluation episodes, or "
+    "an oracle run with --limit).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, with every episode's result.")
 def score(directories: tuple[str, ...], trajectories: tuple[str, ...], **kw: object) -> None:
     """The paper's SUCCESS, PROGRESS, SPL and PPL of trajectories on the MultiON episodes of
@@ -103,8 +109,14 @@ def score(directories: tuple[str, ...], trajectories: tuple[str, ...], **kw: obj
         forward_step=float(kw["forward_step"]),  # type: ignore[arg-type]
         turn_angle=float(kw["turn_angle"]),  # type: ignore[arg-type]
     )
+    if kw["allow_missing"] and kw["subset"]:
+        raise click.UsageError("--allow-missing and --subset exclude each other")
     report = score_datasets(
-        directories, trajectories, settings, allow_missing=bool(kw["allow_missing"])
+        directories,
+        trajectories,
+        settings,
+        allow_missing=bool(kw["allow_missing"]),
+        subset=bool(kw["subset"]),
     )
     if kw["as_json"]:
         click.echo(report.to_json())
