@@ -58,13 +58,21 @@ def plot_distributions(
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    return save_figure(fig, out)
+
+
+def save_figure(fig: object, out: Path | str, dpi: int = 110) -> Path:
+    """Write a matplotlib figure to ``out`` and close it; a missing folder (the user's mistake,
+    not created) or a failed write is a one-line ``UsageError``."""
+    import matplotlib.pyplot as plt
+
     out = Path(out)
     try:
-        if not out.parent.is_dir():  # a missing folder is the user's mistake, not created
+        if not out.parent.is_dir():
             raise UsageError(f"cannot write the plot {out}: the folder {out.parent} does not exist")
-        fig.savefig(out, dpi=110)
+        fig.savefig(out, dpi=dpi)  # type: ignore[attr-defined]
     except OSError as exc:
         raise UsageError(f"cannot write the plot {out}: {exc.strerror or exc}") from None
     finally:
-        plt.close(fig)
+        plt.close(fig)  # type: ignore[arg-type]
     return out

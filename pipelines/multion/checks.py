@@ -482,15 +482,9 @@ def plot(stats: Any, path: Path) -> None:
         title += f"; {PAPER_MINIVAL} (file not found)"
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    out = Path(path)
-    try:
-        if not out.parent.is_dir():
-            raise UsageError(f"cannot write the plot {out}: the folder {out.parent} does not exist")
-        fig.savefig(out, dpi=110)
-    except OSError as exc:
-        raise UsageError(f"cannot write the plot {out}: {exc.strerror or exc}") from None
-    finally:
-        plt.close(fig)
+    from dataforge.viz.plots import save_figure
+
+    save_figure(fig, path)
 
 
 # -- inspect --preview ---------------------------------------------------------------------------
@@ -517,16 +511,15 @@ def preview(ep: Any, path: Path, step: int | None) -> None:
     )
     goals = arrays["goal_position"][row]
     start = arrays["start_position"][row]
-    radius = float(config["agent_radius"]) + float(config["cylinder_radius"])
-    grid = space.grid.with_discs_blocked(goals, radius) if config.get("block", True) else space.grid
-    frames: list[np.ndarray] = []
-    if space.kind == "embedded":
-        from dataforge.pipelines.multion.oracle import SceneRenderer
-        from dataforge.world.assets import load_catalogue
+    if space.kind != "embedded":
+        raise UsageError("the episode map is drawn from the embedded world's grid (not Habitat)")
+    grid = space.move_grid(goals, config)
+    from dataforge.pipelines.multion.oracle import SceneRenderer
+    from dataforge.world.assets import load_catalogue
 
-        renderer = SceneRenderer(OracleConfig(render=("rgb",)), space.house, load_catalogue(), None)
-        renderer.set_episode(goals, arrays["goal_category"][row])
-        frames.append(renderer.render(start_pose(start, arrays["start_rotation"][row])).rgb)
+    renderer = SceneRenderer(OracleConfig(render=("rgb",)), space.house, load_catalogue(), None)
+    renderer.set_episode(goals, arrays["goal_category"][row])
+    frame = renderer.render(start_pose(start, arrays["start_rotation"][row])).rgb
     eid = int(arrays["episode_id"][row])
     episode_figure(
         path,
@@ -539,6 +532,6 @@ def preview(ep: Any, path: Path, step: int | None) -> None:
         f"{float(arrays['geodesic_distance'][row]):.1f} m "
         f"(legs {', '.join(f'{v:.1f}' for v in arrays['leg_geodesic'][row])})",
         shortest=shortest_route(grid, [start, *goals]),
-        frames=frames,
+        frames=[frame],
         frame_titles=["the start, as the agent sees it"],
     )

@@ -127,5 +127,6 @@ def episode_figure(
         fa.set_title(frame_titles[k] if k < len(frame_titles) else "", fontsize=7)
         fa.axis("off")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    from dataforge.viz.plots import save_figure
+
+    save_figure(fig, path)

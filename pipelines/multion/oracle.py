@@ -368,8 +368,6 @@ def produce(
             "the oracle runs on the embedded world; for Habitat scenes use habitat-lab's "
             "ShortestPathFollower"
         )
-    block = bool(episodes_config.get("block", True))
-    radius = float(episodes_config["agent_radius"]) + float(episodes_config["cylinder_radius"])
     renderer = None
     if cfg.render:
         from dataforge.world.assets import load_catalogue
@@ -379,7 +377,7 @@ def produce(
         )
     for i in range(n):
         goals = arrays["goal_position"][i]
-        move_grid = space.grid.with_discs_blocked(goals, radius) if block else space.grid
+        move_grid = space.move_grid(goals, episodes_config)
         run = follow(
             space,
             move_grid,

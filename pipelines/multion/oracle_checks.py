@@ -72,8 +72,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     goal_index = ep["goal_index"].read().astype(int)
     goals = arrays["goal_position"][i]
     m = len(goals)
-    radius = float(config["agent_radius"]) + float(config["cylinder_radius"])
-    grid = space.grid.with_discs_blocked(goals, radius) if config.get("block", True) else space.grid
+    grid = space.move_grid(goals, config)
     start = start_pose(arrays["start_position"][i], arrays["start_rotation"][i])
     if len(positions) != len(actions) + 1 or len(rotations) != len(actions) + 1:
         yield "replay", f"{len(actions)} actions but {len(positions)} positions"
@@ -138,8 +137,7 @@ def preview(ep: Any, path: Path, step: int | None) -> None:
     i = _row(arrays, ep.metadata["episode_id"])
     goals = arrays["goal_position"][i]
     start = arrays["start_position"][i]
-    radius = float(config["agent_radius"]) + float(config["cylinder_radius"])
-    grid = space.grid.with_discs_blocked(goals, radius) if config.get("block", True) else space.grid
+    grid = space.move_grid(goals, config)
     actions = ep["action"].read()
     frames, titles = [], []
     if "rgb" in ep:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,6 +142,15 @@ class GridSpace:
 
     def navigable(self, point: Sequence[float]) -> bool:
         return self.geodesics.contains(point)
+
+    def move_grid(self, goals: Sequence[Sequence[float]], config: Mapping[str, Any]) -> Any:
+        """The grid an agent moves on in an episode with these goals: the goal cylinders
+        blocked (a disc of cylinder + agent radius each) when the dataset's ``config`` says
+        ``block``, else the scene's grid."""
+        if not config.get("block", True):
+            return self.grid
+        radius = float(config.get("cylinder_radius", 0.1)) + float(config.get("agent_radius", 0.1))
+        return self.grid.with_discs_blocked(goals, radius)
 
     def reachable_with(
         self, start: Sequence[float], goals: Sequence[Sequence[float]], block_radius: float

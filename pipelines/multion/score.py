@@ -496,12 +496,9 @@ def _scene_motion(
     so); ``None`` where there is no grid (a Habitat navmesh)."""
     from dataforge.pipelines.multion import agent
 
-    grid = getattr(space, "grid", None)
-    if grid is None:
+    if getattr(space, "grid", None) is None:
         return None
-    if config.get("block", True) and config.get("scene_kind") != "habitat":
-        radius = float(config.get("cylinder_radius", 0.1)) + float(config.get("agent_radius", 0.1))
-        grid = grid.with_discs_blocked(goals, radius)
+    grid = space.move_grid(goals, config)
     fwd, turn = float(settings.forward_step), float(settings.turn_angle)
 
     def step(pose: Any, a: int) -> Any:

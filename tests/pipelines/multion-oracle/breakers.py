@@ -28,8 +28,7 @@ def _replayed(root: Path, eid: str, actions: list[int]) -> dict[str, np.ndarray]
         space, arrays, config, orc = oracle_checks._scene(ep)
         i = oracle_checks._row(arrays, ep.metadata["episode_id"])
     goals = arrays["goal_position"][i]
-    radius = float(config["agent_radius"]) + float(config["cylinder_radius"])
-    grid = space.grid.with_discs_blocked(goals, radius)
+    grid = space.move_grid(goals, config)
     start = agent.start_pose(arrays["start_position"][i], arrays["start_rotation"][i])
     poses = agent.rollout(start, actions, grid, orc["forward_step"], orc["turn_angle"])
     index = np.concatenate([[0], np.cumsum(np.array(actions) == agent.FOUND)])

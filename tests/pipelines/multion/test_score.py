@@ -272,7 +272,14 @@ def write_episodes(root: Path, ids: list[int], *, m: int = 2, block: bool = Fals
 def fake_space(room: NavGrid) -> Any:
     def space_for(meta: Any, house: bytes, config: Any) -> Any:
         assert meta["scene"] == SCENE and house == b""
-        return SimpleNamespace(grid=room, distance=room.distance)
+        from dataforge.pipelines.multion.scenes import GridSpace
+
+        plain = SimpleNamespace(grid=room)
+        return SimpleNamespace(
+            grid=room,
+            distance=room.distance,
+            move_grid=lambda goals, config: GridSpace.move_grid(plain, goals, config),  # type: ignore[arg-type]
+        )
 
     return space_for
 
