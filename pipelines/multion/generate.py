@@ -228,7 +228,7 @@ def produce(
     from dataforge.pipelines.multion.sampling import draw_episodes
 
     space, origin, house = open_space(cfg, source, unit, rng)
-    drawn, tally = draw_episodes(space, rules_of(cfg), rng, cfg.episodes, scene=unit.id)
+    drawn, tally = draw_episodes(space, rules_of(cfg), rng, cfg.episodes)
     n, m = len(drawn), cfg.m
     base = int(unit.params["ordinal"]) * cfg.episodes
     arrays = {

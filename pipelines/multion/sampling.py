@@ -135,7 +135,7 @@ def draw_episode(space: Any, rules: Rules, rng: np.random.Generator, tally: Tall
 
 
 def draw_episodes(
-    space: Any, rules: Rules, rng: np.random.Generator, n: int, *, scene: str, progress: Any = None
+    space: Any, rules: Rules, rng: np.random.Generator, n: int
 ) -> tuple[list[Drawn], Tally]:
     """``n`` episodes (see the module docstring); :class:`SceneTooSmall` when ``MAX_FAILURES``
     episodes in a row are abandoned."""
@@ -147,8 +147,8 @@ def draw_episodes(
         if ep is None:
             failures += 1
             if failures >= MAX_FAILURES:
-                raise SceneTooSmall(
-                    f"{scene}: no {rules.m}-ON episode in {MAX_FAILURES} tries in a row after "
+                raise SceneTooSmall(  # the runner names the unit (the scene) before this
+                    f"no {rules.m}-ON episode in {MAX_FAILURES} tries in a row after "
                     f"{len(out)} episodes: legs need geodesics in [{rules.min_geodesic:g}, "
                     f"{rules.max_geodesic:g}] m and the longest measured here is "
                     f"{tally.longest_leg:.2f} m (abandoned: {dict(tally.abandoned)})"
@@ -157,8 +157,6 @@ def draw_episodes(
         failures = 0
         out.append(ep)
         tally.episodes += 1
-        if progress is not None:
-            progress(len(out))
     return out, tally
 
 
