@@ -142,3 +142,54 @@ def test_pass2_replays_a_retried_seed_after_another_episode(monkeypatch: Any) ->
         b = shared_env(spec.task, spec.difficulty, render=True, size=32).unwrapped
         assert b.episode_seed == run.seed and b.state_keys() == run.state_keys
         assert np.allclose(StateReader(b).read(), rec.state[-1], atol=1e-6)
+
+
+def _two_released(task: str) -> list[EpisodeSpec]:
+    """The first two released val episodes of ``task`` that share a difficulty (one worker
+    env per task and difficulty renders them in turn); train episodes 0 and 1 without the
+    shared metadata."""
+    from dataforge.pipelines.robomme.seeds import load_metadata
+
+    meta = dfhelpers.SHARED / "data" / "robomme" / "env_metadata" / "val"
+    if not meta.is_dir():
+        return [EpisodeSpec(task, k, scheme_seed(task, "train", k), "easy") for k in (0, 1)]
+    specs = load_metadata(meta, task)
+    for a in specs:
+        for b in specs:
+            if b.episode > a.episode and b.difficulty == a.difficulty:
+                return [a, b]
+    raise AssertionError(f"no two released {task} episodes share a difficulty")
+
+
+ALL_TASKS = [
+    "PickXtimes", "BinFill", "SwingXtimes", "StopCube", "VideoUnmask", "ButtonUnmask",
+    "VideoUnmaskSwap", "ButtonUnmaskSwap", "PickHighlight", "VideoRepick", "VideoPlaceButton",
+    "VideoPlaceOrder", "MoveCube", "InsertPeg", "PatternLock", "RouteStick",
+]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ALL_TASKS)
+def test_every_task_replays_a_second_episode_in_the_reused_envs(task: str) -> None:
+    """Issue 21's failure (pass 2 of a task's second episode: ``KeyError: 'cube_red'``): the
+    worker's physics and rendering envs, reset to one released seed and then another, hold the
+    second seed's actors, and the rendering env takes the physics env's state vector actor by
+    actor. A reset per seed, no episode: all 16 tasks in minutes."""
+    from dataforge.pipelines.robomme import tasks
+    from dataforge.pipelines.robomme.sim import shared_env
+
+    tasks.register_all()
+    if task not in tasks.implemented():
+        pytest.skip(f"{task} is not implemented")
+    first, second = _two_released(task)
+    physics = shared_env(task, first.difficulty, render=False)
+    camera = shared_env(task, first.difficulty, render=True, size=32)
+    for spec in (first, second):
+        physics.reset(seed=spec.seed)
+        camera.reset(seed=spec.seed)
+    p, c = physics.unwrapped, camera.unwrapped
+    assert c.episode_seed == p.episode_seed == second.seed
+    assert c.state_keys() == p.state_keys()
+    state = StateReader(p).read()
+    c.set_state(torch.as_tensor(state[None]))
+    assert np.allclose(StateReader(c).read(), state, atol=1e-6)
