@@ -76,6 +76,15 @@ def _worker_init() -> None:
         pass
 
 
+class RemoteTraceback(Exception):
+    """A worker's traceback as text: the cause of the error a driver re-raises, so that
+    ``dataforge --debug`` shows where in the worker it happened (multiprocessing's pool does the
+    same for local workers)."""
+
+    def __str__(self) -> str:
+        return "\n" + (self.args[0] if self.args else "")
+
+
 class LocalExecutor(Executor):
     def __init__(self, workers: int = 1) -> None:
         self.workers = workers
@@ -160,9 +169,12 @@ class RayExecutor(Executor):
                 yield ray.get(done[0])
             except ray.exceptions.RayTaskError as exc:
                 cause = getattr(exc, "cause", None)
+                remote = RemoteTraceback(str(getattr(exc, "traceback_str", "") or exc))
                 if isinstance(cause, BaseException):
-                    raise cause from None
-                raise DataforgeError(str(exc).splitlines()[0]) from None
+                    # the worker's own error, with its traceback for --debug (Ray sends the
+                    # exception without it)
+                    raise cause from remote
+                raise DataforgeError(str(exc).splitlines()[0]) from remote
             except ray.exceptions.RayError as exc:
                 # retries used up (workers or nodes kept dying), the result lost, ...
                 first = str(exc).splitlines()[0] if str(exc) else ""

@@ -298,7 +298,9 @@ def run(how):
     ex = RayExecutor(workers=1)
     try:
         return list(ex.imap_unordered(attempt, [Task(Unit(how.replace(" ", "-")), how)]))
-    except (ValueError, UnitFailedError) as exc:
+    except ValueError as exc:  # a unit's own error, with the worker's traceback as its cause
+        return [f"{type(exc).__name__}: {exc}", str(exc.__cause__)]
+    except UnitFailedError as exc:
         return f"{type(exc).__name__}: {exc}"
     finally:
         ex.close()
@@ -327,7 +329,9 @@ def test_ray_retries_a_lost_worker_not_a_unit_that_raises(tmp_path: Path) -> Non
     result = json.loads(out.read_text())
     retries = result["retries"]
     assert retries >= 1
-    assert result["raises"] == "ValueError: a unit's own error"
+    own, where = result["raises"]
+    assert own == "ValueError: a unit's own error"
+    assert "in attempt" in where and "a unit's own error" in where  # --debug shows the worker
     assert result["dies once"] == ["dies-once"]
     assert result["dies"].startswith(
         f"UnitFailedError: unit dies failed on Ray ({retries} retries)"
