@@ -1,6 +1,8 @@
-"""Oracle success of RoboMME tasks, pass 1 only (plan + physics, no cameras, no noise).
+"""Oracle success of RoboMME tasks: pass 1 (plan + physics, no noise by default), and with
+``--two-pass`` also pass 2 of every kept episode (its states replayed through both cameras in
+the worker's reused rendering env, as the generator does).
 
-    python scripts/robomme_oracle.py [--tasks all|T1,T2] [--episodes 12] [--noise 0]
+    python scripts/robomme_oracle.py [--tasks all|T1,T2] [--episodes 12] [--noise 0] [--two-pass]
 
 For each task and difficulty, runs the first N train-scheme seeds once each (no retry) and
 prints a markdown row: successes per difficulty, the mean steps of the successful episodes
@@ -23,10 +25,14 @@ def main() -> None:
     ap.add_argument("--tasks", default="all")
     ap.add_argument("--episodes", type=int, default=12)
     ap.add_argument("--noise", type=float, default=0.0, help="noise probability per waypoint")
+    ap.add_argument(
+        "--two-pass", action="store_true", help="also render every kept episode (32 x 32)"
+    )
     args = ap.parse_args()
 
     from dataforge.manip.executor import Noise
-    from dataforge.pipelines.robomme.episode import run_pass1
+    from dataforge.pipelines.robomme.env import FRONT_CAMERA, WRIST_CAMERA
+    from dataforge.pipelines.robomme.episode import run_pass1, run_pass2
     from dataforge.pipelines.robomme.seeds import EpisodeSpec, scheme_seed
     from dataforge.pipelines.robomme.suites import PAPER_AVG_STEPS, TASKS
 
@@ -43,6 +49,9 @@ def main() -> None:
                 if run is None:
                     reasons[f"{difficulty}: {filtered[0].reason[:90]}"] += 1
                 else:
+                    if args.two_pass:  # raises where pass 2 cannot replay pass 1's states
+                        frames = run_pass2(spec, run, (FRONT_CAMERA, WRIST_CAMERA), 32)
+                        assert len(frames[FRONT_CAMERA].rgb) == len(run.recording.state)
                     steps.append(len(run.recording))
             cells.append(f"{len(steps)}/{args.episodes}")
             means[difficulty] = float(np.mean(steps)) if steps else float("nan")
