@@ -3,8 +3,9 @@
 A plan is a sequence of :class:`Subgoal` s, each a list of :class:`Waypoint` s (a TCP pose and a
 gripper command). Between waypoints the arm follows an mplib screw motion sampled at the control
 rate; the gripper opens or closes while the arm holds. Every env step records the state before
-the action (for the camera replay), the proprioception, the joint action, the end-effector pose
-that action commands, the waypoint being executed and the task's success flag after it.
+the action (for the camera replay), the joint action, the end-effector pose that action
+commands, the waypoint being executed, and after the action the proprioception and the task's
+success flag (RoboMME stores each step's observation as the one its action led to).
 
 Noise injection (:class:`Noise`): a waypoint marked ``noisy`` is, with probability ``prob``,
 first visited displaced by up to ``scale`` x 1 m (the workspace) in a random direction (never
@@ -20,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from dataforge.manip.planner import ArmPlanner, PlanningFailed
-from dataforge.manip.rotations import quat_to_rpy
 from dataforge.manip.state import StateReader
 
 OPEN, CLOSED = 1.0, -1.0
@@ -39,13 +39,15 @@ class _Completed(Exception):
 class Waypoint:
     """A keyframe: move the TCP to ``pose`` ([x, y, z, qw, qx, qy, qz], world; None: stay),
     command ``gripper`` (1 open, -1 closed), then hold ``hold`` steps, or — with ``until`` —
-    hold until ``until()`` is true (at most ``hold`` steps)."""
+    hold until ``until()`` is true (at most ``hold`` steps). ``grasp`` names what a grasp pose
+    closes on (e.g. "cube"; empty for other keyframes), for plans that rewrite picks."""
 
     pose: np.ndarray | None
     gripper: float = OPEN
     hold: int = 0
     until: Callable[[], bool] | None = None
     noisy: bool = True
+    grasp: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,11 +80,13 @@ class Noise:
 class Recording:
     """Per-step arrays (lists while recording) and per-subgoal spans of one executed plan."""
 
-    state: list[np.ndarray] = field(default_factory=list)
-    qpos: list[np.ndarray] = field(default_factory=list)
-    tcp: list[np.ndarray] = field(default_factory=list)
-    joint_action: list[np.ndarray] = field(default_factory=list)
-    eef_action: list[np.ndarray] = field(default_factory=list)
+    state: list[np.ndarray] = field(default_factory=list)  # before each action
+    qpos: list[np.ndarray] = field(default_factory=list)  # after each action
+    tcp: list[np.ndarray] = field(default_factory=list)  # after each action, [p, wxyz]
+    joint_action: list[np.ndarray] = field(default_factory=list)  # float64 (arm + gripper)
+    eef_action: list[np.ndarray] = field(default_factory=list)  # FK of the action: [p, wxyz, g]
+    # the latest keyframe [p, wxyz, gripper]; NaN before the first one and from a switch
+    # between the video and the execution until the next one
     waypoint_action: list[np.ndarray] = field(default_factory=list)
     subgoal: list[int] = field(default_factory=list)
     video: list[bool] = field(default_factory=list)
@@ -95,9 +99,12 @@ class Recording:
         return len(self.joint_action)
 
 
-def pose7_to_action(pose: np.ndarray, gripper: float) -> np.ndarray:
-    """[x, y, z, qw, qx, qy, qz] + gripper -> RoboMME's [x, y, z, roll, pitch, yaw, gripper]."""
-    return np.concatenate([pose[:3], quat_to_rpy(pose[3:7]), [gripper]]).astype(np.float32)
+NO_WAYPOINT = np.full(8, np.nan)
+
+
+def keyframe(pose: np.ndarray, gripper: float) -> np.ndarray:
+    """[x, y, z, qw, qx, qy, qz] + gripper as one float64 row."""
+    return np.concatenate([np.asarray(pose, dtype=np.float64)[:7], [gripper]])
 
 
 class Executor:
@@ -123,7 +130,7 @@ class Executor:
         q = self._qpos()
         self.arm_cmd = q[: self.planner.dof].copy()
         self.gripper = OPEN
-        self._waypoint = pose7_to_action(self._tcp(), OPEN)
+        self._waypoint = NO_WAYPOINT
         self._sg = -1
         self._video = False
 
@@ -142,17 +149,17 @@ class Executor:
         rec = self.rec
         q = self._qpos()
         rec.state.append(self._state.read())
-        rec.qpos.append(q)
-        rec.tcp.append(self._tcp())
-        action = np.concatenate([arm, [self.gripper]]).astype(np.float32)
+        action = np.concatenate([np.asarray(arm, dtype=np.float64), [self.gripper]])
         full = q.copy()
         full[: len(arm)] = arm
         rec.joint_action.append(action)
-        rec.eef_action.append(pose7_to_action(self.planner.tcp_pose(full), self.gripper))
+        rec.eef_action.append(keyframe(self.planner.tcp_pose(full), self.gripper))
         rec.waypoint_action.append(self._waypoint)
         rec.subgoal.append(self._sg)
         rec.video.append(self._video)
         _, _, _, _, info = self.env.step(action)
+        rec.qpos.append(self._qpos())
+        rec.tcp.append(self._tcp())
         rec.success.append(bool(np.asarray(info.get("success", False)).reshape(-1)[0]))
         self.arm_cmd = np.asarray(arm, dtype=np.float64)
         if bool(np.asarray(info.get("fail", False)).reshape(-1)[0]):
@@ -181,15 +188,13 @@ class Executor:
             if offset is not None:
                 detour = np.array(wp.pose, dtype=np.float64)
                 detour[:3] += offset
-                self._waypoint = pose7_to_action(detour, self.gripper)
+                self._waypoint = keyframe(detour, self.gripper)
                 self.rec.perturbed.append(
                     {"step": len(self.rec), "offset_m": np.round(offset, 4).tolist()}
                 )
                 self.move(detour)
-            self._waypoint = pose7_to_action(np.asarray(wp.pose), wp.gripper)
+            self._waypoint = keyframe(wp.pose, wp.gripper)
             self.move(np.asarray(wp.pose, dtype=np.float64))
-        else:
-            self._waypoint = np.concatenate([self._waypoint[:6], [wp.gripper]]).astype(np.float32)
         self.gripper = wp.gripper
         self.hold(wp.hold, wp.until)
 
@@ -203,6 +208,8 @@ class Executor:
         try:
             for sg in plan:
                 self._sg = len(self.rec.subgoals)
+                if sg.video != self._video:
+                    self._waypoint = NO_WAYPOINT  # RoboMME forgets the keyframe at the switch
                 self._video = sg.video
                 self.rec.subgoals.append(
                     {"simple": sg.simple, "grounded": sg.grounded, "start": len(self.rec),

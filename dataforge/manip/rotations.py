@@ -49,3 +49,21 @@ def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
         ]
     )
+
+
+def continuous_rpy(q: np.ndarray) -> np.ndarray:
+    """(n, 4) wxyz over time -> (n, 3) roll, pitch, yaw made continuous: each step's change
+    folded into (-pi, pi] and accumulated from the first value, so the angles never jump by
+    2 pi (RoboMME's recorded end-effector states and actions)."""
+    rpy = quat_to_rpy(q)
+    if len(rpy) < 2:
+        return rpy
+    step = np.diff(rpy, axis=0)
+    step = step - 2 * np.pi * np.ceil((step - np.pi) / (2 * np.pi))  # into (-pi, pi]
+    return np.concatenate([rpy[:1], rpy[:1] + np.cumsum(step, axis=0)])
+
+
+def nearest_rpy(rpy: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """``rpy`` shifted by whole turns, per angle, to within (-pi, pi] of ``reference``."""
+    d = np.asarray(rpy, dtype=np.float64) - reference
+    return reference + d - 2 * np.pi * np.ceil((d - np.pi) / (2 * np.pi))

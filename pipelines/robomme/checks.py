@@ -44,10 +44,9 @@ INVARIANTS = {
     "rows": "every per-step array has one row per step; env_state holds (steps + 1) x state_dim "
     "values",
     "limits": "joint actions and joint states are within the Panda's joint limits; gripper "
-    "actions are -1 (close) or 1 (open); gripper widths are within [0, 0.04] m; depth is not "
-    "negative",
-    "boundaries": "is_subgoal_boundary is true exactly where waypoint_action changes (and at "
-    "step 1)",
+    "actions are -1 (close) or 1 (open); finger positions are within [0, 0.04] m (1 mm of "
+    "simulation slack); depth is not negative",
+    "boundaries": "is_subgoal_boundary is true exactly at the first step of each subgoal",
     "completed": "is_completed is true at the last step and nowhere before",
     "video": "is_video_demo frames form a prefix, present exactly for video-conditioned tasks",
     "subgoals": "subgoal indices are valid, non-decreasing and match the metadata's spans",
@@ -71,20 +70,20 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     for name, q in (("joint_action", ja[:, :7]), ("joint_state", arrays["joint_state"])):
         bad = np.flatnonzero(np.any((q < PANDA_LOWER - 1e-3) | (q > PANDA_UPPER + 1e-3), axis=1))
         if len(bad):
-            yield "limits", f"{name} outside the Panda's joint limits at step {bad[0] + 1}"
+            yield "limits", f"{name} outside the Panda's joint limits at step {bad[0]}"
     if not np.all(np.isin(ja[:, 7], (-1.0, 1.0))):
         yield "limits", "a gripper action is neither -1 nor 1"
     g = arrays["gripper_state"]
-    if np.any(g < 0) or np.any(g > 0.04 + 1e-6):
+    if np.any(g < -1e-3) or np.any(g > 0.04 + 1e-3):
         yield "limits", "gripper_state outside [0, 0.04]"
     if any(arrays[d].min() < 0 for d in ("front_depth", "wrist_depth")):
         yield "limits", "negative depth"
-    wp = arrays["waypoint_action"]
+    sg = arrays["subgoal"]
     expect = np.ones(n, bool)
-    expect[1:] = np.any(wp[1:] != wp[:-1], axis=1)
+    expect[1:] = sg[1:] != sg[:-1]
     if not np.array_equal(arrays["is_subgoal_boundary"], expect):
         k = int(np.flatnonzero(arrays["is_subgoal_boundary"] != expect)[0])
-        yield "boundaries", f"is_subgoal_boundary disagrees with waypoint changes at step {k + 1}"
+        yield "boundaries", f"is_subgoal_boundary disagrees with the subgoal changes at step {k}"
     done = arrays["is_completed"]
     if not done[-1] or done[:-1].any():
         yield "completed", "is_completed is not true exactly at the last step"
@@ -154,7 +153,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
 def _compare_h5(f: h5py.File, ep: Any) -> Iterator[str]:
     """Every stored per-step value of ``ep`` against its group in the task's HDF5 file."""
     meta = ep.metadata
-    name = f"episode_{meta['episode'] + 1}"
+    name = f"episode_{meta['episode']}"
     if name not in f:
         yield f"{name} is missing from {task_file(meta['task'])}"
         return
@@ -174,13 +173,13 @@ def _compare_h5(f: h5py.File, ep: Any) -> Iterator[str]:
     images = {field: ep[field] for field in IMAGES}
     keyframes = set(preview_frames(ep, len(meta["subgoals"]) + 1))
     for t in range(meta["steps"]):
-        s = g[f"timestep_{t + 1}"]
+        s = g[f"timestep_{t}"]
         fields = [(f, grp, stored[f][t]) for f, grp in H5_FIELDS.items()]
         if t in keyframes:
             fields += [(f, "obs", images[f][t]) for f in sorted(IMAGES)]
         for field, group, value in fields:
-            if not np.array_equal(s[f"{group}/{field}"][()], value):
-                yield f"{name}/timestep_{t + 1}/{group}/{field} differs from the stored episode"
+            if not np.array_equal(s[f"{group}/{field}"][()], value, equal_nan=True):
+                yield f"{name}/timestep_{t}/{group}/{field} differs from the stored episode"
                 return
 
 

@@ -9,7 +9,8 @@ from dataforge.errors import UsageError
 from dataforge.pipelines.robomme.seeds import SPLIT_SEEDS, EpisodeSpec
 from dataforge.pipelines.robomme.suites import TASKS
 
-# The paper injects noise into training demos only ("5% noise to keyframe waypoints").
+NOISE_MODES = ("upstream", "waypoint", "none")
+# --noise waypoint (ours): the probability of a detour per free-space keyframe, by split.
 DEFAULT_NOISE = {"train": 0.05, "val": 0.0, "test": 0.0}
 
 
@@ -47,16 +48,25 @@ class RobommeConfig(PipelineConfig):
     split: str = option(
         "train", "Seed range (and default noise) of the split.", choices=tuple(SPLIT_SEEDS)
     )
+    noise: str = option(
+        "upstream",
+        "Recovery demonstrations. upstream: RoboMME's (one missed grasp, 4 cm above or beside "
+        "it, before a pick of metadata episodes 0-5); waypoint: ours (free-space keyframes "
+        "displaced, then recovered, see --noise-prob); none.",
+        choices=NOISE_MODES,
+    )
     noise_prob: float | None = option(
         None,
-        "Probability that a free-space keyframe waypoint is displaced (then recovered). "
-        "Default: 0.05 for train, 0 for val/test.",
-        flags=("--noise", "--noise-prob"),
+        "--noise waypoint: probability that a free-space keyframe is displaced (then "
+        "recovered). Default: 0.05 for train, 0 for val/test.",
         min=0.0,
         max=1.0,
     )
     noise_scale: float = option(
-        0.05, "Size of a displacement, as a fraction of the 1 m workspace.", min=0.0, max=1.0
+        0.05,
+        "--noise waypoint: size of a displacement, as a fraction of the 1 m workspace.",
+        min=0.0,
+        max=1.0,
     )
     size: int = option(
         256, "Camera resolution (square) of the front and wrist cameras.", min=32, max=1024
@@ -86,8 +96,13 @@ class RobommeConfig(PipelineConfig):
             )
         if self.split not in SPLIT_SEEDS:
             raise UsageError(f"--split must be one of {', '.join(SPLIT_SEEDS)}")
+        if self.noise not in NOISE_MODES:
+            raise UsageError(f"--noise must be one of {', '.join(NOISE_MODES)}")
         if self.noise_prob is None:
-            object.__setattr__(self, "noise_prob", DEFAULT_NOISE[self.split])
+            prob = DEFAULT_NOISE[self.split] if self.noise == "waypoint" else 0.0
+            object.__setattr__(self, "noise_prob", prob)
+        elif self.noise != "waypoint" and self.noise_prob > 0:
+            raise UsageError("--noise-prob needs --noise waypoint")
         if self.episodes_per_task < 1:
             raise UsageError("--episodes-per-task must be positive")
         for name in ("noise_prob", "noise_scale"):

@@ -41,11 +41,16 @@ from dataforge.manip.grasp import GraspSensor
 DIFFICULTIES = ("easy", "medium", "hard")
 FRONT_CAMERA = "front_camera"
 WRIST_CAMERA = "hand_camera"  # ManiSkill's panda_wristcam sensor
-# The front camera: across the table, looking at the robot; 256 px is the released size (the
-# pixels named in grounded subgoal texts are in this image).
-FRONT_EYE, FRONT_TARGET = (0.42, 0.0, 0.42), (-0.12, 0.0, 0.0)
-FRONT_FOVY = np.deg2rad(62)
+# RoboMME's cameras (every upstream task's ``_default_sensor_configs``): the front camera
+# across the table looking down at the robot, 256 px (the pixels named in grounded subgoal
+# texts are in this image), fov 90 degrees, far plane 100 m; the wrist camera is the robot's
+# ``hand_camera`` (fov 90 degrees), at the same size.
+FRONT_EYE, FRONT_TARGET = (0.3, 0.0, 0.4), (0.0, 0.0, -0.2)
+FRONT_FOVY = np.pi / 2
 FRONT_SIZE = 256
+CAMERA_NEAR, CAMERA_FAR = 0.01, 100.0
+# The arm's start (RoboMME ``utils/reset_panda.py``): joints 1-7 and both fingers open.
+START_QPOS = (0.0, 0.0, 0.0, -np.pi / 2, 0.0, np.pi / 2, np.pi / 4, 0.04, 0.04)
 PARK_Z = -3.0  # hidden actors wait here, below the floor (z = -0.92)
 TABLE_Z = 0.0
 
@@ -61,6 +66,7 @@ class RobommeEnv(BaseEnv):
             raise ValueError(f"difficulty must be one of {DIFFICULTIES}, got {difficulty!r}")
         self.difficulty = difficulty
         self.episode_seed = 0
+        self.recovery = False  # RoboMME's recovery draw is part of this episode's layout
         self.rng = np.random.default_rng(0)
         self.layout: dict[str, Any] = {}
         self.t = 0
@@ -78,7 +84,11 @@ class RobommeEnv(BaseEnv):
     @property
     def _default_sensor_configs(self) -> list[Any]:
         pose = sapien_utils.look_at(eye=list(FRONT_EYE), target=list(FRONT_TARGET))
-        return [CameraConfig(FRONT_CAMERA, pose, FRONT_SIZE, FRONT_SIZE, FRONT_FOVY, 0.01, 10)]
+        return [
+            CameraConfig(
+                FRONT_CAMERA, pose, FRONT_SIZE, FRONT_SIZE, FRONT_FOVY, CAMERA_NEAR, CAMERA_FAR
+            )
+        ]
 
     @property
     def _default_human_render_camera_configs(self) -> Any:
@@ -92,6 +102,9 @@ class RobommeEnv(BaseEnv):
         options = dict(options or {})
         if seed is not None:
             self.episode_seed = int(seed if np.isscalar(seed) else seed[0])
+        # upstream draws the missed grasp's pick from the layout generator: with recovery on,
+        # later draws of some tasks shift (pass 2 resets with the same option)
+        self.recovery = bool(options.pop("recovery", False))
         self.rng = np.random.default_rng(self.episode_seed)
         self.layout = self.sample_layout(self.rng)
         self.t = 0
@@ -135,6 +148,7 @@ class RobommeEnv(BaseEnv):
     def _initialize_episode(self, env_idx: Any, options: dict) -> None:
         with torch.device(self.device):
             self.table_scene.initialize(env_idx)
+            self.agent.reset(torch.tensor(START_QPOS, dtype=torch.float32))
             self.done = False
             self.reset_events()
             self.place()

@@ -1,8 +1,10 @@
 """One RoboMME episode: pass 1 (plan + physics, retrying on failure), pass 2 (cameras), and
 the per-step arrays in RoboMME's fields.
 
-Step k holds the observation before action k, action k, and ``is_completed`` after it: the last
-step of a kept episode is the first at which the task's success check holds.
+As RoboMME's writer stores them, step k holds action k and the observation *after* it (cameras,
+proprioception, ``is_completed``); the reset observation is not stored. The last step of a kept
+episode is the first at which the task's success check holds. ``env_state`` keeps every state
+(before each action, then the final one) for replays.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.manip.executor import CLOSED, Noise, Recording
-from dataforge.manip.rotations import quat_to_rpy
+from dataforge.manip.executor import Noise, Recording
+from dataforge.manip.rotations import continuous_rpy, nearest_rpy, quat_to_rpy
 from dataforge.pipelines.robomme.seeds import EpisodeSpec
 
 POINT = re.compile(r"\[(-?\d+), (-?\d+)\]")
@@ -42,6 +44,7 @@ class Pass1:
     layout: dict[str, Any]
     filtered: list[Filtered] = field(default_factory=list)
     state_keys: list[str] = field(default_factory=list)
+    missed_grasp: dict[str, Any] | None = None  # RoboMME's recovery, when the episode has one
 
 
 def jsonable(value: Any) -> Any:
@@ -64,33 +67,56 @@ def noise_rng(seed: int) -> np.random.Generator:
 
 
 def run_pass1(
-    spec: EpisodeSpec, noise: Noise, *, max_retries: int, max_steps: int = 6000
+    spec: EpisodeSpec,
+    noise: Noise,
+    *,
+    max_retries: int,
+    max_steps: int = 6000,
+    recovery: bool = False,
 ) -> tuple[Pass1 | None, list[Filtered]]:
     """Plan and simulate ``spec`` (physics only); on a planner or task failure try the next
-    seed, up to ``max_retries`` times. Returns the kept run (or None) and the filtered seeds."""
+    seed, up to ``max_retries`` times. Returns the kept run (or None) and the filtered seeds.
+    With ``recovery``, RoboMME's missed grasp goes into the episodes its rule names
+    (``recovery.py``)."""
     from dataforge.manip.executor import Executor, TaskFailed
     from dataforge.manip.planner import PlanningFailed
+    from dataforge.pipelines.robomme.placement import PlacementError
+    from dataforge.pipelines.robomme.recovery import (
+        missed_grasp,
+        recovery_mode,
+        upstream_pick,
+        with_missed_grasp,
+    )
     from dataforge.pipelines.robomme.sim import shared_env
 
     filtered: list[Filtered] = []
     env = shared_env(spec.task, spec.difficulty, render=False)
+    with_recovery = recovery and recovery_mode(spec.task, spec.episode) is not None
     for retry in range(max_retries + 1):
         seed = spec.seed + retry
-        env.reset(seed=seed)
+        env.reset(seed=seed, options={"recovery": with_recovery})
         base = env.unwrapped
         ex = Executor(env, noise=noise, rng=noise_rng(seed), max_steps=max_steps)
         try:
-            rec = ex.run(base.plan())
-        except (PlanningFailed, TaskFailed) as exc:
+            miss = None
+            if with_recovery:
+                pick = upstream_pick(spec.task, seed, spec.difficulty, base.layout)
+                miss = missed_grasp(spec.task, spec.episode, seed, pick)
+            rec = ex.run(with_missed_grasp(base.plan(), miss))
+        except (PlanningFailed, TaskFailed, PlacementError) as exc:
             filtered.append(Filtered(seed, f"{type(exc).__name__}: {exc}"))
             continue
-        kept = Pass1(seed, rec, base.goal(), jsonable(base.layout), filtered, base.state_keys())
+        kept = Pass1(
+            seed, rec, base.goal(), jsonable(base.layout), filtered, base.state_keys(),
+            miss.to_dict() if miss else None,
+        )  # fmt: skip
         return kept, filtered
     return None, filtered
 
 
 def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) -> dict[str, Any]:
-    """Replay pass 1's states through ``cameras`` (``size`` px) in this worker's rendering env.
+    """Render the states after each of pass 1's actions through ``cameras`` (``size`` px) in
+    this worker's rendering env.
 
     The reset to the kept seed (a retry's, when earlier seeds were filtered) rebuilds the
     rendering env's scene from that seed's layout, so it holds exactly the actors of pass 1's
@@ -100,14 +126,15 @@ def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) 
     from dataforge.pipelines.robomme.sim import shared_env
 
     env = shared_env(spec.task, spec.difficulty, render=True, size=size)
-    env.reset(seed=run.seed)
+    env.reset(seed=run.seed, options={"recovery": run.missed_grasp is not None})
     have = env.unwrapped.state_keys()
     if have != run.state_keys:
         raise DataforgeError(
             f"{spec.task} seed {run.seed}: the rendering env's scene holds {have}, "
             f"pass 1's held {run.state_keys}"
         )
-    return render_states(env, run.recording.state, cameras)
+    rec = run.recording
+    return render_states(env, [*rec.state[1:], rec.final_state], cameras)
 
 
 def choices(subgoals: list[dict[str, Any]]) -> list[str]:
@@ -135,6 +162,26 @@ def step_subgoals(rec: Recording) -> tuple[np.ndarray, np.ndarray]:
     return planner, online
 
 
+GRIPPER_CLOSED_M = 0.03  # RoboMME: the gripper is "closed" when a finger is nearer than this
+
+
+def waypoint_rows(waypoint: np.ndarray, eef_rpy: np.ndarray) -> np.ndarray:
+    """RoboMME's ``waypoint_action`` rows [x, y, z, roll, pitch, yaw, gripper] from the
+    recorded keyframes [p, wxyz, gripper] (NaN rows stay NaN): each keyframe's angles are taken
+    within half a turn of the end-effector's (continuous) angles when it was set."""
+    out = np.full((len(waypoint), 7), np.nan)
+    for t in range(len(waypoint)):
+        row = waypoint[t]
+        if np.isnan(row[0]):
+            continue
+        if t > 0 and np.array_equal(row, waypoint[t - 1]):
+            out[t] = out[t - 1]
+            continue
+        rpy = nearest_rpy(quat_to_rpy(row[3:7]), eef_rpy[max(t - 1, 0)])
+        out[t] = np.concatenate([row[:3], rpy, row[7:]])
+    return out
+
+
 def episode_arrays(
     run: Pass1, frames: dict[str, Any], front: str, wrist: str
 ) -> dict[str, np.ndarray]:
@@ -142,14 +189,11 @@ def episode_arrays(
     rec = run.recording
     qpos = np.asarray(rec.qpos, dtype=np.float64)
     tcp = np.asarray(rec.tcp, dtype=np.float64)
-    joint_action = np.asarray(rec.joint_action, dtype=np.float32)
-    waypoint = np.asarray(rec.waypoint_action, dtype=np.float32)
-    n = len(rec)
-    boundary = np.ones(n, bool)
-    boundary[1:] = np.any(waypoint[1:] != waypoint[:-1], axis=1)
-    closed = np.zeros(n, bool)
-    closed[1:] = joint_action[:-1, 7] == CLOSED
+    eef_rpy = continuous_rpy(tcp[:, 3:])
+    eef = np.asarray(rec.eef_action, dtype=np.float64)
     planner, online = step_subgoals(rec)
+    boundary = np.ones(len(rec), bool)
+    boundary[1:] = planner[1:] != planner[:-1]
     state = np.asarray([*rec.state, rec.final_state], dtype=np.float32)
     return {
         "front_rgb": frames[front].rgb,
@@ -157,14 +201,14 @@ def episode_arrays(
         "front_depth": frames[front].depth,
         "wrist_depth": frames[wrist].depth,
         "joint_state": qpos[:, :7].astype(np.float32),
-        "eef_state": np.concatenate([tcp[:, :3], quat_to_rpy(tcp[:, 3:])], 1).astype(np.float32),
-        "gripper_state": np.clip(qpos[:, 7:9], 0.0, 0.04).astype(np.float32),
-        "is_gripper_close": closed,
+        "eef_state": np.concatenate([tcp[:, :3], eef_rpy], 1).astype(np.float32),
+        "gripper_state": qpos[:, 7:9].astype(np.float32),
+        "is_gripper_close": np.any(qpos[:, 7:9] < GRIPPER_CLOSED_M, axis=1),
         "front_camera_extrinsic": frames[front].extrinsic,
         "wrist_camera_extrinsic": frames[wrist].extrinsic,
-        "joint_action": joint_action,
-        "eef_action": np.asarray(rec.eef_action, dtype=np.float32),
-        "waypoint_action": waypoint,
+        "joint_action": np.asarray(rec.joint_action, dtype=np.float64),
+        "eef_action": np.concatenate([eef[:, :3], continuous_rpy(eef[:, 3:7]), eef[:, 7:]], 1),
+        "waypoint_action": waypoint_rows(np.asarray(rec.waypoint_action), eef_rpy),
         "is_video_demo": np.asarray(rec.video, dtype=bool),
         "is_subgoal_boundary": boundary,
         "is_completed": np.asarray(rec.success, dtype=bool),
@@ -177,12 +221,11 @@ def episode_arrays(
 
 
 def choice_action(sg: dict[str, Any], options: list[str]) -> str:
-    """RoboMME's choice_action JSON for a step in subgoal ``sg``."""
-    doc: dict[str, Any] = {"choice": chr(ord("A") + options.index(sg["simple"]))}
+    """RoboMME's choice_action JSON for a step in subgoal ``sg``: the option's letter and the
+    grounded pixel [row, col] (``[]`` when the subgoal names none)."""
     m = POINT.search(sg["grounded"])
-    if m:
-        doc["point"] = [int(m.group(1)), int(m.group(2))]
-    return json.dumps(doc)
+    point = [int(m.group(1)), int(m.group(2))] if m else []
+    return json.dumps({"choice": chr(ord("A") + options.index(sg["simple"])), "point": point})
 
 
 def multi_choices(options: list[str]) -> str:

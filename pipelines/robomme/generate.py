@@ -9,11 +9,12 @@ Randomization and seeds
     the episode (layout, noise) is drawn from that seed alone. A failed episode (planner or
     task check) is filtered and the next seed tried (``--max-retries``).
 Outputs
-    one stored episode per unit: RoboMME's per-step fields as arrays (images, depth in mm,
-    joint/EEF/waypoint actions, flags) plus ``env_state`` (flattened ManiSkill states, for
-    replays), ``subgoal``/``subgoal_online`` (indices into the metadata's subgoals) and the
-    camera intrinsics; metadata: seed, difficulty, goal, subgoals, filtered seeds, noise
-    detours. Beside the shards, ``record_dataset_<Task>.h5`` in RoboMME's released layout.
+    one stored episode per unit: RoboMME's per-step fields as arrays (each step's action and
+    the observation after it: images, depth in mm, joint/EEF/waypoint actions, flags) plus
+    ``env_state`` (flattened ManiSkill states, for replays), ``subgoal``/``subgoal_online``
+    (indices into the metadata's subgoals) and the camera intrinsics; metadata: seed,
+    difficulty, goal, subgoals, filtered seeds, noise detours. Beside the shards,
+    ``record_dataset_<Task>.h5`` in RoboMME's released layout.
 Invariants checked by validate
     see ``checks.INVARIANTS``.
 Where it departs from the paper
@@ -56,7 +57,7 @@ PAPER = (
 
 def schema(size: int) -> Schema:
     img = (None, size, size)
-    f32 = "float32"
+    f32, f64 = "float32", "float64"  # RoboMME's writer stores actions as float64
     return Schema(
         {
             "front_rgb": ArraySpec("uint8", (*img, 3), kind="rgb", chunk_rows=8),
@@ -64,14 +65,20 @@ def schema(size: int) -> Schema:
             "front_depth": ArraySpec("int16", (*img, 1), kind="depth", units="mm", chunk_rows=8),
             "wrist_depth": ArraySpec("int16", (*img, 1), kind="depth", units="mm", chunk_rows=8),
             "joint_state": ArraySpec(f32, (None, 7), units="rad"),
-            "eef_state": ArraySpec(f32, (None, 6), description="TCP [x, y, z, roll, pitch, yaw]"),
+            "eef_state": ArraySpec(
+                f32, (None, 6), description="TCP [x, y, z, roll, pitch, yaw], angles continuous"
+            ),
             "gripper_state": ArraySpec(f32, (None, 2), units="m"),
             "is_gripper_close": ArraySpec("bool", (None,)),
             "front_camera_extrinsic": ArraySpec(f32, (None, 3, 4)),
             "wrist_camera_extrinsic": ArraySpec(f32, (None, 3, 4)),
-            "joint_action": ArraySpec(f32, (None, 8), description="7 joints + gripper (-1 close)"),
-            "eef_action": ArraySpec(f32, (None, 7), description="[x, y, z, r, p, y, gripper]"),
-            "waypoint_action": ArraySpec(f32, (None, 7), description="the keyframe executed"),
+            "joint_action": ArraySpec(f64, (None, 8), description="7 joints + gripper (-1 close)"),
+            "eef_action": ArraySpec(
+                f64, (None, 7), description="FK of joint_action: [x, y, z, r, p, y, gripper]"
+            ),
+            "waypoint_action": ArraySpec(
+                f64, (None, 7), description="the latest keyframe (NaN before the first)"
+            ),
             "is_video_demo": ArraySpec("bool", (None,)),
             "is_subgoal_boundary": ArraySpec("bool", (None,)),
             "is_completed": ArraySpec("bool", (None,)),
@@ -114,8 +121,10 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
     from dataforge.pipelines.robomme.episode import run_pass2
 
     spec = EpisodeSpec(**unit.params)
-    noise = Noise(cfg.noise_prob, cfg.noise_scale)
-    run, filtered = run_pass1(spec, noise, max_retries=cfg.max_retries)
+    noise = Noise(cfg.noise_prob, cfg.noise_scale) if cfg.noise == "waypoint" else Noise()
+    run, filtered = run_pass1(
+        spec, noise, max_retries=cfg.max_retries, recovery=cfg.noise == "upstream"
+    )
     if run is None:
         reasons = "; ".join(f"seed {f.seed}: {f.reason}" for f in filtered[:3])
         raise DataforgeError(
@@ -144,7 +153,13 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
             "subgoals": rec.subgoals,
             "choices": choices(rec.subgoals),
             "filtered": [f.to_dict() for f in filtered],
-            "noise": {"prob": cfg.noise_prob, "scale": cfg.noise_scale, "detours": rec.perturbed},
+            "noise": {
+                "mode": cfg.noise,
+                "prob": cfg.noise_prob,
+                "scale": cfg.noise_scale,
+                "detours": rec.perturbed,
+                "missed_grasp": run.missed_grasp,
+            },
             "layout": run.layout,
         },
     )

@@ -1,11 +1,15 @@
 """RoboMME's released HDF5 layout (``record_dataset_<Task>.h5``; see RoboMME's
 ``h5_data_format.md``), written from the stored episodes of one task.
 
-``episode_<k+1>/setup/{seed, difficulty, task_goal, front_camera_intrinsic,
-wrist_camera_intrinsic, available_multi_choices}`` and ``episode_<k+1>/timestep_<t+1>/{obs,
-action, info}/...`` with the documented dtypes (images uint8, depth int16 mm, states and actions
-float32, flags bool, subgoal texts UTF-8 bytes, ``choice_action`` a JSON string). Images are
-gzip-compressed (level 1, one chunk per image): plain h5py reads them with no plugin.
+``episode_<k>/setup/{seed, difficulty, task_goal, front_camera_intrinsic,
+wrist_camera_intrinsic, available_multi_choices}`` and ``episode_<k>/timestep_<t>/{obs, action,
+info}/...``, with ``k`` the 0-based metadata episode and ``t`` counting from 0, as RoboMME's
+writer (``env_record_wrapper/RecordWrapper.py``) stores them and its replay tool reads them
+(``h5_data_format.md`` says 1-based: the writer and the released files are 0-based). Dtypes as
+the writer's: images uint8, depth int16 mm, states float32, joint/EEF/waypoint actions float64
+(a waypoint not yet set is NaN x 7 float32), flags bool, subgoal texts UTF-8 bytes,
+``choice_action`` a JSON string. Images are gzip-compressed (level 1, one chunk per image):
+plain h5py reads them with no plugin.
 """
 
 from __future__ import annotations
@@ -40,10 +44,10 @@ def _scalar(group: h5py.Group, name: str, value: Any) -> None:
 
 
 def write_episode(f: h5py.File, ep: Any) -> None:
-    """Write one stored episode (``dataforge.store`` StoredEpisode) as ``episode_<k+1>``."""
+    """Write one stored episode (``dataforge.store`` StoredEpisode) as ``episode_<k>``."""
     meta = ep.metadata
     arrays = {name: ep[name].read() for name in ep}
-    g = f.create_group(f"episode_{meta['episode'] + 1}", track_order=True)
+    g = f.create_group(f"episode_{meta['episode']}", track_order=True)
     setup = g.create_group("setup")
     _scalar(setup, "seed", np.int64(meta["seed"]))
     _scalar(setup, "difficulty", meta["difficulty"])
@@ -61,7 +65,7 @@ def write_episode(f: h5py.File, ep: Any) -> None:
     choice = [choice_action(sg, meta["choices"]) for sg in subgoals]
     planner, online = arrays["subgoal"], arrays["subgoal_online"]
     for t in range(len(planner)):
-        step = g.create_group(f"timestep_{t + 1}", track_order=True)
+        step = g.create_group(f"timestep_{t}", track_order=True)
         obs = step.create_group("obs")
         for name in OBS_FIELDS:
             value = arrays[name][t]
@@ -74,7 +78,10 @@ def write_episode(f: h5py.File, ep: Any) -> None:
                 _scalar(obs, name, value)
         act = step.create_group("action")
         for name in ACTION_FIELDS:
-            _scalar(act, name, arrays[name][t])
+            value = arrays[name][t]
+            if np.isnan(value).all():
+                value = value.astype(np.float32)  # RoboMME's "no waypoint yet"
+            _scalar(act, name, value)
         _scalar(act, "choice_action", choice[planner[t]])
         info = step.create_group("info")
         _scalar(info, "simple_subgoal", np.bytes_(texts["simple_subgoal"][planner[t]]))

@@ -26,16 +26,22 @@ PRESS_DEPTH = 0.012  # the fingertip goes this far below the button's top
 
 
 def pick(
-    env: Any, actor: Any, *, half: float = CUBE_HALF, grip_z: float | None = None
+    env: Any,
+    actor: Any,
+    *,
+    half: float = CUBE_HALF,
+    grip_z: float | None = None,
+    kind: str = "cube",
 ) -> list[Waypoint]:
-    """Approach from above, descend, close, lift."""
+    """Approach from above, descend, close, lift. ``kind`` ("cube" or "bin": a container)
+    marks the grasp keyframe, for RoboMME's missed-grasp recovery (``recovery.py``)."""
     p = actor_position(actor)
     yaw = grasp_yaw(actor_yaw(actor))
     z = p[2] if grip_z is None else grip_z
     at = np.array([p[0], p[1], z])
     return [
         Waypoint(top_grasp(at, yaw, APPROACH), OPEN),
-        Waypoint(top_grasp(at, yaw), OPEN, noisy=False),
+        Waypoint(top_grasp(at, yaw), OPEN, noisy=False, grasp=kind),
         Waypoint(None, CLOSED, hold=GRIP_STEPS),
         Waypoint(top_grasp(at, yaw, LIFT), CLOSED),
     ]

@@ -389,7 +389,7 @@ class _Unmask(RobommeEnv):
                 f"{text} at {self.container_pixel(k)}",
                 [
                     Waypoint(None, OPEN, hold=skills.GRIP_STEPS // 2),
-                    *skills.pick(self, actor, grip_z=home[2] + GRIP_Z),
+                    *skills.pick(self, actor, grip_z=home[2] + GRIP_Z, kind="bin"),
                 ],
             )
             if i < len(lay["goals"]) - 1:

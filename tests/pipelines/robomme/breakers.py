@@ -32,7 +32,7 @@ def _set_step(root: Path, field: str, t: int, value: Any) -> None:
 
     def edit_h5(path: Path) -> None:
         with h5py.File(path, "r+") as f:
-            step = f"episode_1/timestep_{new['t'] + 1}/{H5_FIELDS[field]}/{field}"
+            step = f"episode_0/timestep_{new['t']}/{H5_FIELDS[field]}/{field}"
             f[step][()] = new["value"]
 
     edit_file(root, H5, edit_h5)
@@ -79,8 +79,8 @@ def seed(root: Path) -> None:
 def h5(root: Path) -> None:
     def edit_h5(path: Path) -> None:
         with h5py.File(path, "r+") as f:
-            d = f["episode_2/timestep_3/action/joint_action"]
-            d[0] = d[0] + np.float32(0.001)
+            d = f["episode_1/timestep_3/action/joint_action"]
+            d[0] = d[0] + 0.001
 
     edit_file(root, H5, edit_h5)
 

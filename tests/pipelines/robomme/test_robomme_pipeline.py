@@ -51,7 +51,7 @@ def dataset(tmp_path_factory) -> Path:
     r = dfhelpers.run_cli(
         "robomme", "generate", "--tasks", "PickXtimes,VideoUnmask", "--episodes-per-task", "2",
         "--size", str(SIZE), "--format", "hdf5", "--workers", "2", "--out", str(out), "--quiet",
-        "--noise", "0.5", timeout=1500,
+        timeout=1500,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     return out
@@ -74,65 +74,139 @@ def test_validate_and_stats(dataset: Path) -> None:
     assert counts["per task"]["PickXtimes"]["episodes"] == 2
 
 
+# What RoboMME's writer (env_record_wrapper/RecordWrapper.py) stores per episode and per step:
+# path -> (dtype kind, shape); "str" is a variable-length UTF-8 string, "bytes" a fixed-length one.
+UPSTREAM_SETUP = {
+    "seed": ("int64", ()), "difficulty": ("str", ()), "task_goal": ("str", (None,)),
+    "front_camera_intrinsic": ("float32", (3, 3)), "wrist_camera_intrinsic": ("float32", (3, 3)),
+    "available_multi_choices": ("str", ()),
+}  # fmt: skip
+UPSTREAM_STEP = {
+    "obs/front_rgb": ("uint8", (SIZE, SIZE, 3)), "obs/wrist_rgb": ("uint8", (SIZE, SIZE, 3)),
+    "obs/front_depth": ("int16", (SIZE, SIZE, 1)), "obs/wrist_depth": ("int16", (SIZE, SIZE, 1)),
+    "obs/joint_state": ("float32", (7,)), "obs/eef_state": ("float32", (6,)),
+    "obs/gripper_state": ("float32", (2,)), "obs/is_gripper_close": ("bool", ()),
+    "obs/front_camera_extrinsic": ("float32", (3, 4)),
+    "obs/wrist_camera_extrinsic": ("float32", (3, 4)),
+    "action/joint_action": ("float64", (8,)), "action/eef_action": ("float64", (7,)),
+    "action/waypoint_action": ("float64", (7,)),  # float32 NaN x 7 while no waypoint is set
+    "action/choice_action": ("str", ()),
+    "info/simple_subgoal": ("bytes", ()), "info/simple_subgoal_online": ("bytes", ()),
+    "info/grounded_subgoal": ("bytes", ()), "info/grounded_subgoal_online": ("bytes", ()),
+    "info/is_video_demo": ("bool", ()), "info/is_subgoal_boundary": ("bool", ()),
+    "info/is_completed": ("bool", ()),
+}  # fmt: skip
+
+
+def _kind(d: h5py.Dataset) -> str:
+    if h5py.check_string_dtype(d.dtype) is not None:
+        return "str" if d.dtype.kind == "O" else "bytes"
+    return str(d.dtype)
+
+
+def _groups(g: h5py.Group) -> set[str]:
+    return (
+        {f"{k}/{n}" for k in g for n in g[k]}
+        if all(isinstance(g[k], h5py.Group) for k in g)
+        else set(g)
+    )
+
+
+def replay_sequences(ep: h5py.Group) -> dict[str, list]:
+    """The action sequences RoboMME's replay tool (scripts/dataset_replay.py) builds from one
+    episode: timesteps in integer order, video steps skipped; joint/EEF actions as given;
+    finite waypoints with adjacent repeats dropped; choice_action at subgoal boundaries."""
+    keys = sorted((k for k in ep if k.startswith("timestep_")), key=lambda k: int(k[9:]))
+    out: dict[str, list] = {"joint_angle": [], "ee_pose": [], "waypoint": [], "multi_choice": []}
+    for k in keys:
+        act, info = ep[k]["action"], ep[k]["info"]
+        if bool(info["is_video_demo"][()]):
+            continue
+        out["joint_angle"].append(np.asarray(act["joint_action"][()], np.float32))
+        out["ee_pose"].append(np.asarray(act["eef_action"][()], np.float32))
+        wa = np.asarray(act["waypoint_action"][()], np.float32).reshape(-1)
+        finite = wa.shape == (7,) and np.all(np.isfinite(wa))
+        if finite and not (out["waypoint"] and np.array_equal(out["waypoint"][-1], wa)):
+            out["waypoint"].append(wa)
+        if bool(info["is_subgoal_boundary"][()]):
+            doc = json.loads(act["choice_action"][()].decode())
+            assert isinstance(doc.get("choice"), str) and doc["choice"].strip() and "point" in doc
+            out["multi_choice"].append(doc)
+    return out
+
+
 @pytest.mark.slow
 @sim
 def test_released_layout_field_by_field(dataset: Path) -> None:
-    """Read record_dataset_<Task>.h5 with plain h5py, following h5_data_format.md."""
+    """Read record_dataset_<Task>.h5 as RoboMME's replay tool does, and compare each episode's
+    structure, field by field, with what RoboMME's writer stores."""
     from dataforge.store import open_dataset
 
     with open_dataset(dataset) as ds:
         stored = {(ep.metadata["task"], ep.metadata["episode"]): ep for ep in ds.episodes()}
+        subgoal = {key: ep["subgoal"].read() for key, ep in stored.items()}
+        meta = {key: ep.metadata for key, ep in stored.items()}
     for task in ("PickXtimes", "VideoUnmask"):
         with h5py.File(dataset / f"record_dataset_{task}.h5", "r") as f:
-            assert sorted(f) == ["episode_1", "episode_2"]
-            for k in (1, 2):
+            assert sorted(int(k.split("_")[1]) for k in f) == [0, 1]  # metadata episodes 0, 1
+            for k in (0, 1):
                 ep = f[f"episode_{k}"]
+                m = meta[(task, k)]
                 setup = ep["setup"]
-                assert isinstance(setup["seed"][()], np.integer)
-                assert setup["seed"][()] == scheme_seed(task, "train", k - 1) + len(
-                    stored[(task, k - 1)].metadata["filtered"]
-                )
-                assert setup["difficulty"].asstr()[()] == DIFFICULTY_CYCLE[k - 1]
-                goals = [g.decode() for g in setup["task_goal"][()]]
-                assert goals and all(isinstance(g, str) and g for g in goals)
-                for cam in ("front", "wrist"):
-                    kmat = setup[f"{cam}_camera_intrinsic"][()]
-                    assert kmat.dtype == np.float32 and kmat.shape == (3, 3) and kmat[2, 2] == 1
-                choices = json.loads(setup["available_multi_choices"].asstr()[()])
-                steps = sorted(int(s.split("_")[1]) for s in ep if s.startswith("timestep_"))
-                assert steps == list(range(1, len(steps) + 1))
-                video = []
-                prev_wp = None
+                assert set(setup) == set(UPSTREAM_SETUP)
+                for name, (kind, shape) in UPSTREAM_SETUP.items():
+                    assert _kind(setup[name]) == kind, name
+                    if None not in shape:
+                        assert setup[name].shape == shape, name
+                assert setup["seed"][()] == scheme_seed(task, "train", k) + len(m["filtered"])
+                assert setup["difficulty"].asstr()[()] == DIFFICULTY_CYCLE[k]
+                assert setup["task_goal"][()][0].decode()
+                assert setup["front_camera_intrinsic"][()][2, 2] == 1
+                steps = sorted(int(s[9:]) for s in ep if s.startswith("timestep_"))
+                assert steps == list(range(m["steps"]))  # contiguous from 0
+                rows: dict[str, list] = {name: [] for name in UPSTREAM_STEP}
                 for t in steps:
                     s = ep[f"timestep_{t}"]
-                    obs, act, info = s["obs"], s["action"], s["info"]
-                    for name in ("front_rgb", "wrist_rgb"):
-                        assert obs[name].dtype == np.uint8 and obs[name].shape == (SIZE, SIZE, 3)
-                    for name in ("front_depth", "wrist_depth"):
-                        assert obs[name].dtype == np.int16 and obs[name].shape == (SIZE, SIZE, 1)
-                    for name, shape in (("joint_state", (7,)), ("eef_state", (6,)),
-                                        ("gripper_state", (2,)), ("front_camera_extrinsic", (3, 4)),
-                                        ("wrist_camera_extrinsic", (3, 4))):  # fmt: skip
-                        assert obs[name].dtype == np.float32 and obs[name].shape == shape, name
-                    g = obs["gripper_state"][()]
-                    assert np.all((g >= 0) & (g <= 0.04))
-                    assert obs["is_gripper_close"].dtype == np.bool_
-                    ja = act["joint_action"][()]
-                    assert ja.dtype == np.float32 and ja.shape == (8,) and ja[7] in (-1.0, 1.0)
-                    assert act["eef_action"].shape == (7,) and act["waypoint_action"].shape == (7,)
-                    choice = json.loads(act["choice_action"].asstr()[()])
-                    assert choice["choice"] in choices
-                    for name in ("simple_subgoal", "simple_subgoal_online", "grounded_subgoal",
-                                 "grounded_subgoal_online"):  # fmt: skip
-                        assert isinstance(info[name][()], bytes) and info[name][()].decode()
-                    wp = act["waypoint_action"][()]
-                    boundary = bool(info["is_subgoal_boundary"][()])
-                    assert boundary == (prev_wp is None or not np.array_equal(wp, prev_wp))
-                    prev_wp = wp
-                    assert bool(info["is_completed"][()]) == (t == steps[-1])
-                    video.append(bool(info["is_video_demo"][()]))
-                assert any(video) == (task == "VideoUnmask")
-                assert video == sorted(video, reverse=True)  # the video comes first
+                    assert _groups(s) == set(UPSTREAM_STEP)
+                    for name, (kind, shape) in UPSTREAM_STEP.items():
+                        d = s[name]
+                        value = d[()]
+                        if name == "action/waypoint_action" and np.isnan(value).all():
+                            assert _kind(d) == "float32" and d.shape == (7,)
+                        else:
+                            assert (_kind(d), d.shape) == (kind, shape), (t, name)
+                        rows[name].append(value)
+                arr = {n: np.asarray(v) for n, v in rows.items() if "subgoal" not in n}
+                video = arr["info/is_video_demo"]
+                assert video.any() == (task == "VideoUnmask")
+                assert np.array_equal(video, np.sort(video)[::-1])  # the video comes first
+                # boundaries: the first step of each subgoal (not each waypoint)
+                sg = subgoal[(task, k)]
+                assert np.array_equal(
+                    arr["info/is_subgoal_boundary"], np.r_[True, sg[1:] != sg[:-1]]
+                )
+                assert arr["info/is_completed"][-1]
+                g = arr["obs/gripper_state"]
+                assert np.array_equal(arr["obs/is_gripper_close"], np.any(g < 0.03, axis=1))
+                assert set(np.unique(arr["action/joint_action"][:, 7])) <= {-1.0, 1.0}
+                for name in ("obs/eef_state", "action/eef_action"):  # angles never jump a turn
+                    rpy = arr[name][:, 3:6].astype(np.float64)
+                    assert np.abs(np.diff(rpy, axis=0)).max() < 1.0, name
+                # waypoint_action is NaN only from the start of the episode, or of the
+                # execution after a video, until that phase's first keyframe
+                missing = np.isnan(arr["action/waypoint_action"]).all(axis=1)
+                seen = False
+                for t in steps:
+                    if t > 0 and video[t] != video[t - 1]:
+                        seen = False
+                    assert not (missing[t] and seen), f"NaN waypoint after a keyframe at {t}"
+                    seen = seen or not missing[t]
+                seq = replay_sequences(ep)
+                n_exec = int((~video).sum())
+                assert len(seq["joint_angle"]) == n_exec and len(seq["ee_pose"]) == n_exec
+                assert seq["waypoint"] and seq["multi_choice"]
+                choices = json.loads(setup["available_multi_choices"].asstr()[()])
+                assert choices
 
 
 @pytest.mark.slow
@@ -199,7 +273,7 @@ def test_metadata_dir_generates_the_released_episodes(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     want = load_metadata(METADATA / "val", "PickXtimes")[0]
     with h5py.File(out / "record_dataset_PickXtimes.h5", "r") as f:
-        setup = f[f"episode_{want.episode + 1}/setup"]
+        setup = f[f"episode_{want.episode}/setup"]
         assert setup["difficulty"].asstr()[()] == want.difficulty
         assert setup["seed"][()] >= want.seed
     r = dfhelpers.run_cli("validate", str(out))

@@ -48,8 +48,11 @@ def test_easy_episode_succeeds_and_replays(task: str, make_env, nominal) -> None
     env = make_env(task)
     env.reset(seed=run.seed)
     info = {}
-    for action in rec.joint_action:
+    for t, action in enumerate(rec.joint_action):
         _, _, _, _, info = env.step(action)
+        if t % 25 == 0:  # the recorded proprioception is the one after the step's action
+            qpos = env.unwrapped.agent.robot.get_qpos()[0].cpu().numpy()
+            np.testing.assert_allclose(qpos, rec.qpos[t], atol=1e-4)
     final = env.unwrapped.get_state()[0].cpu().numpy()
     assert final.shape == rec.final_state.shape
     np.testing.assert_allclose(final, rec.final_state, atol=1e-4)

@@ -1,0 +1,140 @@
+"""RoboMME's recovery demonstrations: one deliberately missed grasp before a normal pick.
+
+The public benchmark's generator (``utils/task4recovery.py``, ``utils/subgoal_planner_func.py``
+``solve_pickup_fail``; the harness ``generate-dataset-control-seed-readJson-advanceV3.py``)
+turns it on for metadata episodes 0-5 of every split, in the tasks whose task list has a pick
+outside the video (:data:`RECOVERY_TASKS`): episodes 0-2 miss *above* the grasp (+2 cube
+half-sizes, 4 cm; containers 3.5 cm), episodes 3-5 miss *beside* it (4 cm, containers 3.5 cm,
+along x and/or y, signs from a ``torch.Generator`` seeded with the episode seed, redrawn while
+both are 0). The miss: open; move above the offset grasp (z 0.15 m, containers 0.2 m); descend
+to it; close; rise back; open — then the pick as usual. Which pick: one of the episode's
+non-video picks, chosen by the task (upstream: a ``randint`` on its layout generator). There is
+no other noise upstream; the paper's "5% noise" is these 6 of 100 episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
+
+RECOVERY_TASKS = frozenset(
+    {
+        "PickXtimes", "BinFill", "SwingXtimes", "VideoUnmask", "ButtonUnmask", "VideoUnmaskSwap",
+        "ButtonUnmaskSwap", "PickHighlight", "VideoRepick", "VideoPlaceButton", "VideoPlaceOrder",
+    }
+)  # fmt: skip
+Z_EPISODES, XY_EPISODES = range(0, 3), range(3, 6)
+MISS_M = {"cube": 0.04, "bin": 0.035}  # upstream: 2 x cube half-size; 0.035 for containers
+READY_Z = {"cube": 0.15, "bin": 0.2}
+GRIP_STEPS = 6  # upstream's gripper open/close
+
+
+@dataclass(frozen=True)
+class MissedGrasp:
+    """Where the recovery goes: the ``pick``-th non-video pick of the episode, missed along
+    ``direction`` (unit steps per axis: (0, 0, 1) above, (sx, sy, 0) beside)."""
+
+    pick: int
+    mode: str  # "z" or "xy"
+    direction: tuple[int, int, int]
+
+    def offset(self, kind: str) -> np.ndarray:
+        return np.asarray(self.direction, dtype=np.float64) * MISS_M[kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pick": self.pick, "mode": self.mode, "direction": list(self.direction)}
+
+
+def recovery_mode(task: str, episode: int) -> str | None:
+    """ "z", "xy" or None: RoboMME's rule for which episodes demonstrate a recovery."""
+    if task not in RECOVERY_TASKS:
+        return None
+    if episode in Z_EPISODES:
+        return "z"
+    if episode in XY_EPISODES:
+        return "xy"
+    return None
+
+
+def xy_signs(seed: int) -> tuple[int, int]:
+    """The signs of a sideways miss: ``randint(-1, 2, (2,))`` on a fresh torch generator seeded
+    with the episode seed, redrawn while both are 0."""
+    import torch
+
+    gen = torch.Generator()
+    gen.manual_seed(int(seed))
+    while True:
+        signs = torch.randint(-1, 2, (2,), generator=gen, dtype=torch.int64).tolist()
+        if signs != [0, 0]:
+            return int(signs[0]), int(signs[1])
+
+
+def missed_grasp(task: str, episode: int, seed: int, pick: int) -> MissedGrasp | None:
+    """The recovery of metadata episode ``episode`` of ``task`` (None when it has none)."""
+    mode = recovery_mode(task, episode)
+    if mode is None:
+        return None
+    direction = (0, 0, 1) if mode == "z" else (*xy_signs(seed), 0)
+    return MissedGrasp(pick, mode, direction)
+
+
+def miss_waypoints(grasp: Waypoint, miss: MissedGrasp) -> list[Waypoint]:
+    """The missed grasp before ``grasp`` (a pick's grasp keyframe)."""
+    assert grasp.pose is not None and grasp.grasp in MISS_M
+    fail = np.array(grasp.pose, dtype=np.float64)
+    fail[:3] += miss.offset(grasp.grasp)
+    ready = fail.copy()
+    ready[2] = READY_Z[grasp.grasp]
+    return [
+        Waypoint(None, OPEN, hold=GRIP_STEPS, noisy=False),
+        Waypoint(ready, OPEN, noisy=False),
+        Waypoint(fail, CLOSED, hold=GRIP_STEPS, noisy=False),
+        Waypoint(ready, OPEN, hold=GRIP_STEPS, noisy=False),
+    ]
+
+
+# How many non-video picks our plan of each task makes, from its layout. Upstream's task lists
+# have the same picks for the same counts; until our tasks take their counts from upstream's
+# layouts (docs/robomme_upstream.md), upstream's choice is taken modulo this count.
+PICKS = {
+    "PickXtimes": lambda lay: lay["repetitions"],
+    "BinFill": lambda lay: sum(lay["counts"]),
+    "SwingXtimes": lambda lay: 1,
+    "VideoUnmask": lambda lay: len(lay["goals"]),
+    "ButtonUnmask": lambda lay: len(lay["goals"]),
+    "VideoUnmaskSwap": lambda lay: len(lay["goals"]),
+    "ButtonUnmaskSwap": lambda lay: len(lay["goals"]),
+    "PickHighlight": lambda lay: len(lay["goals"]),
+    "VideoRepick": lambda lay: lay["repetitions"],
+    "VideoPlaceButton": lambda lay: 1,
+    "VideoPlaceOrder": lambda lay: 1,
+}
+
+
+def upstream_pick(task: str, seed: int, difficulty: str, layout: dict[str, Any]) -> int:
+    """Which of the episode's non-video picks gets the miss: upstream's draw (``randint`` over
+    its pick tasks, on the task's layout generator), reduced to our plan's picks."""
+    from dataforge.pipelines.robomme.layouts import upstream_layout
+
+    drawn = upstream_layout(task, seed, difficulty, recovery=True).params["recovery"]
+    return int(drawn["choice"]) % max(1, int(PICKS[task](layout)))
+
+
+def with_missed_grasp(plan: Iterable[Subgoal], miss: MissedGrasp | None) -> Iterator[Subgoal]:
+    """``plan`` with ``miss`` put at the start of its chosen pick (picks are the non-video
+    subgoals holding a grasp keyframe). Raises if the plan has fewer picks."""
+    picks = 0
+    for sg in plan:
+        grasp = next((wp for wp in sg.waypoints if wp.grasp), None)
+        if miss is not None and grasp is not None and not sg.video:
+            if picks == miss.pick:
+                sg = Subgoal(sg.simple, sg.grounded, [*miss_waypoints(grasp, miss), *sg.waypoints])
+            picks += 1
+        yield sg
+    if miss is not None and picks <= miss.pick:
+        raise ValueError(f"the recovery's pick {miss.pick} is beyond the plan's {picks} picks")
