@@ -228,6 +228,11 @@ class RobommeEnv(BaseEnv):
     def goal(self) -> str:
         raise NotImplementedError
 
+    def goals(self) -> list[str]:
+        """Every phrasing of the language goal (RoboMME's ``task_goal`` list); the first is
+        :meth:`goal`."""
+        return [self.goal()]
+
     def plan(self) -> Iterator[Subgoal]:
         raise NotImplementedError
 

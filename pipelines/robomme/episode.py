@@ -21,7 +21,7 @@ from dataforge.manip.executor import Noise, Recording
 from dataforge.manip.rotations import continuous_rpy, nearest_rpy, quat_to_rpy
 from dataforge.pipelines.robomme.seeds import EpisodeSpec
 
-POINT = re.compile(r"\[(-?\d+), (-?\d+)\]")
+POINT = re.compile(r"[\[<](-?\d+), (-?\d+)[\]>]")  # a grounded pixel: [row, col] or <y, x>
 
 
 @dataclass
@@ -40,7 +40,7 @@ class Pass1:
 
     seed: int
     recording: Recording
-    goal: str
+    goals: list[str]  # RoboMME's task_goal: every phrasing of the language goal
     layout: dict[str, Any]
     filtered: list[Filtered] = field(default_factory=list)
     state_keys: list[str] = field(default_factory=list)
@@ -107,7 +107,7 @@ def run_pass1(
             filtered.append(Filtered(seed, f"{type(exc).__name__}: {exc}"))
             continue
         kept = Pass1(
-            seed, rec, base.goal(), jsonable(base.layout), filtered, base.state_keys(),
+            seed, rec, base.goals(), jsonable(base.layout), filtered, base.state_keys(),
             miss.to_dict() if miss else None,
         )  # fmt: skip
         return kept, filtered

@@ -146,7 +146,7 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
             "difficulty": spec.difficulty,
             "split": cfg.split,
             "from_metadata": bool(cfg.episodes),
-            "task_goal": [run.goal],
+            "task_goal": run.goals,
             "steps": len(rec),
             "video_steps": int(sum(rec.video)),
             "state_dim": int(rec.state[0].shape[0]),

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.manip.executor import CLOSED, OPEN, Waypoint
+from dataforge.pipelines.robomme.assets import BUTTON_PRESSED_M, button_depth
 from dataforge.pipelines.robomme.objects import (
     BUTTON_TOP,
     CUBE_HALF,
@@ -71,6 +72,23 @@ def press(button_actor: Any, *, hold: int = 4) -> list[Waypoint]:
     ]
 
 
+READY_Z = 0.15  # RoboMME's planner: the hover height above a button (and a pick's approach)
+
+
+def press_spring_button(button: Any) -> list[Waypoint]:
+    """RoboMME's ``solve_button`` for an ``assets.button`` articulation: hover above it at
+    z 0.15 pointing down, close the gripper, go down to the button's root (the fingertips push
+    the cap in), come back up."""
+    root = button.pose.p[0].cpu().numpy().astype(np.float64)
+    ready = np.array([root[0], root[1], READY_Z])
+    return [
+        Waypoint(top_grasp(ready, 0.0), OPEN),
+        Waypoint(None, CLOSED, hold=GRIP_STEPS),
+        Waypoint(top_grasp(root, 0.0), CLOSED, noisy=False),
+        Waypoint(top_grasp(ready, 0.0), CLOSED),
+    ]
+
+
 def retreat(env: Any, height: float = 0.25) -> list[Waypoint]:
     """Rise straight up to ``height`` above the table."""
     p = env.tcp_position()
@@ -116,6 +134,27 @@ class ButtonTracker:
             self.presses += 1
         self.down = bool(inside)
         return bool(pressed)
+
+
+@dataclass
+class SpringButtonTracker:
+    """Counts presses of an ``assets.button`` articulation: its cap pushed more than 5 mm down
+    (RoboMME's ``is_button_pressed``); a press counts once until the cap comes back up."""
+
+    button: Any
+    presses: int = 0
+    down: bool = False
+
+    def pressed(self) -> bool:
+        return button_depth(self.button) > BUTTON_PRESSED_M
+
+    def update(self, env: Any = None) -> bool:
+        now = self.pressed()
+        new = now and not self.down
+        if new:
+            self.presses += 1
+        self.down = now
+        return new
 
 
 def on_target(actor: Any, target_xy: np.ndarray, radius: float, *, max_z: float = 0.03) -> bool:

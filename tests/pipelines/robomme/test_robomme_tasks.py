@@ -43,7 +43,7 @@ def test_easy_episode_succeeds_and_replays(task: str, make_env, nominal) -> None
     rec = run.recording
     assert rec.success[-1] and not any(rec.success[:-1])
     assert len(rec.subgoals) >= 2 and rec.subgoals[-1]["end"] == len(rec)
-    assert run.goal and isinstance(run.goal, str)
+    assert run.goals and all(isinstance(g, str) and g for g in run.goals)
 
     env = make_env(task)
     env.reset(seed=run.seed)
