@@ -52,13 +52,15 @@ class Waypoint:
 
 @dataclass(frozen=True)
 class Subgoal:
-    """One subtask: its simple and grounded texts, its waypoints, and whether it belongs to the
-    conditioning video shown before execution."""
+    """One subtask: its simple and grounded texts, its waypoints, whether it belongs to the
+    conditioning video shown before execution, and ``choice``: the high-level action it is an
+    instance of, among the task's multiple-choice options ("" for none)."""
 
     simple: str
     grounded: str
     waypoints: Sequence[Waypoint]
     video: bool = False
+    choice: str = ""
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ class Executor:
                 self._video = sg.video
                 self.rec.subgoals.append(
                     {"simple": sg.simple, "grounded": sg.grounded, "start": len(self.rec),
-                     "end": len(self.rec), "video": sg.video}
+                     "end": len(self.rec), "video": sg.video, "choice": sg.choice}
                 )  # fmt: skip
                 for k, wp in enumerate(sg.waypoints):
                     if k == len(sg.waypoints) - 1 and k > 0:

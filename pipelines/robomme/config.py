@@ -74,7 +74,8 @@ class RobommeConfig(PipelineConfig):
     max_retries: int = option(
         7,
         "Next seeds tried when an episode fails (planner or success check); filtered "
-        "attempts are counted in the metadata and 'dataforge stats' (the released files: 1-7).",
+        "attempts are counted in the metadata and 'dataforge stats' (the released files: 1-7). "
+        "Episodes from --metadata-dir keep their released seed: no retry.",
         min=0,
         max=99,
     )

@@ -137,14 +137,18 @@ def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) 
     return render_states(env, [*rec.state[1:], rec.final_state], cameras)
 
 
-def choices(subgoals: list[dict[str, Any]]) -> list[str]:
-    """The episode's distinct high-level actions, in order of first use (the multi-choice
-    options of RoboMME's Video-QA form)."""
-    seen: list[str] = []
-    for sg in subgoals:
-        if sg["simple"] not in seen:
-            seen.append(sg["simple"])
-    return seen
+def choices(task: str) -> list[dict[str, Any]]:
+    """RoboMME's multiple-choice options of ``task`` (``setup/available_multi_choices``):
+    ``{"label", "action", "need_parameter"}`` with labels a, b, ... (from upstream's
+    ``utils/vqa_options.py``; ``templates/robomme/multi_choice.json``)."""
+    from importlib import resources
+
+    path = resources.files("dataforge.templates") / "robomme" / "multi_choice.json"
+    options = json.loads(path.read_text("utf-8"))[task]
+    return [
+        {"label": chr(ord("a") + k), "action": action, "need_parameter": need}
+        for k, (action, need) in enumerate(options)
+    ]
 
 
 def step_subgoals(rec: Recording) -> tuple[np.ndarray, np.ndarray]:
@@ -220,13 +224,15 @@ def episode_arrays(
     }
 
 
-def choice_action(sg: dict[str, Any], options: list[str]) -> str:
-    """RoboMME's choice_action JSON for a step in subgoal ``sg``: the option's letter and the
-    grounded pixel [row, col] (``[]`` when the subgoal names none)."""
+def choice_action(sg: dict[str, Any], options: list[dict[str, Any]]) -> str:
+    """RoboMME's ``choice_action`` JSON for a step in subgoal ``sg``: the upper-case label of the
+    option its ``choice`` names ("" when none) and the grounded pixel [row, col] ([] when the
+    subgoal names none)."""
     m = POINT.search(sg["grounded"])
     point = [int(m.group(1)), int(m.group(2))] if m else []
-    return json.dumps({"choice": chr(ord("A") + options.index(sg["simple"])), "point": point})
+    label = next((o["label"] for o in options if o["action"] == sg.get("choice")), "")
+    return json.dumps({"choice": label.upper(), "point": point})
 
 
-def multi_choices(options: list[str]) -> str:
-    return json.dumps({chr(ord("A") + k): text for k, text in enumerate(options)})
+def multi_choices(options: list[dict[str, Any]]) -> str:
+    return json.dumps(options)

@@ -122,14 +122,14 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
 
     spec = EpisodeSpec(**unit.params)
     noise = Noise(cfg.noise_prob, cfg.noise_scale) if cfg.noise == "waypoint" else Noise()
-    run, filtered = run_pass1(
-        spec, noise, max_retries=cfg.max_retries, recovery=cfg.noise == "upstream"
-    )
+    # a released record names the seed that worked: generate exactly it, never another
+    retries = 0 if cfg.episodes else cfg.max_retries
+    run, filtered = run_pass1(spec, noise, max_retries=retries, recovery=cfg.noise == "upstream")
     if run is None:
         reasons = "; ".join(f"seed {f.seed}: {f.reason}" for f in filtered[:3])
+        hint = "the released seed is kept as is" if cfg.episodes else "raise --max-retries"
         raise DataforgeError(
-            f"{spec.task} episode {spec.episode}: every seed failed ({reasons}); "
-            "raise --max-retries"
+            f"{spec.task} episode {spec.episode}: every seed failed ({reasons}); {hint}"
         )
     frames = run_pass2(spec, run, (FRONT_CAMERA, WRIST_CAMERA), cfg.size)
     arrays = episode_arrays(run, frames, FRONT_CAMERA, WRIST_CAMERA)
@@ -151,7 +151,7 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
             "video_steps": int(sum(rec.video)),
             "state_dim": int(rec.state[0].shape[0]),
             "subgoals": rec.subgoals,
-            "choices": choices(rec.subgoals),
+            "choices": choices(spec.task),
             "filtered": [f.to_dict() for f in filtered],
             "noise": {
                 "mode": cfg.noise,

@@ -80,6 +80,24 @@ def test_a_reused_rendering_env_gives_the_arrays_of_a_fresh_one(
         assert ea.metadata == eb.metadata
 
 
+def test_two_workers_write_the_data_of_one(two_each: Path, tmp_path: Path) -> None:
+    """The same two-episode job with 2 workers (each episode in its own process) writes the
+    same data files as with 1 (both episodes in one process, the second in reused envs)."""
+    out = tmp_path / "two"
+    r = dfhelpers.run_cli(
+        "robomme", "generate", "--tasks", "PickXtimes,BinFill", "--first-episode", str(FIRST),
+        "--episodes-per-task", str(COUNT), "--size", SIZE, "--workers", "2", "--out", str(out),
+        "--quiet", timeout=900,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    from dataforge.store import open_dataset
+
+    with open_dataset(two_each) as a, open_dataset(out) as b:
+        files_a = {k: v for k, v in a.manifest.files.items() if not k.startswith("manifest")}
+        files_b = {k: v for k, v in b.manifest.files.items() if not k.startswith("manifest")}
+        assert files_a == files_b
+
+
 def test_flat_states_land_on_the_actors_of_the_scene_built_at_reset(make: Any) -> None:
     """A physics env reset to seeds whose actors differ (names, and the same names in another
     order) takes back the state vector it gives, actor by actor."""

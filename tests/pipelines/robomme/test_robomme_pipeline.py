@@ -130,8 +130,9 @@ def replay_sequences(ep: h5py.Group) -> dict[str, list]:
             out["waypoint"].append(wa)
         if bool(info["is_subgoal_boundary"][()]):
             doc = json.loads(act["choice_action"][()].decode())
-            assert isinstance(doc.get("choice"), str) and doc["choice"].strip() and "point" in doc
-            out["multi_choice"].append(doc)
+            assert isinstance(doc.get("choice"), str) and "point" in doc
+            if doc["choice"].strip():  # the replay tool skips subgoals that are no option
+                out["multi_choice"].append(doc)
     return out
 
 
@@ -204,9 +205,14 @@ def test_released_layout_field_by_field(dataset: Path) -> None:
                 seq = replay_sequences(ep)
                 n_exec = int((~video).sum())
                 assert len(seq["joint_angle"]) == n_exec and len(seq["ee_pose"]) == n_exec
-                assert seq["waypoint"] and seq["multi_choice"]
-                choices = json.loads(setup["available_multi_choices"].asstr()[()])
-                assert choices
+                assert seq["waypoint"]
+                options = json.loads(setup["available_multi_choices"].asstr()[()])
+                assert [set(o) for o in options] == [{"label", "action", "need_parameter"}] * len(
+                    options
+                )
+                assert [o["label"] for o in options] == [chr(97 + i) for i in range(len(options))]
+                labels = {o["label"].upper() for o in options}
+                assert {c["choice"] for c in seq["multi_choice"]} <= labels
 
 
 @pytest.mark.slow
@@ -264,18 +270,22 @@ def test_planner_failure_is_filtered_not_written(monkeypatch) -> None:
 @needs_metadata
 @sim
 def test_metadata_dir_generates_the_released_episodes(tmp_path: Path) -> None:
+    """SwingXtimes val episodes 0 and 1: episode 1's released seed is a retry (block seed + 1);
+    both are generated at exactly their released seed and difficulty."""
     out = tmp_path / "val"
     r = dfhelpers.run_cli(
-        "robomme", "generate", "--tasks", "PickXtimes", "--split", "val", "--metadata-dir",
-        str(METADATA / "val"), "--episodes-per-task", "1", "--size", "32", "--out", str(out),
+        "robomme", "generate", "--tasks", "SwingXtimes", "--split", "val", "--metadata-dir",
+        str(METADATA / "val"), "--episodes-per-task", "2", "--size", "32", "--out", str(out),
         "--quiet", timeout=900,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    want = load_metadata(METADATA / "val", "PickXtimes")[0]
-    with h5py.File(out / "record_dataset_PickXtimes.h5", "r") as f:
-        setup = f[f"episode_{want.episode}/setup"]
-        assert setup["difficulty"].asstr()[()] == want.difficulty
-        assert setup["seed"][()] >= want.seed
+    want = load_metadata(METADATA / "val", "SwingXtimes")[:2]
+    assert want[1].seed == scheme_seed("SwingXtimes", "val", 1) + 1  # a retried seed
+    with h5py.File(out / "record_dataset_SwingXtimes.h5", "r") as f:
+        for rec in want:
+            setup = f[f"episode_{rec.episode}/setup"]
+            assert setup["difficulty"].asstr()[()] == rec.difficulty
+            assert setup["seed"][()] == rec.seed
     r = dfhelpers.run_cli("validate", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
 
