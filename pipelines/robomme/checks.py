@@ -201,7 +201,7 @@ def stats(ds: Any) -> PipelineStats:
     filtered: Counter[str] = Counter()
     lengths: list[float] = []
     video: list[float] = []
-    detours = 0
+    detours = missed = 0
     for ep in ds.episodes():
         m = ep.metadata
         episodes[m["task"]] += 1
@@ -211,6 +211,7 @@ def stats(ds: Any) -> PipelineStats:
         lengths.append(float(m["steps"]))
         video.append(float(m["video_steps"]))
         detours += len(m["noise"]["detours"])
+        missed += m["noise"].get("missed_grasp") is not None
     table = {
         t: {
             "episodes": episodes[t],
@@ -229,6 +230,7 @@ def stats(ds: Any) -> PipelineStats:
             "steps": sum(steps.values()),
             "filtered attempts": sum(filtered.values()),
             "noise detours": detours,
+            "missed grasps (recovery)": missed,
             "per task": table,
         },
         distributions={"steps per episode": lengths, "video steps per episode": video},
