@@ -2,7 +2,8 @@
 ``--two-pass`` also pass 2 of every kept episode (its states replayed through both cameras in
 the worker's reused rendering env, as the generator does).
 
-    python scripts/robomme_oracle.py [--tasks all|T1,T2] [--episodes 12] [--noise 0] [--two-pass]
+    python scripts/robomme_oracle.py [--tasks all|T1,T2] [--episodes 12] [--noise 0] [--recovery]
+        [--two-pass]
 
 For each task and difficulty, runs the first N train-scheme seeds once each (no retry) and
 prints a markdown row: successes per difficulty, the mean steps of the successful episodes
@@ -24,7 +25,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", default="all")
     ap.add_argument("--episodes", type=int, default=12)
-    ap.add_argument("--noise", type=float, default=0.0, help="noise probability per waypoint")
+    ap.add_argument("--noise", type=float, default=0.0, help="--noise waypoint probability")
+    ap.add_argument(
+        "--recovery", action="store_true", help="RoboMME's missed grasp in episodes 0-5"
+    )
     ap.add_argument(
         "--two-pass", action="store_true", help="also render every kept episode (32 x 32)"
     )
@@ -45,7 +49,9 @@ def main() -> None:
             steps = []
             for k in range(args.episodes):
                 spec = EpisodeSpec(task, k, scheme_seed(task, "train", k), difficulty)
-                run, filtered = run_pass1(spec, Noise(args.noise, 0.05), max_retries=0)
+                run, filtered = run_pass1(
+                    spec, Noise(args.noise, 0.05), max_retries=0, recovery=args.recovery
+                )
                 if run is None:
                     reasons[f"{difficulty}: {filtered[0].reason[:90]}"] += 1
                 else:

@@ -120,8 +120,13 @@ class Executor:
         noise: Noise = Noise(),
         rng: np.random.Generator | None = None,
         max_steps: int = 5000,
+        finish_subgoal: bool = False,
     ) -> None:
         self.env = env
+        # on success, stop at once (False) or finish the current subgoal's motion first (True,
+        # as RoboMME's harness finishes the running solve): the flag stays true from there
+        self.finish_subgoal = finish_subgoal
+        self.completed = False
         self.base = env.unwrapped
         self.planner = ArmPlanner(self.base)
         self.noise = noise
@@ -162,20 +167,23 @@ class Executor:
         _, _, _, _, info = self.env.step(action)
         rec.qpos.append(self._qpos())
         rec.tcp.append(self._tcp())
-        rec.success.append(bool(np.asarray(info.get("success", False)).reshape(-1)[0]))
+        success = bool(np.asarray(info.get("success", False)).reshape(-1)[0])
+        self.completed = self.completed or success
+        rec.success.append(self.completed)
         self.arm_cmd = np.asarray(arm, dtype=np.float64)
-        if bool(np.asarray(info.get("fail", False)).reshape(-1)[0]):
+        failed = bool(np.asarray(info.get("fail", False)).reshape(-1)[0])
+        if failed and not self.completed:
             reason = getattr(self.base, "failure_reason", "") or "an immediate-failure condition"
             raise TaskFailed(f"step {len(rec)}: {reason}")
-        if rec.success[-1]:
+        if self.completed and not self.finish_subgoal:
             raise _Completed
 
     def hold(self, steps: int, until: Callable[[], bool] | None = None) -> None:
         for _ in range(steps):
-            if until is not None and until():
-                return
+            if until is not None and (until() or self.completed):
+                return  # a wait ends with its condition, or with the task
             self.step(self.arm_cmd)
-        if until is not None and not until():
+        if until is not None and not until() and not self.completed:
             raise PlanningFailed(f"waited {steps} steps for a condition that never came")
 
     def move(self, pose: np.ndarray) -> None:
@@ -202,7 +210,8 @@ class Executor:
 
     def run(self, plan: Iterable[Subgoal]) -> Recording:
         """Execute ``plan`` (may be a generator reading the env between subgoals) until the
-        task's success flag first turns true; that step is the episode's last.
+        task's success flag first turns true; that step is the episode's last, or with
+        ``finish_subgoal`` the last step of that subgoal's motion.
 
         Each subgoal's span is [start, end); ``online_end`` (when it has several waypoints) is
         where its last waypoint starts: an online observer may already name the next subgoal
@@ -220,9 +229,17 @@ class Executor:
                 for k, wp in enumerate(sg.waypoints):
                     if k == len(sg.waypoints) - 1 and k > 0:
                         self.rec.subgoals[-1]["online_end"] = len(self.rec)
-                    self.run_waypoint(wp)
+                    try:
+                        self.run_waypoint(wp)
+                    except PlanningFailed:
+                        if not self.completed:
+                            raise
+                        break  # the task is done: what is left of the motion is not needed
                 self.rec.subgoals[-1]["end"] = len(self.rec)
-            raise TaskFailed("the plan ended without the task's success")
+                if self.completed:
+                    break
+            else:
+                raise TaskFailed("the plan ended without the task's success")
         except _Completed:
             self.rec.subgoals[-1]["end"] = len(self.rec)
         self.rec.final_state = self._state.read()

@@ -2,9 +2,10 @@
 the per-step arrays in RoboMME's fields.
 
 As RoboMME's writer stores them, step k holds action k and the observation *after* it (cameras,
-proprioception, ``is_completed``); the reset observation is not stored. The last step of a kept
-episode is the first at which the task's success check holds. ``env_state`` keeps every state
-(before each action, then the final one) for replays.
+proprioception, ``is_completed``); the reset observation is not stored. ``is_completed`` turns
+true at the first step at which the task's success check holds and stays true to the end of
+that subgoal's motion, the episode's last step (RoboMME's harness finishes the running solve).
+``env_state`` keeps every state (before each action, then the final one) for replays.
 """
 
 from __future__ import annotations
@@ -96,7 +97,9 @@ def run_pass1(
         seed = spec.seed + retry
         env.reset(seed=seed, options={"recovery": with_recovery})
         base = env.unwrapped
-        ex = Executor(env, noise=noise, rng=noise_rng(seed), max_steps=max_steps)
+        ex = Executor(
+            env, noise=noise, rng=noise_rng(seed), max_steps=max_steps, finish_subgoal=True
+        )
         try:
             miss = None
             if with_recovery:
