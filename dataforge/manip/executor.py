@@ -61,6 +61,9 @@ class Subgoal:
     waypoints: Sequence[Waypoint]
     video: bool = False
     choice: str = ""
+    # the actors (or articulations) the grounded text's pixels name, in order: a renderer may
+    # replace each pixel by the centroid of that actor's pixels
+    segment: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -224,7 +227,8 @@ class Executor:
                 self._video = sg.video
                 self.rec.subgoals.append(
                     {"simple": sg.simple, "grounded": sg.grounded, "start": len(self.rec),
-                     "end": len(self.rec), "video": sg.video, "choice": sg.choice}
+                     "end": len(self.rec), "video": sg.video, "choice": sg.choice,
+                     "segment": list(sg.segment)}
                 )  # fmt: skip
                 for k, wp in enumerate(sg.waypoints):
                     if k == len(sg.waypoints) - 1 and k > 0:

@@ -8,8 +8,8 @@ gives it) and the camera's extrinsic (3 x 4, world -> OpenCV camera) per step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,8 @@ class CameraFrames:
     depth: np.ndarray  # (T, H, W, 1) int16, millimetres
     extrinsic: np.ndarray  # (T, 3, 4) float32
     intrinsic: np.ndarray  # (3, 3) float32
+    # per-pixel ids of the scene's actors and links (SAPIEN's per_scene_id), for the steps asked
+    segmentation: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 def _params(obs: dict[str, Any], cam: str) -> tuple[np.ndarray, np.ndarray]:
@@ -32,9 +34,14 @@ def _params(obs: dict[str, Any], cam: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def render_states(
-    env: Any, states: Sequence[np.ndarray] | np.ndarray, cameras: Sequence[str]
+    env: Any,
+    states: Sequence[np.ndarray] | np.ndarray,
+    cameras: Sequence[str],
+    *,
+    segment: Collection[int] = (),
 ) -> dict[str, CameraFrames]:
-    """Render every state of ``states`` (flat ManiSkill state vectors) with ``cameras``.
+    """Render every state of ``states`` (flat ManiSkill state vectors) with ``cameras``, and the
+    first camera's segmentation (ids as ``env.segmentation_id_map``) at the indices ``segment``.
 
     ``env`` must hold the scene the states were saved from (the same actors, in the same order):
     reset it to the episode's seed first. A ManiSkill env splits a flat vector by the actors of
@@ -58,6 +65,12 @@ def render_states(
                     "extrinsic": np.empty((n, 3, 4), np.float32),
                 }
                 out[cam]["intrinsic"] = _params(obs, cam)[1]
+            if k in segment and cam == cameras[0]:
+                sensor = base._sensors[cam]  # captured by get_obs: fetch one more texture
+                seg = sensor.get_obs(rgb=False, depth=False, position=False, segmentation=True)
+                out[cam].setdefault("segmentation", {})[k] = (
+                    seg["segmentation"][0, ..., 0].cpu().numpy().astype(np.int32)
+                )
             out[cam]["rgb"][k] = data["rgb"][0].cpu().numpy()
             out[cam]["depth"][k] = data["depth"][0].cpu().numpy()
             out[cam]["extrinsic"][k] = _params(obs, cam)[0]

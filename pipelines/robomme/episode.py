@@ -137,7 +137,49 @@ def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) 
             f"pass 1's held {run.state_keys}"
         )
     rec = run.recording
-    return render_states(env, [*rec.state[1:], rec.final_state], cameras)
+    firsts = {sg["start"] for sg in rec.subgoals if sg.get("segment")}
+    frames = render_states(env, [*rec.state[1:], rec.final_state], cameras, segment=firsts)
+    ground_subgoals(rec.subgoals, frames[cameras[0]].segmentation, segment_ids(env.unwrapped))
+    return frames
+
+
+def segment_ids(env: Any) -> dict[str, set[int]]:
+    """Segmentation ids by name: an actor's own; an articulation's, all its links'."""
+    ids: dict[str, set[int]] = {}
+    for actor in env.scene.actors.values():
+        ids.setdefault(actor.name, set()).add(int(actor._objs[0].per_scene_id))
+    for art in env.scene.articulations.values():
+        for link in art.links:
+            ids.setdefault(art.name, set()).add(int(link._objs[0].entity.per_scene_id))
+    return ids
+
+
+def ground_subgoals(
+    subgoals: list[dict[str, Any]], segmentation: dict[int, np.ndarray], ids: dict[str, set[int]]
+) -> None:
+    """RoboMME's grounded texts: each ``<row, col>`` of a subgoal that names its ``segment``
+    actors becomes the integer mean row and column of that actor's pixels in the front camera
+    at the subgoal's first step; where one is not in view, the text falls back to the simple
+    one. The projected point stays in ``point`` (``choice_action`` names it)."""
+    for sg in subgoals:
+        names = sg.get("segment") or []
+        matches = list(POINT.finditer(sg["grounded"]))
+        if matches:
+            sg.setdefault("point", [int(matches[0].group(1)), int(matches[0].group(2))])
+        if not names or sg["start"] not in segmentation:
+            continue
+        seg = segmentation[sg["start"]]
+        text, pieces, last = sg["grounded"], [], 0
+        for m, name in zip(matches, names, strict=False):
+            rows, cols = np.nonzero(np.isin(seg, list(ids.get(name, ()))))
+            if len(rows) == 0:
+                text = sg["simple"]
+                break
+            pieces += [text[last : m.start()], f"<{int(rows.mean())}, {int(cols.mean())}>"]
+            last = m.end()
+        else:
+            text = "".join(pieces) + text[last:]
+        sg["grounded"] = text
 
 
 def choices(task: str) -> list[dict[str, Any]]:
@@ -231,8 +273,11 @@ def choice_action(sg: dict[str, Any], options: list[dict[str, Any]]) -> str:
     """RoboMME's ``choice_action`` JSON for a step in subgoal ``sg``: the upper-case label of the
     option its ``choice`` names ("" when none) and the grounded pixel [row, col] ([] when the
     subgoal names none)."""
-    m = POINT.search(sg["grounded"])
-    point = [int(m.group(1)), int(m.group(2))] if m else []
+    if "point" in sg:
+        point = sg["point"]
+    else:
+        m = POINT.search(sg["grounded"])
+        point = [int(m.group(1)), int(m.group(2))] if m else []
     label = next((o["label"] for o in options if o["action"] == sg.get("choice")), "")
     return json.dumps({"choice": label.upper(), "point": point})
 

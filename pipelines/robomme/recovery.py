@@ -14,6 +14,7 @@ no other noise upstream; the paper's "5% noise" is these 6 of 100 episodes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -133,7 +134,8 @@ def with_missed_grasp(plan: Iterable[Subgoal], miss: MissedGrasp | None) -> Iter
         grasp = next((wp for wp in sg.waypoints if wp.grasp), None)
         if miss is not None and grasp is not None and not sg.video:
             if picks == miss.pick:
-                sg = Subgoal(sg.simple, sg.grounded, [*miss_waypoints(grasp, miss), *sg.waypoints])
+                waypoints = [*miss_waypoints(grasp, miss), *sg.waypoints]
+                sg = dataclasses.replace(sg, waypoints=waypoints)  # texts, choice kept
             picks += 1
         yield sg
     if miss is not None and picks <= miss.pick:
