@@ -33,6 +33,8 @@ SUBGOAL_TEXTS = (
     "simple_subgoal", "simple_subgoal_online", "grounded_subgoal", "grounded_subgoal_online",
 )  # fmt: skip
 IMAGES = {"front_rgb", "wrist_rgb", "front_depth", "wrist_depth"}
+# RoboMME's planner-view subgoal once the last check has passed (subgoal_evaluate_func.py)
+DONE_TEXT = b"All tasks completed"
 
 
 def task_file(task: str) -> str:
@@ -84,7 +86,8 @@ def write_episode(f: h5py.File, ep: Any) -> None:
             _scalar(act, name, value)
         _scalar(act, "choice_action", choice[planner[t]])
         info = step.create_group("info")
-        _scalar(info, "simple_subgoal", np.bytes_(texts["simple_subgoal"][planner[t]]))
+        simple = DONE_TEXT if arrays["is_completed"][t] else texts["simple_subgoal"][planner[t]]
+        _scalar(info, "simple_subgoal", np.bytes_(simple))
         _scalar(info, "simple_subgoal_online", np.bytes_(texts["simple_subgoal"][online[t]]))
         _scalar(info, "grounded_subgoal", np.bytes_(texts["grounded_subgoal"][planner[t]]))
         _scalar(info, "grounded_subgoal_online", np.bytes_(texts["grounded_subgoal"][online[t]]))

@@ -188,6 +188,8 @@ def test_released_layout_field_by_field(dataset: Path) -> None:
                 )
                 done = arr["info/is_completed"]
                 assert done[-1] and not done[0] and np.all(done[:-1] <= done[1:])
+                simple = np.asarray(rows["info/simple_subgoal"])
+                assert np.all((simple == b"All tasks completed") == done)  # the planner's view
                 g = arr["obs/gripper_state"]
                 assert np.array_equal(arr["obs/is_gripper_close"], np.any(g < 0.03, axis=1))
                 assert set(np.unique(arr["action/joint_action"][:, 7])) <= {-1.0, 1.0}
