@@ -64,6 +64,9 @@ class Subgoal:
     # the actors (or articulations) the grounded text's pixels name, in order: a renderer may
     # replace each pixel by the centroid of that actor's pixels
     segment: tuple[str, ...] = ()
+    # False: simulated (and kept in the state log) but not part of the recorded demonstration
+    # (RoboMME's "NO RECORD" restaging between the video and the execution)
+    record: bool = True
 
 
 @dataclass(frozen=True)
@@ -228,7 +231,7 @@ class Executor:
                 self.rec.subgoals.append(
                     {"simple": sg.simple, "grounded": sg.grounded, "start": len(self.rec),
                      "end": len(self.rec), "video": sg.video, "choice": sg.choice,
-                     "segment": list(sg.segment)}
+                     "segment": list(sg.segment), "record": sg.record}
                 )  # fmt: skip
                 for k, wp in enumerate(sg.waypoints):
                     if k == len(sg.waypoints) - 1 and k > 0:

@@ -10,6 +10,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from dataforge.pipelines.robomme.episode import STEP_FIELDS
 from dataforge.pipelines.robomme.h5layout import (
     ACTION_FIELDS,
     IMAGES,
@@ -26,12 +27,7 @@ from dataforge.store.formats.hdf5_shard import refuse_outside_data
 PANDA_LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
 PANDA_UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
 VIDEO_TASKS = {t for t, s in TASK_SUITES.items() if t.startswith("Video") or s == "Imitation"}
-STEP_FIELDS = (
-    "front_rgb", "wrist_rgb", "front_depth", "wrist_depth", "joint_state", "eef_state",
-    "gripper_state", "is_gripper_close", "front_camera_extrinsic", "wrist_camera_extrinsic",
-    "joint_action", "eef_action", "waypoint_action", "is_video_demo", "is_subgoal_boundary",
-    "is_completed", "subgoal", "subgoal_online",
-)  # fmt: skip
+
 
 # the stored arrays that record_dataset_<Task>.h5 holds per step, by group (images apart)
 H5_FIELDS = {
@@ -41,8 +37,8 @@ H5_FIELDS = {
 }
 
 INVARIANTS = {
-    "rows": "every per-step array has one row per step; env_state holds (steps + 1) x state_dim "
-    "values",
+    "rows": "every per-step array has one row per step; env_state holds (simulated steps + 1) x "
+    "state_dim values",
     "limits": "joint actions and joint states are within the Panda's joint limits; gripper "
     "actions are -1 (close) or 1 (open); finger positions are within [0, 0.04] m (1 mm of "
     "simulation slack); depth is not negative",
@@ -64,8 +60,10 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
         if len(arr) != n:
             yield "rows", f"{name} has {len(arr)} rows for {n} steps"
             return
-    if ep["env_state"].shape[0] != (n + 1) * int(meta["state_dim"]):
-        yield "rows", f"env_state holds {ep['env_state'].shape[0]} values, not {n + 1} x state_dim"
+    sim = int(meta.get("sim_steps", n))  # with the unrecorded (restaging) steps
+    if ep["env_state"].shape[0] != (sim + 1) * int(meta["state_dim"]):
+        have = ep["env_state"].shape[0]
+        yield "rows", f"env_state holds {have} values, not {sim + 1} x state_dim"
     ja = arrays["joint_action"].astype(np.float64)
     for name, q in (("joint_action", ja[:, :7]), ("joint_state", arrays["joint_state"])):
         bad = np.flatnonzero(np.any((q < PANDA_LOWER - 1e-3) | (q > PANDA_UPPER + 1e-3), axis=1))

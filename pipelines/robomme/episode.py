@@ -211,6 +211,49 @@ def step_subgoals(rec: Recording) -> tuple[np.ndarray, np.ndarray]:
     return planner, online
 
 
+# the per-step arrays of a stored episode (one row per recorded step)
+STEP_FIELDS = (
+    "front_rgb", "wrist_rgb", "front_depth", "wrist_depth", "joint_state", "eef_state",
+    "gripper_state", "is_gripper_close", "front_camera_extrinsic", "wrist_camera_extrinsic",
+    "joint_action", "eef_action", "waypoint_action", "is_video_demo", "is_subgoal_boundary",
+    "is_completed", "subgoal", "subgoal_online",
+)  # fmt: skip
+
+
+def drop_unrecorded(
+    arrays: dict[str, np.ndarray], subgoals: list[dict[str, Any]]
+) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
+    """The arrays and subgoals without the steps of subgoals that are not recorded (RoboMME's
+    "NO RECORD" restaging): per-step rows dropped, subgoal indices and spans renumbered,
+    boundaries taken again; ``env_state`` keeps every simulated step."""
+    kept = [k for k, sg in enumerate(subgoals) if sg.get("record", True)]
+    if len(kept) == len(subgoals):
+        return arrays, subgoals
+    planner = arrays["subgoal"]
+    keep = np.isin(planner, kept)
+    new_at = np.cumsum(keep) - keep  # each old step's index among the kept ones
+    out = dict(arrays)
+    for name in STEP_FIELDS:
+        out[name] = arrays[name][keep]
+    # an online view pointing at a dropped subgoal names the next recorded one
+    renumber = np.searchsorted(kept, np.arange(len(subgoals)))
+    renumber = np.minimum(renumber, len(kept) - 1).astype(np.int16)
+    out["subgoal"] = renumber[planner[keep]]
+    out["subgoal_online"] = renumber[arrays["subgoal_online"][keep]]
+    out["is_subgoal_boundary"] = np.r_[True, out["subgoal"][1:] != out["subgoal"][:-1]]
+    spans = []
+    for k in kept:
+        sg = dict(subgoals[k])
+        n_steps = sg["end"] - sg["start"]
+        start = int(new_at[sg["start"]]) if n_steps else int(keep[: sg["start"]].sum())
+        for key in ("end", "online_end"):
+            if key in sg:
+                sg[key] = start + (sg[key] - sg["start"])
+        sg["start"] = start
+        spans.append(sg)
+    return out, spans
+
+
 GRIPPER_CLOSED_M = 0.03  # RoboMME: the gripper is "closed" when a finger is nearer than this
 
 

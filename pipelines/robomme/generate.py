@@ -35,7 +35,12 @@ import numpy as np
 from dataforge.errors import DataforgeError
 from dataforge.inputs import Inputs
 from dataforge.pipelines.robomme.config import RobommeConfig
-from dataforge.pipelines.robomme.episode import choices, episode_arrays, run_pass1
+from dataforge.pipelines.robomme.episode import (
+    choices,
+    drop_unrecorded,
+    episode_arrays,
+    run_pass1,
+)
 from dataforge.pipelines.robomme.h5layout import task_file, write_task_file
 from dataforge.pipelines.robomme.seeds import (
     EpisodeSpec,
@@ -132,7 +137,9 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
             f"{spec.task} episode {spec.episode}: every seed failed ({reasons}); {hint}"
         )
     frames = run_pass2(spec, run, (FRONT_CAMERA, WRIST_CAMERA), cfg.size)
-    arrays = episode_arrays(run, frames, FRONT_CAMERA, WRIST_CAMERA)
+    arrays, subgoals = drop_unrecorded(
+        episode_arrays(run, frames, FRONT_CAMERA, WRIST_CAMERA), run.recording.subgoals
+    )
     rec = run.recording
     yield Episode(
         id=unit.id,
@@ -147,10 +154,11 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
             "split": cfg.split,
             "from_metadata": bool(cfg.episodes),
             "task_goal": run.goals,
-            "steps": len(rec),
-            "video_steps": int(sum(rec.video)),
+            "steps": len(arrays["joint_action"]),
+            "sim_steps": len(rec),
+            "video_steps": int(arrays["is_video_demo"].sum()),
             "state_dim": int(rec.state[0].shape[0]),
-            "subgoals": rec.subgoals,
+            "subgoals": subgoals,
             "choices": choices(spec.task),
             "filtered": [f.to_dict() for f in filtered],
             "noise": {
