@@ -37,17 +37,20 @@ class _Completed(Exception):
 
 @dataclass(frozen=True)
 class Waypoint:
-    """A keyframe: move the TCP to ``pose`` ([x, y, z, qw, qx, qy, qz], world; None: stay),
-    command ``gripper`` (1 open, -1 closed), then hold ``hold`` steps, or — with ``until`` —
-    hold until ``until()`` is true (at most ``hold`` steps). ``grasp`` names what a grasp pose
-    closes on (e.g. "cube"; empty for other keyframes), for plans that rewrite picks."""
+    """A keyframe: move the TCP to ``pose`` ([x, y, z, qw, qx, qy, qz], world; None: stay; a
+    callable: the pose it returns when the executor reaches the keyframe), command ``gripper``
+    (1 open, -1 closed), then hold ``hold`` steps, or — with ``until`` — hold until
+    ``until()`` is true (at most ``hold`` steps). ``grasp`` names what kind of object a grasp
+    pose closes on (e.g. "cube"; empty for other keyframes) and ``target`` the object, for
+    plans that rewrite picks."""
 
-    pose: np.ndarray | None
+    pose: np.ndarray | Callable[[], np.ndarray] | None
     gripper: float = OPEN
     hold: int = 0
     until: Callable[[], bool] | None = None
     noisy: bool = True
     grasp: str = ""
+    target: Any = None
 
 
 @dataclass(frozen=True)
@@ -199,18 +202,19 @@ class Executor:
             self.step(arm)
 
     def run_waypoint(self, wp: Waypoint) -> None:
-        if wp.pose is not None:
+        pose = wp.pose() if callable(wp.pose) else wp.pose
+        if pose is not None:
             offset = self.noise.draw(self.rng) if wp.noisy else None
             if offset is not None:
-                detour = np.array(wp.pose, dtype=np.float64)
+                detour = np.array(pose, dtype=np.float64)
                 detour[:3] += offset
                 self._waypoint = keyframe(detour, self.gripper)
                 self.rec.perturbed.append(
                     {"step": len(self.rec), "offset_m": np.round(offset, 4).tolist()}
                 )
                 self.move(detour)
-            self._waypoint = keyframe(wp.pose, wp.gripper)
-            self.move(np.asarray(wp.pose, dtype=np.float64))
+            self._waypoint = keyframe(pose, wp.gripper)
+            self.move(np.asarray(pose, dtype=np.float64))
         self.gripper = wp.gripper
         self.hold(wp.hold, wp.until)
 

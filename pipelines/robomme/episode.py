@@ -95,12 +95,13 @@ def run_pass1(
     with_recovery = recovery and recovery_mode(spec.task, spec.episode) is not None
     for retry in range(max_retries + 1):
         seed = spec.seed + retry
-        env.reset(seed=seed, options={"recovery": with_recovery})
         base = env.unwrapped
-        ex = Executor(
-            env, noise=noise, rng=noise_rng(seed), max_steps=max_steps, finish_subgoal=True
-        )
         try:
+            # a layout upstream cannot place fails the seed, as upstream's SceneGenerationError
+            env.reset(seed=seed, options={"recovery": with_recovery})
+            ex = Executor(
+                env, noise=noise, rng=noise_rng(seed), max_steps=max_steps, finish_subgoal=True
+            )
             miss = None
             if with_recovery:
                 pick = upstream_pick(spec.task, seed, spec.difficulty, base.layout)

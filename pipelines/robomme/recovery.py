@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
+from dataforge.manip.rotations import quat_mul, yaw_quat
 
 RECOVERY_TASKS = frozenset(
     {
@@ -86,8 +87,9 @@ def missed_grasp(task: str, episode: int, seed: int, pick: int) -> MissedGrasp |
 
 def miss_waypoints(grasp: Waypoint, miss: MissedGrasp) -> list[Waypoint]:
     """The missed grasp before ``grasp`` (a pick's grasp keyframe)."""
-    assert grasp.pose is not None and grasp.grasp in MISS_M
-    fail = np.array(grasp.pose, dtype=np.float64)
+    pose = grasp.pose() if callable(grasp.pose) else grasp.pose
+    assert pose is not None and grasp.grasp in MISS_M
+    fail = np.array(pose, dtype=np.float64)
     fail[:3] += miss.offset(grasp.grasp)
     ready = fail.copy()
     ready[2] = READY_Z[grasp.grasp]
@@ -126,6 +128,33 @@ def upstream_pick(task: str, seed: int, difficulty: str, layout: dict[str, Any])
     return int(drawn["choice"]) % max(1, int(PICKS[task](layout)))
 
 
+def follow(waypoints: Iterable[Waypoint], target: Any) -> list[Waypoint]:
+    """``waypoints`` (a pick made before the miss) aimed again when each is reached: moved and
+    turned with ``target`` since now, as upstream reads the object's pose again after the miss
+    (which may have pushed it). Without a target they stay as they are."""
+    if target is None:
+        return list(waypoints)
+    from dataforge.pipelines.robomme.objects import actor_position, actor_yaw
+
+    p0, yaw0 = actor_position(target), actor_yaw(target)
+
+    def moved(pose: np.ndarray) -> Any:
+        def aim() -> np.ndarray:
+            turn = actor_yaw(target) - yaw0
+            turn = (turn + np.pi / 4) % (np.pi / 2) - np.pi / 4  # a square's quarter turns
+            out = np.array(pose, dtype=np.float64)
+            out[:2] += actor_position(target)[:2] - p0[:2]
+            out[3:7] = quat_mul(yaw_quat(turn), out[3:7])
+            return out
+
+        return aim
+
+    return [
+        wp if wp.pose is None or callable(wp.pose) else dataclasses.replace(wp, pose=moved(wp.pose))
+        for wp in waypoints
+    ]
+
+
 def with_missed_grasp(plan: Iterable[Subgoal], miss: MissedGrasp | None) -> Iterator[Subgoal]:
     """``plan`` with ``miss`` put at the start of its chosen pick (picks are the non-video
     subgoals holding a grasp keyframe). Raises if the plan has fewer picks."""
@@ -134,7 +163,7 @@ def with_missed_grasp(plan: Iterable[Subgoal], miss: MissedGrasp | None) -> Iter
         grasp = next((wp for wp in sg.waypoints if wp.grasp), None)
         if miss is not None and grasp is not None and not sg.video:
             if picks == miss.pick:
-                waypoints = [*miss_waypoints(grasp, miss), *sg.waypoints]
+                waypoints = [*miss_waypoints(grasp, miss), *follow(sg.waypoints, grasp.target)]
                 sg = dataclasses.replace(sg, waypoints=waypoints)  # texts, choice kept
             picks += 1
         yield sg

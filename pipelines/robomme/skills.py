@@ -42,7 +42,7 @@ def pick(
     at = np.array([p[0], p[1], z])
     return [
         Waypoint(top_grasp(at, yaw, APPROACH), OPEN),
-        Waypoint(top_grasp(at, yaw), OPEN, noisy=False, grasp=kind),
+        Waypoint(top_grasp(at, yaw), OPEN, noisy=False, grasp=kind, target=actor),
         Waypoint(None, CLOSED, hold=GRIP_STEPS),
         Waypoint(top_grasp(at, yaw, LIFT), CLOSED),
     ]

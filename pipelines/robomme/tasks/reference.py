@@ -1,630 +1,934 @@
 """Reference suite (object memory): PickHighlight, VideoRepick, VideoPlaceButton,
-VideoPlaceOrder.
+VideoPlaceOrder, as the public RoboMME benchmark builds and judges them (RoboMME/robomme_benchmark
+@a3842d1, ``src/robomme/robomme_env/<Task>.py``; facts in ``docs/robomme_upstream.md``).
 
-- *PickHighlight*: pressing the button shows white discs under some cubes for a few steps; the
-  robot then picks up (lifts and puts back down) every highlighted cube and presses the button
-  again to stop.
-- *VideoRepick*: the video shows the robot moving one cube to a new spot, after which pairs of
-  cubes trade places along arcs (the robot holds still); the robot then picks up and puts down
-  that same cube N times and presses the button.
-- *VideoPlaceButton* / *VideoPlaceOrder*: the video shows the robot carrying a cube from target
-  to target (identical purple discs), pressing a button once in between (PlaceButton) or between
-  every two placements (PlaceOrder); in *hard* two of the targets then trade places. The robot
-  then puts the named cube on the target chosen by a temporal ("immediately before the button
-  was pressed") or ordinal ("the third target") reference.
+- *PickHighlight*: white discs lie under the highlighted cubes for steps 10-100; the robot
+  presses the button, then picks up every highlighted cube (putting each down before the next).
+- *VideoRepick*: the video shows the robot picking up one cube and putting it back, then cubes
+  trading places (easy/medium, all cubes one colour); the robot picks up and puts down that
+  same cube N times and presses the button.
+- *VideoPlaceButton* / *VideoPlaceOrder*: the video carries the goal cube over targets with a
+  button press in between, leaves it on a hidden spot (``goal_site``) and, in hard, two targets
+  trade places; the robot puts the cube on the target named by a temporal ("right before the
+  button was pressed") or ordinal ("the second target") reference.
 
-Scripted motions (highlights, swaps) start from events the trackers detect in ``tick()`` (the
-first button press, the video's last release) and follow ``self.t`` from there. Cubes are
-dynamic bodies: while swapping, ``tick()`` sets their pose every step with zero velocity.
+Every episode's scene is upstream's (:func:`~dataforge.pipelines.robomme.layouts.upstream_layout`
+of the episode seed: actor names, build order, initial poses, and the draws the rules depend
+on). Success and failure follow upstream's ``sequential_task_check`` over the task list
+(:class:`TaskList`), checked after every control step. Scene changes (highlights, swaps) run in
+``tick()`` from ``self.t``: upstream applies them at the start of ``step()`` with
+``elapsed_steps`` = ``self.t - 1`` (the state seen after the step is the same).
+
+Departures shared by the video tasks: upstream's "NO RECORD" strong reset between the video and
+the execution (30 unrecorded steps back to the start pose) is left out of both the plan and the
+task list, so the execution starts where the video left the arm (we cannot leave steps out of
+the recording).
+
+Oracle departures (motions, not rules): putting a cube down releases it with its centre 2.4 cm
+above the table (upstream lowers the TCP to 1 cm, pressing the cube into the table); the hand
+is turned by a multiple of 90 degrees towards the target before carrying (upstream keeps it and
+falls back to RRT); a cube is grasped along whichever of its two axes keeps the open fingers off
+its neighbours (upstream: the axis nearest the hand's); the goal-site drop moves up to 3.5 cm
+off the site when another cube lies on it (upstream's check accepts 5 cm). Approach heights are
+``skills.pick``'s (12 cm above the grasp; upstream 15 cm).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
+import sapien
 
-from dataforge.manip.executor import OPEN, Subgoal, Waypoint
-from dataforge.pipelines.robomme import objects, skills
+from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
+from dataforge.manip.rotations import quat_mul
+from dataforge.pipelines.robomme import assets, skills
 from dataforge.pipelines.robomme.env import RobommeEnv, pixel_of
-from dataforge.pipelines.robomme.layout import X_RANGE, Y_RANGE, LayoutImpossible, yaw
+from dataforge.pipelines.robomme.layouts import upstream_layout
+from dataforge.pipelines.robomme.objects import actor_position, actor_yaw, grasp_yaw, top_grasp
 
-COLORS3 = ("red", "green", "blue")
-# Fifteen distinguishable cube colours for VideoRepick's cluttered scenes (RGBA).
-PALETTE: dict[str, tuple[float, ...]] = {
-    **{c: objects.COLORS[c] for c in ("red", "green", "blue", "yellow", "purple", "orange")},
-    **{c: objects.COLORS[c] for c in ("gray", "white", "black", "brown")},
-    "pink": (0.95, 0.55, 0.75, 1.0),
-    "cyan": (0.2, 0.8, 0.85, 1.0),
-    "navy": (0.08, 0.1, 0.4, 1.0),
-    "olive": (0.5, 0.5, 0.12, 1.0),
-    "lime": (0.6, 0.95, 0.3, 1.0),
-}
-TIMES = {1: "once", 2: "twice", 3: "three times"}
-ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth"}
-
-HIGHLIGHT_STEPS = 25  # PickHighlight: how long the white discs stay after the press
-SETTLE = 30  # swaps start this long after the video's last release, once the robot is still
-STILL = 0.02  # joint speed (rad/s, norm) below which the robot counts as still
-REST = objects.top_grasp(np.array([-0.24, 0.0, 0.3]))  # out of the way while the scene changes
-SWAP_STEPS = 40
-SWAP_GAP = 8
-SWAP_AMPLITUDE = 0.07  # sideways excursion of a swap arc: two cubes pass 14 cm apart
-SWAP_CLEAR = 0.07  # distance from a swap arc to every other object
-BUTTON_CLEAR = 0.11  # between the button and anything else
-BUTTON_X = (-0.16, 0.1)  # the button stays where a straight-wristed press reaches it
-BUTTON_Y = (-0.22, 0.22)
-WORKSPACE_MARGIN = 0.02  # swap arcs stay this close to the workspace at most
+# utils/subgoal_evaluate_func.py
+LIFTED_Z = 0.05  # is_obj_pickup: object centre above this and grasped
+DROP_MAX_Z = 0.2  # is_obj_dropped (outside the demonstration wrapper): object this low ...
+DROP_TCP_Z = 0.05  # ... not grasped, TCP above this
+ONTO_M = 0.05  # is_obj_dropped_onto: horizontal distance to the target
+STATIC_QVEL = 0.2  # is_static: every arm joint slower than this (rad/s)
+# utils/subgoal_planner_func.py
+READY_Z = 0.15  # hover / lift height of solve_pickup, solve_putonto_whenhold, solve_button
+RESET_TCP = (0.0, 0.0, 0.2)  # solve_reset
+RELEASE_Z = assets.CUBE_HALF + 0.004  # ours: the held cube's centre when it is let go
+GRIP_STEPS = 8
 BASE_X = -0.615  # the robot base (env.py)
-
-
-def ease(u: float) -> float:
-    """Smooth 0 -> 1 over u in [0, 1] (zero speed at both ends)."""
-    u = min(max(u, 0.0), 1.0)
-    return float(0.5 - 0.5 * np.cos(np.pi * u))
-
-
-def hold_pose(actor: Any, position: Any, yaw_: float) -> None:
-    """Put a dynamic actor at a pose, at rest."""
-    objects.set_pose(actor, position, yaw_)
-    actor.set_linear_velocity(np.zeros(3))
-    actor.set_angular_velocity(np.zeros(3))
-
-
-def swap_path(pa: np.ndarray, pb: np.ndarray, u: float) -> tuple[np.ndarray, np.ndarray]:
-    """Where two objects trading places (a from ``pa``, b from ``pb``) are at progress ``u``:
-    opposite points of an ellipse around their midpoint, so they never meet."""
-    pa, pb = np.asarray(pa, dtype=np.float64)[:2], np.asarray(pb, dtype=np.float64)[:2]
-    mid, half = (pa + pb) / 2, (pb - pa) / 2
-    side = np.array([-half[1], half[0]]) / max(np.hypot(*half), 1e-9)
-    s = ease(u)
-    off = -half * np.cos(np.pi * s) + side * SWAP_AMPLITUDE * np.sin(np.pi * s)
-    return mid + off, mid - off
-
-
-def swap_clear(pa: np.ndarray, pb: np.ndarray, others: list[np.ndarray]) -> bool:
-    """Both arcs of a swap stay ``SWAP_CLEAR`` from every point in ``others`` and near the
-    workspace."""
-    for u in np.linspace(0.0, 1.0, 21):
-        for p in swap_path(pa, pb, float(u)):
-            if not (X_RANGE[0] - WORKSPACE_MARGIN <= p[0] <= X_RANGE[1] + WORKSPACE_MARGIN):
-                return False
-            if not (Y_RANGE[0] - WORKSPACE_MARGIN <= p[1] <= Y_RANGE[1] + WORKSPACE_MARGIN):
-                return False
-            if any(np.hypot(*(p - np.asarray(q)[:2])) < SWAP_CLEAR for q in others):
-                return False
-    return True
-
-
-def scatter(
-    rng: np.random.Generator,
-    n: int,
-    clearance: float,
-    *,
-    region: tuple[tuple[float, float], tuple[float, float]] | None = None,
-    restarts: int = 40,
-    tries: int = 3000,
-) -> tuple[list[np.ndarray], np.ndarray]:
-    """A button and ``n`` spots ``clearance`` apart (``BUTTON_CLEAR`` from the button), the
-    spots inside ``region`` ((x range, y range); default the workspace)."""
-    xr, yr = region or (X_RANGE, Y_RANGE)
-    for _ in range(restarts):
-        spots: list[np.ndarray] = []
-        for _ in range(tries):
-            p = np.array([rng.uniform(*xr), rng.uniform(*yr)])
-            if all(np.hypot(*(p - q)) >= clearance for q in spots):
-                spots.append(p)
-                if len(spots) == n:
-                    break
-        if len(spots) < n:
-            continue
-        for _ in range(tries):
-            b = np.array([rng.uniform(*BUTTON_X), rng.uniform(*BUTTON_Y)])
-            if all(np.hypot(*(b - q)) >= BUTTON_CLEAR for q in spots):
-                return spots, b
-    raise LayoutImpossible(f"cannot scatter {n} objects {clearance} m apart and a button")
-
-
-def button_text(env: Any) -> tuple[str, str]:
-    return "press the button", (
-        f"press the button at {pixel_of(env, objects.actor_position(env.button))}"
-    )
-
-
-def pick_subgoal(env: Any, cube: Any, name: str, *, video: bool = False) -> Subgoal:
-    text = f"pick up the {name} cube"
-    where = pixel_of(env, objects.actor_position(cube))
-    return Subgoal(text, f"{text} at {where}", skills.pick(env, cube), video=video)
-
-
-def put_subgoal(
-    env: Any, spot: np.ndarray, what: str, *, yaw_: float = 0.0, video: bool = False
-) -> Subgoal:
-    """Lower the held cube (grasped with hand yaw ``yaw_``) onto the table point ``spot``
-    (``what`` names the spot), turning the hand by a multiple of 90 degrees if that brings it
-    closer to pointing away from the robot base (far corners are reached more easily)."""
-    spot = np.array([spot[0], spot[1], 0.0])
-    radial = float(np.arctan2(spot[1], spot[0] - BASE_X))
-    hand = radial + objects.grasp_yaw(yaw_ - radial)
-    return Subgoal(
-        f"place the cube on {what}",
-        f"place the cube on {what} at {pixel_of(env, spot)}",
-        skills.place(spot, yaw=hand),
-        video=video,
-    )
-
-
-def rest_and_wait(env: Any, what: str, steps: int) -> Subgoal:
-    """A video subgoal: move out of the way, then hold still until the scene changes are over."""
-    return Subgoal(
-        f"watch {what}",
-        f"watch {what}",
-        [Waypoint(REST, OPEN), Waypoint(None, OPEN, hold=steps, until=env.video_done)],
-        video=True,
-    )
-
-
-def robot_still(env: Any) -> bool:
-    return float(env.agent.robot.get_qvel()[0, :7].norm()) < STILL
-
-
-def held_yaw(cube: Any) -> float:
-    """The grasp yaw a held cube was picked with (keep it when putting the cube down)."""
-    return objects.grasp_yaw(objects.actor_yaw(cube))
+FINGER_REACH = 0.05  # an open finger's centre from the grasp centre
+FINGER_CLEAR = 0.045  # fingers this far from another cube's centre miss it
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")  # subgoal_language.py
+NUM_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}  # task_goal.py num2words
+NUM_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth"}  # task_goal.py num2words_2
 
 
 # ---------------------------------------------------------------------------------------------
-class PickHighlight(RobommeEnv):
-    """Press the button (white discs appear under the goal cubes for ``HIGHLIGHT_STEPS``), pick
-    up every highlighted cube, then press the button again (paper Table 17: 3 / 4 / 6 cubes, the
-    hard ones clustered; 1 / 2 / 3 goal cubes)."""
+# upstream's checks (utils/subgoal_evaluate_func.py)
+# ---------------------------------------------------------------------------------------------
+def is_picked(env: Any, actor: Any) -> bool:
+    """``is_obj_pickup``: lifted above 5 cm and grasped."""
+    return bool(actor_position(actor)[2] > LIFTED_Z and env.is_grasping(actor))
+
+
+def is_dropped(env: Any, actor: Any) -> bool:
+    """``is_obj_dropped`` (the generator runs without the demonstration wrapper): not grasped,
+    at most 20 cm high, the TCP above 5 cm."""
+    return bool(
+        actor_position(actor)[2] <= DROP_MAX_Z
+        and not env.is_grasping(actor)
+        and env.tcp_position()[2] > DROP_TCP_Z
+    )
+
+
+def is_dropped_onto(env: Any, actor: Any, target: Any) -> bool:
+    """``is_obj_dropped_onto``: dropped within 5 cm (horizontally) of the target's centre."""
+    d = actor_position(actor)[:2] - actor_position(target)[:2]
+    return bool(np.hypot(*d) <= ONTO_M and is_dropped(env, actor))
+
+
+def is_static(env: Any) -> bool:
+    """``is_static``: every arm joint's speed at most 0.2 rad/s."""
+    qvel = env.agent.robot.get_qvel()[0, :-2].cpu().numpy()
+    return bool(np.max(np.abs(qvel)) <= STATIC_QVEL)
+
+
+def is_pressed(button: Any) -> bool:
+    """``is_button_pressed``: the cap pushed down more than 5 mm."""
+    return assets.button_depth(button) > assets.BUTTON_PRESSED_M
+
+
+@dataclass
+class Entry:
+    """One task-list entry: ``done`` (``func``), ``fail`` (``failure_func``), ``static``
+    (``static_check``'s step count instead of ``done``), ``swap`` (``specialflag == "swap"``)."""
+
+    name: str
+    done: Callable[[], bool] | None = None
+    fail: Callable[[], bool] | None = None
+    static: int = 0
+    swap: bool = False
+
+
+@dataclass
+class TaskList:
+    """``sequential_task_check``: the current entry's failure check, then its success check;
+    success moves on to the next entry. ``update`` runs once per control step."""
+
+    env: Any
+    entries: list[Entry]
+    index: int = 0
+    failed: str | None = None
+    _static_from: int | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.index >= len(self.entries)
+
+    @property
+    def current(self) -> Entry | None:
+        return None if self.completed else self.entries[self.index]
+
+    def _static(self, steps: int) -> bool:
+        """``static_check``: the robot has been static for ``steps`` steps of this entry."""
+        t = self.env.t
+        if not is_static(self.env) or self._static_from is None:
+            self._static_from = t
+            return False
+        return t - self._static_from >= steps
+
+    def update(self) -> None:
+        entry = self.current
+        if entry is None:
+            return
+        if entry.fail is not None and entry.fail():
+            self.failed = self.failed or f"failed during {entry.name!r}"
+            return
+        ok = self._static(entry.static) if entry.static else bool(entry.done and entry.done())
+        if ok:
+            self.index += 1
+            self._static_from = None
+
+
+@dataclass
+class TwoLaneSwap:
+    """``statechange.py::swap_flat_two_lane``: over steps [start, end] ``a`` and ``b`` trade
+    places on two lanes (sideways offset ``lane`` sin(pi s), s the smoothstep of the progress),
+    their quaternions blended; the ``others`` are held where they were at the start."""
+
+    a: Any
+    b: Any
+    start: int
+    end: int
+    lane: float
+    others: list[Any] = field(default_factory=list)
+    dynamic: bool = True
+    _from: dict[str, Any] | None = None
+
+    def _capture(self) -> dict[str, Any]:
+        def pose(actor: Any) -> tuple[np.ndarray, np.ndarray]:
+            return actor_position(actor), actor.pose.q[0].cpu().numpy().astype(np.float64)
+
+        return {"a": pose(self.a), "b": pose(self.b), "others": [pose(o) for o in self.others]}
+
+    def _put(self, actor: Any, p: Any, q: Any) -> None:
+        actor.set_pose(sapien.Pose(p=[float(v) for v in p], q=[float(v) for v in q]))
+        if self.dynamic:
+            actor.set_linear_velocity(np.zeros(3))
+            actor.set_angular_velocity(np.zeros(3))
+
+    def apply(self, e: int) -> None:
+        """Set the poses of upstream step ``e`` (its ``elapsed_steps``)."""
+        if e < self.start or e > self.end:
+            return
+        if e == self.start or self._from is None:
+            self._from = self._capture()
+        (pa, qa), (pb, qb) = self._from["a"], self._from["b"]
+        for actor, (p, q) in zip(self.others, self._from["others"], strict=True):
+            self._put(actor, p, q)
+        if e >= self.end:
+            self._put(self.a, [pb[0], pb[1], pa[2]], qb)
+            self._put(self.b, [pa[0], pa[1], pb[2]], qa)
+            self._from = None
+            return
+        s = (e - self.start) / max(1, self.end - self.start)
+        s = s * s * (3.0 - 2.0 * s)
+        d = pb[:2] - pa[:2]
+        norm = float(np.hypot(*d))
+        n = np.array([-d[1], d[0]]) / norm if norm > 1e-9 else np.zeros(2)
+        off = self.lane * np.sin(np.pi * s)
+        xa = pa[:2] + d * s + n * off
+        xb = pb[:2] - d * s - n * off
+        q1, q2 = qa * (1 - s) + qb * s, qb * (1 - s) + qa * s
+        self._put(self.a, [*xa, pa[2]], q1 / max(np.linalg.norm(q1), 1e-6))
+        self._put(self.b, [*xb, pb[2]], q2 / max(np.linalg.norm(q2), 1e-6))
+
+
+# ---------------------------------------------------------------------------------------------
+# scene and plan helpers
+# ---------------------------------------------------------------------------------------------
+def upstream_scene(env: RobommeEnv) -> dict[str, Any]:
+    """The episode's layout dict (recorded in the metadata): upstream's actor poses (build
+    order), the button's root pose and upstream's draws."""
+    lay = upstream_layout(env.TASK, env.episode_seed, env.difficulty, recovery=env.recovery)
+    return {
+        "actors": {name: list(pose) for name, pose in lay.actors.items()},
+        "button": list(lay.articulations["button"]),
+        "params": lay.params,
+    }
+
+
+def set_pose7(actor: Any, pose: Any) -> None:
+    actor.set_pose(sapien.Pose(p=[float(v) for v in pose[:3]], q=[float(v) for v in pose[3:7]]))
+
+
+def place_button(button: Any, pose: Any) -> None:
+    """The button articulation at its root pose, cap up."""
+    button.set_root_pose(sapien.Pose(p=list(map(float, pose[:3])), q=list(map(float, pose[3:]))))
+    button.set_qpos(np.zeros((1, 1)))
+    button.set_qvel(np.zeros((1, 1)))
+
+
+def color_of(name: str, default: str = "") -> str:
+    """The colour in an upstream cube name ``cube_<colour>_<k>``."""
+    parts = name.split("_")
+    return parts[1] if len(parts) == 3 and parts[0] == "cube" else default
+
+
+def grounded(env: Any, segment: str, actor: Any | None) -> str:
+    """``subgoal_segment`` with ``<>`` filled with the actor's front-camera pixel."""
+    if actor is None or "<>" not in segment:
+        return segment
+    r, c = pixel_of(env, actor_position(actor))
+    return segment.replace("<>", f"<{r}, {c}>")
+
+
+def subgoal(
+    env: Any,
+    name: str,
+    segment: str,
+    actor: Any | None,
+    waypoints: list[Waypoint],
+    *,
+    choice: str = "",
+    video: bool = False,
+) -> Subgoal:
+    return Subgoal(name, grounded(env, segment, actor), waypoints, video=video, choice=choice)
+
+
+def tcp_quat(env: Any) -> np.ndarray:
+    return env.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
+
+
+def hand_yaw(env: Any, xy: Any) -> float:
+    """The yaw of the hand (``top_grasp`` convention) for carrying to ``xy``: its current yaw
+    turned by the multiple of 90 degrees that points it closest away from the robot base (a
+    held cube looks the same; far corners are reached more easily)."""
+    q = quat_mul(tcp_quat(env), [0.0, -1.0, 0.0, 0.0])  # undo DOWN
+    now = 2.0 * float(np.arctan2(q[3], q[0]))
+    radial = float(np.arctan2(xy[1], xy[0] - BASE_X))
+    return radial + grasp_yaw(now - radial)
+
+
+def put_waypoints(env: Any, xy: Any, release_z: float = RELEASE_Z) -> list[Waypoint]:
+    """``solve_putonto_whenhold`` / ``solve_putdown_whenhold``: above ``xy`` at 15 cm, down
+    until the held cube's centre is at ``release_z``, open, back up (the hand turned by
+    :func:`hand_yaw`, or the nearest yaw a screw motion reaches; upstream keeps the hand as it
+    is and falls back to RRT)."""
+    down = np.array([xy[0], xy[1], release_z])
+    yaw = reachable_yaw(env, down, READY_Z - release_z, hand_yaw(env, xy))
+    above = top_grasp(down, yaw, READY_Z - release_z)
+    return [
+        Waypoint(above, CLOSED),
+        Waypoint(top_grasp(down, yaw), CLOSED, noisy=False),
+        Waypoint(None, OPEN, hold=GRIP_STEPS),
+        Waypoint(above, OPEN),
+    ]
+
+
+def reachable_yaw(env: Any, point: np.ndarray, dz: float, yaw: float) -> float:
+    """``yaw``, or the first of its quarter turns and 15-30 degree neighbours for which a screw
+    motion from the arm's current joints reaches ``top_grasp(point, yaw, dz)`` (``yaw`` when
+    none does: the executor then reports the failure)."""
+    from dataforge.manip.planner import ArmPlanner, PlanningFailed
+
+    planner = getattr(env, "_reference_planner", None)
+    if planner is None:
+        planner = env._reference_planner = ArmPlanner(env)
+    qpos = env.agent.robot.get_qpos()[0].cpu().numpy().astype(np.float64)
+    arm = getattr(env.agent.controller.controllers.get("arm"), "_target_qpos", None)
+    if arm is not None:  # the executor plans from the last commanded arm joints
+        qpos[: planner.dof] = arm[0].cpu().numpy()[: planner.dof]
+    steps = (0.0, np.pi / 2, -np.pi / 2, np.pi, np.pi / 12, -np.pi / 12, np.pi / 6, -np.pi / 6)
+    for d in steps:
+        try:
+            planner.plan(qpos, top_grasp(point, yaw + d, dz))
+        except PlanningFailed:
+            continue
+        return yaw + d
+    return yaw
+
+
+def clear_spot(center: Any, others: list[Any], clear: float = 0.06) -> np.ndarray:
+    """``center`` or, when another cube lies closer than ``clear``, the point up to 3.5 cm away
+    (within upstream's 5 cm drop test) farthest from the other cubes."""
+    c = np.asarray(center, dtype=np.float64)[:2]
+
+    def room(p: np.ndarray) -> float:
+        return float(min((np.hypot(*(actor_position(o)[:2] - p)) for o in others), default=np.inf))
+
+    if room(c) >= clear:
+        return c
+    angles = np.linspace(0.0, 2 * np.pi, 16, endpoint=False)
+    spots = [c + r * np.array([np.cos(a), np.sin(a)]) for r in (0.02, 0.035) for a in angles]
+    return max(spots, key=room)
+
+
+def finger_clearance(cube: Any, yaw: float, others: list[Any]) -> float:
+    """How far the nearest other cube's centre is from where the open fingers come down when
+    grasping ``cube`` with hand yaw ``yaw`` (``top_grasp``: fingers along the yawed y axis)."""
+    p = actor_position(cube)[:2]
+    axis = np.array([-np.sin(yaw), np.cos(yaw)])
+    fingers = [p + FINGER_REACH * axis, p - FINGER_REACH * axis]
+    dists = [np.hypot(*(actor_position(o)[:2] - f)) for o in others for f in fingers]
+    return float(min(dists, default=np.inf))
+
+
+def pick_waypoints(env: Any, cube: Any, others: list[Any]) -> list[Waypoint]:
+    """``solve_pickup``: ``skills.pick`` (approach, grasp at the centre, close, lift), the hand
+    yaw the one of the cube's two grasp axes whose fingers come down farther from the other
+    cubes (upstream takes the axis closest to the hand's current one)."""
+    waypoints = skills.pick(env, cube)
+    best = grasp_yaw(actor_yaw(cube))
+    alt = best - np.pi / 2 if best > 0 else best + np.pi / 2
+    if finger_clearance(cube, best, others) >= FINGER_CLEAR:
+        return waypoints
+    if finger_clearance(cube, alt, others) <= finger_clearance(cube, best, others):
+        return waypoints
+    return [replace(wp, pose=rotate_to(wp.pose, alt)) for wp in waypoints]
+
+
+def rotate_to(pose: Any, yaw: float) -> Any:
+    """A ``top_grasp`` pose with its yaw replaced."""
+    if pose is None:
+        return None
+    return top_grasp(np.asarray(pose[:3], dtype=np.float64), yaw)
+
+
+def reset_waypoints(env: Any, until: Callable[[], bool]) -> list[Waypoint]:
+    """``solve_reset`` + ``solve_hold_obj``: the TCP to (0, 0, 0.2) with the hand as it is,
+    open, then hold still until ``until()``."""
+    pose = np.array([*RESET_TCP, *tcp_quat(env)])
+    return [Waypoint(pose, OPEN), Waypoint(None, OPEN, hold=600, until=until)]
+
+
+def hold_waypoints(until: Callable[[], bool]) -> list[Waypoint]:
+    """``solve_hold_obj``: hold still (gripper open) until ``until()``."""
+    return [Waypoint(None, OPEN, hold=600, until=until)]
+
+
+class _Upstream(RobommeEnv):
+    """What the four tasks share: the layout from upstream, the button, the task list."""
+
+    SUITE = "Reference"
+
+    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+        return upstream_scene(self)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.layout["params"]
+
+    def build_button(self) -> None:
+        self.button = assets.button(self.scene, "button")
+        self.cap = self.button.links_map["button_cap"]
+
+    def place_actors(self) -> None:
+        """Every built actor named in the layout at its upstream pose; the button too."""
+        for name, pose in self.layout["actors"].items():
+            set_pose7(self.actors[name], pose)
+        place_button(self.button, self.layout["button"])
+
+    def place(self) -> None:
+        self.place_actors()
+
+    def other_cubes(self, cube: Any) -> list[Any]:
+        """Every cube of the scene but ``cube`` (upstream names: ``cube_*``, ``bin_*``)."""
+        return [
+            a for n, a in self.actors.items() if n.startswith(("cube_", "bin_")) and a is not cube
+        ]
+
+    def passed(self, index: int) -> Callable[[], bool]:
+        """True once the task list has moved past entry ``index``."""
+        return lambda: self.tasks.index > index or self.tasks.failed is not None
+
+    def press_subgoal(self, name: str, segment: str, choice: str, *, video: bool) -> Subgoal:
+        waypoints = skills.press_spring_button(self.button)
+        return subgoal(self, name, segment, self.cap, waypoints, choice=choice, video=video)
+
+    def check(self) -> tuple[bool, str | None]:
+        return self.tasks.completed and self.tasks.failed is None, self.tasks.failed
+
+
+# ---------------------------------------------------------------------------------------------
+class PickHighlight(_Upstream):
+    """PickHighlight.py: 3/4/6 cubes (colours drawn with replacement from red/blue/green),
+    1/2/3 highlighted; white discs (r 5 cm, 1 cm under the cube) follow the highlighted cubes
+    over steps 10-100 whatever the robot does. Task list: "press the button", then per
+    highlighted cube "pick up the [first ...] highlighted cube, which is <colour>", with "place
+    the cube onto the table" between two picks. Success: every highlighted cube picked up at
+    least once (counted on its own, as upstream's ``evaluate``); failure: a cube that is not
+    highlighted picked up after the press, or the list done without the picks.
+
+    Departures: the discs are pre-built and parked below the floor outside the window
+    (upstream creates them at step 10 and hides them by visibility)."""
 
     TASK = "PickHighlight"
-    SUITE = "Reference"
-    CONFIG: ClassVar[dict[str, tuple[int, int]]] = {
-        "easy": (3, 1),
-        "medium": (4, 2),
-        "hard": (6, 3),
-    }
+    HIGHLIGHT = (10, 100)  # PickHighlight.step: highlight_obj(start_step=10, end_step=100)
+    DISK_RADIUS, DISK_HALF = 0.05, 0.001  # statechange.py::highlight_obj
 
     def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        n, n_goals = self.CONFIG[self.difficulty]
-        if self.difficulty == "hard":  # a cluster: all cubes within a 24 cm x 30 cm patch
-            x0 = rng.uniform(X_RANGE[0], X_RANGE[1] - 0.24)
-            y0 = rng.uniform(Y_RANGE[0], Y_RANGE[1] - 0.30)
-            region = ((x0, x0 + 0.24), (y0, y0 + 0.30))
-            spots, button = scatter(rng, n, 0.085, region=region)
-        else:
-            spots, button = scatter(rng, n, 0.11)
-        colors = [str(c) for c in rng.permutation(COLORS3)]
-        colors += [str(c) for c in rng.choice(COLORS3, n - len(colors))] if n > 3 else []
-        return {
-            "colors": colors[:n],
-            "cubes": [(*p, yaw(rng)) for p in spots],
-            "goals": sorted(int(k) for k in rng.permutation(n)[:n_goals]),
-            "button": button,
-        }
+        lay = upstream_scene(self)
+        lay["goals"] = lay["params"]["highlighted"]  # recovery.PICKS counts the picks
+        return lay
 
     def build(self) -> None:
-        lay = self.layout
-        self.cubes = [
-            objects.cube(self.scene, f"cube_{k}_{c}", c) for k, c in enumerate(lay["colors"])
+        colors = self.params["cube_colors"]
+        names = [n for n in self.layout["actors"] if n.startswith("cube_")]
+        self.actors = {
+            n: assets.cube(self.scene, n, assets.RGB[c]) for n, c in zip(names, colors, strict=True)
+        }
+        self.disks = [
+            self._disk(f"highlight_disk_{k}") for k in range(len(self.params["highlighted"]))
         ]
-        self.highlights = [
-            objects.disc(self.scene, f"highlight_{k}", "white") for k in lay["goals"]
-        ]
-        self.button = objects.button(self.scene, "button")
+        self.build_button()
+
+    def _disk(self, name: str) -> Any:
+        """A white disc lying flat (kinematic, visual only)."""
+        b = self.scene.create_actor_builder()
+        b.add_cylinder_visual(
+            radius=self.DISK_RADIUS,
+            half_length=self.DISK_HALF,
+            material=sapien.render.RenderMaterial(base_color=[1.0, 1.0, 1.0, 1.0]),
+            pose=sapien.Pose(q=[np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0]),
+        )
+        b.initial_pose = sapien.Pose()
+        return b.build_kinematic(name=name)
 
     def place(self) -> None:
-        lay = self.layout
-        for actor, (x, y, a) in zip(self.cubes, lay["cubes"], strict=True):
-            objects.set_pose(actor, (x, y, objects.CUBE_HALF), a)
-        self.parked = [self.park_pose() for _ in self.highlights]
-        for disc, pose in zip(self.highlights, self.parked, strict=True):
-            disc.set_pose(pose)
-        objects.set_pose(self.button, (*lay["button"], 0.0))
+        self.place_actors()
+        self.parked = [self.park_pose() for _ in self.disks]
+        for disk, pose in zip(self.disks, self.parked, strict=True):
+            disk.set_pose(pose)
 
     def reset_events(self) -> None:
-        self.trackers = [skills.PickTracker(c) for c in self.cubes]
-        self.press = skills.ButtonTracker(self.button)
-        self.highlight_t: int | None = None
+        goals = [self.actors[n] for n in self.params["highlighted"]]
+        others = [a for n, a in self.actors.items() if n not in self.params["highlighted"]]
+        self.goal_cubes = goals
+        self.picks = [0] * len(goals)
+        self._was_picked = [False] * len(goals)
         self.highlit = False
-        self.picked: set[int] = set()
+        self.current: Any = None
+        entries = [Entry("press the button", lambda: is_pressed(self.button))]
+        wrong = lambda: any(is_picked(self, c) for c in others)  # noqa: E731
+        for k, cube in enumerate(goals):
+            entries.append(Entry(self._pick_name(k), lambda c=cube: self._pick(c), wrong))
+            if k < len(goals) - 1:
+                entries.append(Entry("place the cube onto the table", self._dropped, wrong))
+        self.tasks = TaskList(self, entries)
+
+    def _pick(self, cube: Any) -> bool:
+        """``is_any_obj_pickup_flag_currentpickup``."""
+        if is_picked(self, cube):
+            self.current = cube
+            return True
+        return False
+
+    def _dropped(self) -> bool:
+        """``is_obj_dropped_currentpickup``."""
+        if self.current is None or not is_dropped(self, self.current):
+            return False
+        self.current = None
+        return True
+
+    def _pick_name(self, k: int, segment: bool = False) -> str:
+        at = " at <>" if segment else ""
+        color = self.params["highlighted_colors"][k]
+        if len(self.goal_cubes) == 1:
+            return f"pick up the highlighted cube{at}, which is {color}"
+        return f"pick up the {ORDINALS[k]} highlighted cube{at}, which is {color}"
 
     def tick(self) -> None:
-        goals = self.layout["goals"]
-        if self.press.update(self):
-            if self.press.presses == 1:
-                self.highlight_t = self.t
-                self.show(True)
-            elif len(self.picked) < len(goals) or any(t.held for t in self.trackers):
-                self.failure_reason = (
-                    f"button pressed to stop after {len(self.picked)} of {len(goals)} cubes"
-                )
-            else:
-                self.done = True
-        if self.highlit and self.t >= self.highlight_t + HIGHLIGHT_STEPS:
-            self.show(False)
-        for k, tracker in enumerate(self.trackers):
-            picked, _ = tracker.update(self)
-            if not picked:
-                continue
-            if self.press.presses == 0:
-                self.failure_reason = "picked a cube before pressing the button"
-            elif k not in goals:
-                self.failure_reason = "picked a cube that was not highlighted"
-            else:
-                self.picked.add(k)
+        self._highlight(self.t - 1)
+        self.tasks.update()
+        for k, cube in enumerate(self.goal_cubes):  # rising edges of is_obj_pickup
+            now = is_picked(self, cube)
+            self.picks[k] += now and not self._was_picked[k]
+            self._was_picked[k] = now
 
-    def show(self, visible: bool) -> None:
-        """Put the white discs under the goal cubes, or park them."""
-        self.highlit = visible
-        for disc, k, pose in zip(self.highlights, self.layout["goals"], self.parked, strict=True):
-            if visible:
-                p = objects.actor_position(self.cubes[k])
-                objects.set_pose(disc, (p[0], p[1], 0.001))
-            else:
-                disc.set_pose(pose)
+    def _highlight(self, e: int) -> None:
+        """``highlight_obj`` at upstream step ``e``: the discs under the cubes in the window."""
+        lo, hi = self.HIGHLIGHT
+        if lo <= e <= hi:
+            for disk, cube in zip(self.disks, self.goal_cubes, strict=True):
+                p = actor_position(cube)
+                disk.set_pose(sapien.Pose(p=[p[0], p[1], p[2] - 0.01]))
+            self.highlit = True
+        elif self.highlit:
+            for disk, pose in zip(self.disks, self.parked, strict=True):
+                disk.set_pose(pose)
+            self.highlit = False
+
+    def check(self) -> tuple[bool, str | None]:
+        counted = all(n >= 1 for n in self.picks)
+        reason = self.tasks.failed
+        if reason is None and self.tasks.completed and not counted:
+            reason = "every task done but not every highlighted cube picked up"
+        return counted, reason
+
+    def goals(self) -> list[str]:
+        return [
+            "first press the button, then pick up all cubes that have been highlighteted with "
+            "white areas on the table",
+            "first press the button, then pick up all highlighted cubes, finally press the "
+            "button again to stop",
+        ]
 
     def goal(self) -> str:
-        return (
-            "first press the button, then pick up all highlighted cubes, "
-            "finally press the button again to stop"
-        )
+        return self.goals()[0]
 
     def plan(self) -> Iterator[Subgoal]:
-        yield Subgoal(*button_text(self), skills.press(self.button))
-        for k in self.layout["goals"]:
-            cube = self.cubes[k]
-            home = objects.actor_position(cube)
-            yield pick_subgoal(self, cube, f"highlighted {self.layout['colors'][k]}")
-            yield put_subgoal(self, home, "the table", yaw_=held_yaw(cube))
-        simple, grounded = button_text(self)
-        yield Subgoal(
-            f"{simple} again to stop",
-            f"{grounded} again to stop",
-            skills.press(self.button),
+        yield self.press_subgoal(
+            "press the button", "press the button at <>", "press button", video=False
         )
+        for k, cube in enumerate(self.goal_cubes):
+            yield subgoal(
+                self,
+                self._pick_name(k),
+                self._pick_name(k, segment=True),
+                cube,
+                pick_waypoints(self, cube, self.other_cubes(cube)),
+                choice="pick up the highlighted cube",
+            )
+            if k < len(self.goal_cubes) - 1:
+                name = "place the cube onto the table"
+                xy = actor_position(cube)
+                yield subgoal(self, name, name, None, put_waypoints(self, xy), choice=name)
 
 
 # ---------------------------------------------------------------------------------------------
-class VideoRepick(RobommeEnv):
-    """Watch the robot move one cube (then cubes swap places), pick up and put down that same
-    cube N times, then press the button (paper Table 18: 3 cubes of one colour with 1-2 / 2-3
-    swaps; hard: 15 cubes of different colours, no swaps; 1-3 repetitions)."""
+class VideoRepick(_Upstream):
+    """VideoRepick.py: repeats 1-3; easy/medium 3 cubes ``bin_0..2`` of one colour with 1-2 /
+    2-3 swaps; hard 5 red + 5 blue + 5 green cubes, no swaps. Video: "pick up the cube", "drop
+    the cube on the table" (back where it was), and with swaps "static" (TCP to (0, 0, 0.2), 20
+    static steps) and one "static" per swap: from the step after the list reaches the first
+    swap entry, swap k runs 50 steps (two lanes 7 cm apart), pairing the k-th scheduled cube
+    (the goal cube first) with its nearest neighbour at that moment. Execution: N x ["pick up
+    the correct cube for the <k> time", "put it down"], "press the button to finish". Failure:
+    picking another cube, or pressing the button 50-500 steps into the repetitions.
+
+    Departures: see the module docstring (no strong reset)."""
 
     TASK = "VideoRepick"
-    SUITE = "Reference"
     VIDEO = True
-    CONFIG: ClassVar[dict[str, tuple[int, tuple[int, int]]]] = {
-        "easy": (3, (1, 2)),
-        "medium": (3, (2, 3)),
-        "hard": (15, (0, 0)),
-    }
+    SWAP_STEPS, SWAP_LANE = 50, 0.07
 
     def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        n, swap_range = self.CONFIG[self.difficulty]
-        reps = int(rng.integers(1, 4))
-        if n > 3:
-            colors = [str(c) for c in rng.permutation(list(PALETTE))[:n]]
-        else:
-            colors = [str(rng.choice(COLORS3))] * n
-        for _ in range(50):
-            spots, button = scatter(rng, n + 1, 0.075 if n > 3 else 0.12)
-            chosen = int(rng.integers(0, n))
-            n_swaps = int(rng.integers(swap_range[0], swap_range[1] + 1))
-            at = [np.asarray(p) for p in spots[:n]]
-            at[chosen] = spots[n]  # where the video puts the chosen cube
-            swaps = self._swaps(rng, at, button, chosen, n_swaps)
-            if swaps is not None:
-                return {
-                    "colors": colors,
-                    "cubes": [(*p, yaw(rng)) for p in spots[:n]],
-                    "chosen": chosen,
-                    "spot": spots[n],
-                    "swaps": swaps,
-                    "repetitions": reps,
-                    "button": button,
-                }
-        raise LayoutImpossible("no clear swap sequence found")
-
-    @staticmethod
-    def _swaps(
-        rng: np.random.Generator,
-        at: list[np.ndarray],
-        button: np.ndarray,
-        chosen: int,
-        n_swaps: int,
-    ) -> list[tuple[int, int]] | None:
-        """Pairs of cubes trading places one after the other, every arc clear of the other
-        cubes and the button, at least one moving the chosen cube (None: none found)."""
-        if n_swaps == 0:
-            return []
-        for _ in range(30):
-            pos = [p.copy() for p in at]
-            swaps: list[tuple[int, int]] = []
-            for _ in range(n_swaps):
-                a, b = (int(k) for k in rng.choice(len(pos), 2, replace=False))
-                others = [p for k, p in enumerate(pos) if k not in (a, b)] + [button]
-                if not swap_clear(pos[a], pos[b], others):
-                    break
-                swaps.append((a, b))
-                pos[a], pos[b] = pos[b], pos[a]
-            if len(swaps) == n_swaps and any(chosen in s for s in swaps):
-                return swaps
-        return None
+        lay = upstream_scene(self)
+        lay["repetitions"] = lay["params"]["repeats"]  # recovery.PICKS counts the picks
+        return lay
 
     def build(self) -> None:
-        lay = self.layout
-        self.cubes = [
-            objects.cube(self.scene, f"cube_{k}_{c}", PALETTE[c])
-            for k, c in enumerate(lay["colors"])
-        ]
-        self.button = objects.button(self.scene, "button")
-
-    def place(self) -> None:
-        lay = self.layout
-        for actor, (x, y, a) in zip(self.cubes, lay["cubes"], strict=True):
-            objects.set_pose(actor, (x, y, objects.CUBE_HALF), a)
-        objects.set_pose(self.button, (*lay["button"], 0.0))
+        default = self.params.get("cube_color", "")
+        self.actors = {
+            n: assets.cube(self.scene, n, assets.RGB[color_of(n, default)])
+            for n in self.layout["actors"]
+        }
+        self.build_button()
 
     def reset_events(self) -> None:
-        self.trackers = [skills.PickTracker(c) for c in self.cubes]
-        self.press = skills.ButtonTracker(self.button)
-        self.release_t: int | None = None  # the video's placement
-        self.swap_t: int | None = None  # the first swap's start
-        self.swapped = 0
-        self.swap_from: tuple[np.ndarray, np.ndarray, float, float] | None = None
+        p = self.params
+        self.cubes = list(self.actors.values())
+        self.goal_cube = self.actors[p["goal_cube"]]
+        others = [c for c in self.cubes if c is not self.goal_cube]
+        self.swap_first = [self.actors[n] for n in p["swap_first"]]
+        self.swap_partner: list[Any] = [None] * len(self.swap_first)
+        self.swap_start: int | None = None
+        self.swaps: dict[int, TwoLaneSwap] = {}
+        self.timers: dict[int, int] = {}
+        goal = self.goal_cube
+        entries = [
+            Entry("pick up the cube", lambda: is_picked(self, goal)),
+            Entry("drop the cube on the table", lambda: is_dropped(self, goal)),
+        ]
+        if p["swaps"] >= 1:
+            entries.append(Entry("static", static=20))
+            entries += [Entry("static", static=self.SWAP_STEPS, swap=True)] * p["swaps"]
+        self.video_entries = len(entries)
+        for k in range(p["repeats"]):
+            entries.append(
+                Entry(
+                    f"pick up the correct cube for the {ORDINALS[k]} time",
+                    lambda: is_picked(self, goal),
+                    lambda: self._repeat_fail(others, 2),
+                )
+            )
+            entries.append(
+                Entry(
+                    "put it down",
+                    lambda: is_dropped(self, goal),
+                    lambda: self._repeat_fail(others, 3),
+                )
+            )
+        entries.append(
+            Entry(
+                "press the button to finish",
+                lambda: is_pressed(self.button),
+                lambda: any(is_picked(self, c) for c in self.cubes),
+            )
+        )
+        self.tasks = TaskList(self, entries)
 
-    def video_done(self) -> bool:
-        return self.release_t is not None and self.swapped == len(self.layout["swaps"])
+    def _repeat_fail(self, others: list[Any], timer: int) -> bool:
+        """Another cube picked up, or the button pressed 50-500 steps after the first check of
+        ``timewindow`` timer ``timer`` (2: the picks, 3: the put-downs)."""
+        start = self.timers.setdefault(timer, self.t)
+        early = 50 <= self.t - start <= 500 and is_pressed(self.button)
+        return any(is_picked(self, c) for c in others) or early
 
     def tick(self) -> None:
-        lay = self.layout
-        chosen, reps = lay["chosen"], lay["repetitions"]
-        for k, tracker in enumerate(self.trackers):
-            picked, released = tracker.update(self)
-            if picked and k != chosen:
-                self.failure_reason = "picked a wrong cube"
-            elif picked and tracker.picks - 1 > reps:
-                self.failure_reason = f"more than {reps} repetitions"
-            if released and k == chosen and self.release_t is None:
-                self.release_t = self.t
-        self.run_swaps()
-        if self.press.update(self):
-            tracker = self.trackers[chosen]
-            done_reps = tracker.places - 1
-            if not self.video_done() or tracker.held or done_reps != reps:
-                self.failure_reason = (
-                    f"button pressed after {max(done_reps, 0)} of {reps} repetitions"
-                )
-            else:
-                self.done = True
+        self._swap(self.t - 1)
+        self.tasks.update()
 
-    def run_swaps(self) -> None:
-        """Move the pair of cubes of the current swap along their arcs."""
-        swaps = self.layout["swaps"]
-        if self.release_t is None or self.swapped == len(swaps):
-            return
-        if self.swap_t is None:
-            if self.t < self.release_t + SETTLE or not robot_still(self):
+    def _swap(self, e: int) -> None:
+        """VideoRepick.step at upstream step ``e``."""
+        entry = self.tasks.current
+        if self.swap_start is None:
+            if entry is None or not entry.swap:
                 return
-            self.swap_t = self.t
-        start = self.swap_t + self.swapped * (SWAP_STEPS + SWAP_GAP)
-        if self.t < start:
-            return
-        a, b = swaps[self.swapped]
-        if self.swap_from is None:
-            ca, cb = self.cubes[a], self.cubes[b]
-            self.swap_from = (
-                objects.actor_position(ca),
-                objects.actor_position(cb),
-                objects.actor_yaw(ca),
-                objects.actor_yaw(cb),
-            )
-        pa, pb, ya, yb = self.swap_from
-        u = (self.t - start) / SWAP_STEPS
-        qa, qb = swap_path(pa, pb, u)
-        hold_pose(self.cubes[a], (*qa, objects.CUBE_HALF), ya)
-        hold_pose(self.cubes[b], (*qb, objects.CUBE_HALF), yb)
-        if u >= 1.0:
-            self.swapped += 1
-            self.swap_from = None
+            self.swap_start = e
+        for k, first in enumerate(self.swap_first):
+            start = self.swap_start + k * self.SWAP_STEPS
+            if start <= e < start + self.SWAP_STEPS and self.swap_partner[k] is None:
+                self.swap_partner[k] = self._nearest(first)
+        for k, first in enumerate(self.swap_first):
+            partner = self.swap_partner[k]
+            if partner is None:
+                continue
+            if k not in self.swaps:
+                start = self.swap_start + k * self.SWAP_STEPS
+                others = [c for c in self.cubes if c is not first and c is not partner]
+                self.swaps[k] = TwoLaneSwap(
+                    first, partner, start, start + self.SWAP_STEPS, self.SWAP_LANE, others
+                )
+            self.swaps[k].apply(e)
+
+    def _nearest(self, cube: Any) -> Any:
+        p = actor_position(cube)[:2]
+        others = [c for c in self.cubes if c is not cube]
+        return min(others, key=lambda c: float(np.hypot(*(actor_position(c)[:2] - p))))
+
+    def goals(self) -> list[str]:
+        n = self.params["repeats"]
+        if n > 1:
+            word = NUM_WORDS[n]
+            return [
+                "watch the video carefully, then repeatedly pick up and put down the same block "
+                f"that was previously picked up for {word} times, finally put it down and press "
+                "the button to stop",
+                "watch the video carefully, then pick up the same cube that was previously "
+                f"picked up for {word} times, finally press the button to stop",
+            ]
+        return [
+            "watch the video carefully, then pick up the same block that was previously picked "
+            "up again, finally put it down and press the button to stop",
+            "watch the video carefully, then pick up the same cube that was previously picked "
+            "up again, finally press the button to stop",
+        ]
 
     def goal(self) -> str:
-        times = TIMES[self.layout["repetitions"]]
-        return (
-            f"watch the video carefully, then pick up the same cube that was previously picked "
-            f"{times}, and finally press the button to stop"
-        )
+        return self.goals()[0]
 
     def plan(self) -> Iterator[Subgoal]:
-        lay = self.layout
-        cube = self.cubes[lay["chosen"]]
-        name = lay["colors"][lay["chosen"]]
-        yield pick_subgoal(self, cube, name, video=True)
-        yield put_subgoal(self, lay["spot"], "the table", yaw_=held_yaw(cube), video=True)
-        if lay["swaps"]:
-            wait = SETTLE + len(lay["swaps"]) * (SWAP_STEPS + SWAP_GAP) + 100
-            yield rest_and_wait(self, "the cubes swap places", wait)
-        for _ in range(lay["repetitions"]):
-            home = objects.actor_position(cube)
-            yield pick_subgoal(self, cube, name)
-            yield put_subgoal(self, home, "the table", yaw_=held_yaw(cube))
-        yield Subgoal(*button_text(self), skills.press(self.button))
+        cube = self.goal_cube
+        waypoints = pick_waypoints(self, cube, self.other_cubes(cube))
+        yield subgoal(
+            self, "pick up the cube", "pick up the cube at <>", cube, waypoints,
+            choice="pick up the cube", video=True,
+        )  # fmt: skip
+        name = "drop the cube on the table"
+        xy = actor_position(cube)
+        waypoints = put_waypoints(self, xy, release_z=0.03)
+        yield subgoal(self, name, name, None, waypoints, choice="put it down", video=True)
+        for i in range(2, self.video_entries):
+            if i == 2:
+                waypoints = reset_waypoints(self, self.passed(i))
+            else:
+                waypoints = hold_waypoints(self.passed(i))
+            yield subgoal(self, "static", "static", None, waypoints, video=True)
+        for k in range(self.params["repeats"]):
+            name = f"pick up the correct cube for the {ORDINALS[k]} time"
+            segment = f"pick up the correct cube at <> for the {ORDINALS[k]} time"
+            yield subgoal(
+                self,
+                name,
+                segment,
+                cube,
+                pick_waypoints(self, cube, self.other_cubes(cube)),
+                choice="pick up the cube",
+            )
+            xy = actor_position(cube)
+            yield subgoal(
+                self, "put it down", "put it down", None, put_waypoints(self, xy),
+                choice="put it down",
+            )  # fmt: skip
+        yield self.press_subgoal(
+            "press the button to finish",
+            "press the button at <> to finish",
+            "press the button to finish",
+            video=False,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
-class _PlaceSequence(RobommeEnv):
-    """Shared machinery of VideoPlaceButton and VideoPlaceOrder: the video carries the first cube
-    over every target in a random order with button presses in between (and, in hard, swaps two
-    targets other than the last one); the robot then puts that cube on the answer target.
+class _PlaceSequence(_Upstream):
+    """VideoPlaceButton.py / VideoPlaceOrder.py: ``goal_site`` (hidden, parked at z -0.05),
+    1/3/3 cubes, the targets, the button. The video visits targets with the goal cube (a press
+    in between), drops it on the goal site, "static" (TCP to (0, 0, 0.2), 20 static steps),
+    "static" 60 steps during which, in hard, two targets trade places (50 steps from the step
+    after the list reaches that entry, lanes 10 cm apart). Execution: "pick up the cube",
+    "place the cube onto the correct target"; failure: picking up another cube, or dropping
+    the cube onto another target.
 
-    Subclasses choose the presses and the answer in ``reference(rng, k)`` and word the goal."""
+    Subclasses give ``video_entries()`` (the visits and the press) and the goals."""
 
-    SUITE = "Reference"
     VIDEO = True
-    CONFIG: ClassVar[dict[str, tuple[int, int, bool]]] = {}
-
-    def reference(self, rng: np.random.Generator, k: int) -> dict[str, Any]:
-        """{"presses_after": placements after which the button is pressed, "answer": the
-        index in the visiting order of the answer target, ...} for ``k`` targets."""
-        raise NotImplementedError
-
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        n_cubes, k, swap = self.CONFIG[self.difficulty]
-        spots, button = scatter(rng, n_cubes + k, 0.11)
-        colors = [str(c) for c in rng.permutation(COLORS3)[:n_cubes]]
-        order = [int(j) for j in rng.permutation(k)]
-        ref = self.reference(rng, k)
-        swaps: list[tuple[int, int]] = []
-        if swap:  # two targets other than the last visited (it holds the cube) trade places
-            a, b = sorted(int(j) for j in rng.choice(order[:-1], 2, replace=False))
-            swaps.append((a, b))
-        return {
-            "colors": colors,
-            "goal_color": colors[0],
-            "cubes": [(*p, yaw(rng)) for p in spots[:n_cubes]],
-            "targets": spots[n_cubes:],
-            "order": order,
-            "swaps": swaps,
-            "button": button,
-            **ref,
-            "answer_target": order[ref["answer"]],
-        }
+    SWAP_STEPS, SWAP_LANE = 50, 0.1
+    LAST_PICK_CHOICE = "pick up the cube"  # of the video's pick before the goal site
+    GOAL_RADIUS = 0.06  # the goal site's ring (spawn_random_target radius)
 
     def build(self) -> None:
-        lay = self.layout
-        self.cubes = [objects.cube(self.scene, f"cube_{c}", c) for c in lay["colors"]]
-        self.targets = [
-            objects.disc(self.scene, f"target_{j}", "purple") for j in range(len(lay["targets"]))
-        ]
-        self.button = objects.button(self.scene, "button")
-
-    def place(self) -> None:
-        lay = self.layout
-        for actor, (x, y, a) in zip(self.cubes, lay["cubes"], strict=True):
-            objects.set_pose(actor, (x, y, objects.CUBE_HALF), a)
-        for actor, xy in zip(self.targets, lay["targets"], strict=True):
-            objects.set_pose(actor, (*xy, 0.001))
-        objects.set_pose(self.button, (*lay["button"], 0.0))
+        self.actors: dict[str, Any] = {}
+        for name in self.layout["actors"]:
+            if name.startswith("cube_"):
+                self.actors[name] = assets.cube(self.scene, name, assets.RGB[color_of(name)])
+            else:  # goal_site, target_k: purple rings (spawn_random_target)
+                radius = self.GOAL_RADIUS if name == "goal_site" else 2 * assets.CUBE_HALF
+                self.actors[name] = assets.ring_target(self.scene, name, radius, 0.005)
+        self.build_button()
 
     def reset_events(self) -> None:
-        self.trackers = [skills.PickTracker(c) for c in self.cubes]
-        self.press = skills.ButtonTracker(self.button)
-        self.last_t: int | None = None  # the video's last placement
-        self.swap_t: int | None = None
-        self.swapped = 0
+        p = self.params
+        self.cube = self.actors[p["goal_cube"]]
+        self.targets = [a for n, a in self.actors.items() if n.startswith("target_")]
+        self.answer = self.actors[p["answer_target"]]
+        self.goal_site = self.actors["goal_site"]
+        others = [a for n, a in self.actors.items() if n.startswith("cube_") and a is not self.cube]
+        wrong = [t for t in self.targets if t is not self.answer]
+        swap = p["swap_targets"]
+        self.swap: TwoLaneSwap | None = None
+        self.swap_pair = [self.actors[n] for n in swap] if swap else []
+        cube = self.cube
+        entries = self.video_entries()
+        entries += [
+            Entry("pick up the cube", lambda: is_picked(self, cube)),
+            Entry("drop the cube onto table", lambda: is_dropped_onto(self, cube, self.goal_site)),
+            Entry("static", static=20),
+            Entry("static", static=60, swap=True),
+        ]
+        self.n_video = len(entries)
+        entries += [
+            Entry(
+                "pick up the cube",
+                lambda: is_picked(self, cube),
+                lambda: any(is_picked(self, c) for c in others),
+            ),
+            Entry(
+                "place the cube onto the correct target",
+                lambda: is_dropped_onto(self, cube, self.answer),
+                lambda: any(is_dropped_onto(self, cube, t) for t in wrong),
+            ),
+        ]
+        self.tasks = TaskList(self, entries)
 
-    def video_done(self) -> bool:
-        return self.last_t is not None and self.swapped == len(self.layout["swaps"])
+    def visit_entries(self, target: Any) -> list[Entry]:
+        cube = self.cube
+        return [
+            Entry("pick up the cube", lambda: is_picked(self, cube)),
+            Entry("drop the cube onto target", lambda: is_dropped_onto(self, cube, target)),
+        ]
+
+    def press_entry(self) -> Entry:
+        return Entry("press the button", lambda: is_pressed(self.button))
+
+    def video_entries(self) -> list[Entry]:
+        raise NotImplementedError
+
+    def video_steps(self) -> list[str | Any]:
+        """The video's visits and press in order: target actors and "press"."""
+        raise NotImplementedError
 
     def tick(self) -> None:
-        lay = self.layout
-        k = len(lay["targets"])
-        for c, tracker in enumerate(self.trackers):
-            picked, released = tracker.update(self)
-            if picked and c != 0:
-                self.failure_reason = "picked a wrong cube"
-            if not released or c != 0:
-                continue
-            if tracker.places == k:
-                self.last_t = self.t
-            elif tracker.places > k:
-                self.on_release()
-        self.run_swaps()
-        if self.press.update(self) and self.press.presses > len(lay["presses_after"]):
-            self.failure_reason = "pressed the button after the video"
+        self._swap(self.t - 1)
+        self.tasks.update()
 
-    def on_release(self) -> None:
-        """An execution-phase release: on the answer target succeeds, on another one fails."""
-        cube = self.cubes[0]
-        for j, target in enumerate(self.targets):
-            xy = objects.actor_position(target)
-            if skills.on_target(cube, xy, objects.TARGET_RADIUS, max_z=0.06):
-                if j == self.layout["answer_target"] and self.video_done():
-                    self.done = True
-                else:
-                    self.failure_reason = "placed the cube on a wrong target"
-
-    def run_swaps(self) -> None:
-        swaps = self.layout["swaps"]
-        if self.last_t is None or self.swapped == len(swaps):
+    def _swap(self, e: int) -> None:
+        """The ``step`` of both tasks at upstream step ``e``."""
+        if not self.swap_pair:
             return
-        if self.swap_t is None:
-            if self.t < self.last_t + SETTLE or not robot_still(self):
+        entry = self.tasks.current
+        if self.swap is None:
+            if entry is None or not entry.swap:
                 return
-            self.swap_t = self.t
-        start = self.swap_t
-        a, b = swaps[0]
-        pa, pb = self.layout["targets"][a], self.layout["targets"][b]
-        u = (self.t - start) / SWAP_STEPS
-        qa, qb = swap_path(pa, pb, u)
-        moving = 0.0015 if u < 1.0 else 0.001  # above the resting discs while they pass
-        objects.set_pose(self.targets[a], (*qa, moving))
-        objects.set_pose(self.targets[b], (*qb, moving + 0.0003 * (u < 1.0)))
-        if u >= 1.0:
-            self.swapped = 1
+            a, b = self.swap_pair
+            others = [t for t in self.targets if t is not a and t is not b]
+            self.swap = TwoLaneSwap(
+                a, b, e, e + self.SWAP_STEPS, self.SWAP_LANE, others, dynamic=False
+            )
+        self.swap.apply(e)
+
+    def pick_subgoal(self, *, video: bool, choice: str = "pick up the cube") -> Subgoal:
+        cube = self.cube
+        return subgoal(
+            self, "pick up the cube", "pick up the cube at <>", cube,
+            pick_waypoints(self, cube, self.other_cubes(cube)), choice=choice, video=video,
+        )  # fmt: skip
 
     def plan(self) -> Iterator[Subgoal]:
-        lay = self.layout
-        cube, color = self.cubes[0], lay["goal_color"]
-        order = lay["order"]
-        yield pick_subgoal(self, cube, color, video=True)
-        for i, j in enumerate(order):
-            xy = objects.actor_position(self.targets[j])
-            yield put_subgoal(self, xy, "the target", yaw_=held_yaw(cube), video=True)
-            if i + 1 in lay["presses_after"]:
-                yield Subgoal(*button_text(self), skills.press(self.button), video=True)
-            if i < len(order) - 1:
-                yield pick_subgoal(self, cube, color, video=True)
-        if lay["swaps"]:
-            yield rest_and_wait(self, "two targets swap places", SETTLE + SWAP_STEPS + 100)
-        yield pick_subgoal(self, cube, color)
-        xy = objects.actor_position(self.targets[lay["answer_target"]])
-        yield put_subgoal(self, xy, "the target", yaw_=held_yaw(cube))
+        for step in self.video_steps():
+            if isinstance(step, str):
+                yield self.press_subgoal(
+                    "press the button", "press the button at <>", "press the button", video=True
+                )
+                continue
+            yield self.pick_subgoal(video=True)
+            name, segment = "drop the cube onto target", "drop the cube onto target at <>"
+            waypoints = put_waypoints(self, actor_position(step))
+            yield subgoal(self, name, segment, step, waypoints, choice="drop onto", video=True)
+        yield self.pick_subgoal(video=True, choice=self.LAST_PICK_CHOICE)
+        name = "drop the cube onto table"
+        spot = clear_spot(actor_position(self.goal_site), self.other_cubes(self.cube))
+        waypoints = put_waypoints(self, spot)
+        yield subgoal(self, name, name, None, waypoints, choice="drop onto", video=True)
+        first_static = self.n_video - 2
+        waypoints = reset_waypoints(self, self.passed(first_static))
+        yield subgoal(self, "static", "static", None, waypoints, video=True)
+        waypoints = hold_waypoints(self.passed(first_static + 1))
+        yield subgoal(self, "static", "static", None, waypoints, video=True)
+        yield self.pick_subgoal(video=False)
+        name = "place the cube onto the correct target"
+        segment = "place the cube onto the correct target at <>"
+        waypoints = put_waypoints(self, actor_position(self.answer))
+        yield subgoal(self, name, segment, self.answer, waypoints, choice="drop onto")
 
 
 class VideoPlaceButton(_PlaceSequence):
-    """Watch the cube visit the targets with one button press in between, then put it on the
-    target it was on immediately before / after the press (paper Table 19: 1 / 3 / 3 cubes,
-    3 / 4 / 4 targets, two targets swap in hard)."""
+    """VideoPlaceButton.py: 1/3/3 cubes, 3/4/4 targets (r 4 cm), goal site r 6 cm. Video: the
+    cube onto ``target_0``, "press the button", onto ``target_1``, then the goal site; the
+    answer is ``target_0`` ("before") or ``target_1`` ("after"), p = 0.5 (the layout's draw).
+
+    Departures: see the module docstring."""
 
     TASK = "VideoPlaceButton"
-    CONFIG: ClassVar = {"easy": (1, 3, False), "medium": (3, 4, False), "hard": (3, 4, True)}
+    GOAL_RADIUS = 3 * assets.CUBE_HALF
+    LAST_PICK_CHOICE = ""  # VideoPlaceButton.py gives this entry no choice_label
 
-    def reference(self, rng: np.random.Generator, k: int) -> dict[str, Any]:
-        relation = str(rng.choice(["before", "after"]))
-        # the answer is never the last target visited (the cube is still there)
-        last_press = k - 1 if relation == "before" else k - 2
-        after = int(rng.integers(1, last_press + 1))
-        answer = after - 1 if relation == "before" else after
-        return {"presses_after": [after], "relation": relation, "answer": answer}
+    def video_steps(self) -> list[str | Any]:
+        return [self.actors["target_0"], "press", self.actors["target_1"]]
+
+    def video_entries(self) -> list[Entry]:
+        t0, t1 = self.actors["target_0"], self.actors["target_1"]
+        return [*self.visit_entries(t0), self.press_entry(), *self.visit_entries(t1)]
+
+    def goals(self) -> list[str]:
+        color = color_of(self.params["goal_cube"])
+        rel = self.params["answer_relation"]
+        return [
+            f"watch the video carefully, then place the {color} cube on the target right {rel} "
+            "the button was pressed",
+            f"watch the video carefully and place the {color} cube on the target where it was "
+            f"placed immediately {rel} the button was pressed",
+        ]
 
     def goal(self) -> str:
-        lay = self.layout
-        return (
-            f"watch the video carefully and place the {lay['goal_color']} cube on the target "
-            f"where it was placed immediately {lay['relation']} the button was pressed"
-        )
+        return self.goals()[0]
 
 
 class VideoPlaceOrder(_PlaceSequence):
-    """Watch the cube visit the targets one after the other (the button pressed between
-    placements), then put it on the n-th target it visited (paper Table 20: 1 / 3 / 3 cubes,
-    4 targets, two targets swap in hard)."""
+    """VideoPlaceOrder.py: 1/3/3 cubes, 4 targets, goal site r 10 cm (always at (-0.1, 0)).
+    Video: the cube onto n = 2-4 distinct targets in the drawn order, the button pressed once,
+    after placement k + 1 (k in 0..n-1); the answer is the m-th visited target.
+
+    Departures: see the module docstring."""
 
     TASK = "VideoPlaceOrder"
-    CONFIG: ClassVar = {"easy": (1, 4, False), "medium": (3, 4, False), "hard": (3, 4, True)}
+    GOAL_RADIUS = 5 * assets.CUBE_HALF
 
-    def reference(self, rng: np.random.Generator, k: int) -> dict[str, Any]:
-        answer = int(rng.integers(0, k - 1))  # never the last one (the cube is still there)
-        return {"presses_after": list(range(1, k)), "answer": answer}
+    def video_steps(self) -> list[str | Any]:
+        visits: list[str | Any] = [self.actors[n] for n in self.params["visit_order"]]
+        k = self.params["press_after_placement"]
+        return [*visits[:k], "press", *visits[k:]]
+
+    def video_entries(self) -> list[Entry]:
+        entries: list[Entry] = []
+        for step in self.video_steps():
+            entries += [self.press_entry()] if isinstance(step, str) else self.visit_entries(step)
+        return entries
+
+    def goals(self) -> list[str]:
+        color = color_of(self.params["goal_cube"])
+        num = NUM_ORDINALS[self.params["answer_index"]]
+        return [
+            f"watch the video carefully, then place the {color} cube on the {num} target it was "
+            "previously placed on",
+            f"watch the video carefully and place the {color} cube on the {num} target where it "
+            "was placed",
+        ]
 
     def goal(self) -> str:
-        lay = self.layout
-        return (
-            f"watch the video carefully and place the {lay['goal_color']} cube on the "
-            f"{ORDINALS[lay['answer'] + 1]} target where it was placed"
-        )
+        return self.goals()[0]

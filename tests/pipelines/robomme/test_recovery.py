@@ -117,3 +117,35 @@ def test_a_recovery_episode_misses_then_picks(episode: int, mode: str) -> None:
     qpos = np.asarray(rec.qpos)
     closed_on_nothing = qpos[first_close : first_close + 6, 7:9].min() < 0.005
     assert closed_on_nothing, "the fingers met the cube during the miss"
+
+
+class _Body:
+    """What ``actor_position``/``actor_yaw`` read: ``pose.p`` and ``pose.q`` (1 x n tensors)."""
+
+    def __init__(self, xyz: tuple[float, float, float], yaw: float) -> None:
+        import torch
+
+        self.pose = type("Pose", (), {})()
+        self.pose.p = torch.tensor([xyz], dtype=torch.float64)
+        self.pose.q = torch.tensor([[np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]])
+
+
+def test_the_pick_after_a_miss_follows_a_pushed_object() -> None:
+    """The miss may push the cube: the pick made before it aims where the cube is when each
+    keyframe is reached (moved and turned with it), as upstream re-reads the pose."""
+    from dataforge.manip.rotations import quat_to_rpy
+    from dataforge.pipelines.robomme.recovery import follow
+
+    cube = _Body((0.1, 0.0, 0.02), 0.0)
+    above = Waypoint(np.array([0.1, 0.0, 0.14, *DOWN]), OPEN)
+    grasp = Waypoint(np.array([0.1, 0.0, 0.02, *DOWN]), OPEN, grasp="cube", target=cube)
+    live = follow([above, Waypoint(None, CLOSED, hold=8), grasp], cube)
+    assert live[1].pose is None and all(callable(w.pose) for w in (live[0], live[2]))
+    cube.pose.p[0, :2] = cube.pose.p.new_tensor([0.13, -0.02])  # pushed 3.6 cm
+    cube.pose.q[0] = cube.pose.q.new_tensor([np.cos(0.1), 0.0, 0.0, np.sin(0.1)])  # 0.2 rad
+    for wp, before in ((live[0], above), (live[2], grasp)):
+        pose = wp.pose()
+        np.testing.assert_allclose(pose[:3], [0.13, -0.02, before.pose[2]], atol=1e-9)
+        turn = quat_to_rpy(pose[3:]) - quat_to_rpy(before.pose[3:])
+        assert np.isclose(abs(turn[2]), 0.2, atol=1e-6) or np.isclose(abs(turn[0]), 0.2)
+    assert follow([above], None)[0] is above  # no target: kept as made

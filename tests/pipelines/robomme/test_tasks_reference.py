@@ -1,12 +1,16 @@
-"""The Reference tasks PickHighlight, VideoRepick, VideoPlaceButton and VideoPlaceOrder: the
-oracle plan succeeds at every difficulty (with the paper's counts), the scripted highlights and
-swaps happen, and the immediate-failure conditions (picking before the press or a cube that was
-not highlighted, pressing the button too early, picking a wrong cube, placing on a wrong target)
-end the episode at once."""
+"""The Reference tasks PickHighlight, VideoRepick, VideoPlaceButton and VideoPlaceOrder match the
+public RoboMME benchmark (@a3842d1): the scene of a released seed is upstream's (every actor and
+the button at the pose the upstream env has after make + reset), the task list is upstream's
+(names, order), the oracle succeeds through it, the scripted scene changes happen (highlight
+discs over steps 10-100, swaps), and upstream's failure checks end an episode at once."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import gzip
+import json
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import dfhelpers
@@ -18,33 +22,196 @@ dfhelpers.skip_module_without_maniskill()
 pytestmark = pytest.mark.slow  # the simulator
 
 from dataforge.manip.executor import Subgoal, TaskFailed  # noqa: E402
-from dataforge.pipelines.robomme import objects, skills  # noqa: E402
+from dataforge.pipelines.robomme import skills  # noqa: E402
+from dataforge.pipelines.robomme.episode import choices  # noqa: E402
+from dataforge.pipelines.robomme.objects import actor_position  # noqa: E402
 
-# Paper Tables 17-20.
-HIGHLIGHT = {"easy": (3, 1), "medium": (4, 2), "hard": (6, 3)}  # cubes, goal cubes
-REPICK = {"easy": (3, {1, 2}), "medium": (3, {2, 3}), "hard": (15, {0})}  # cubes, swaps
-PLACE = {  # cubes, targets, target swap
-    "VideoPlaceButton": {"easy": (1, 3, False), "medium": (3, 4, False), "hard": (3, 4, True)},
-    "VideoPlaceOrder": {"easy": (1, 4, False), "medium": (3, 4, False), "hard": (3, 4, True)},
-}
-SEEDS = {  # seeds whose oracle episodes succeed (short ones, to keep the file quick)
-    ("PickHighlight", "easy"): 1,
-    ("PickHighlight", "medium"): 0,
-    ("PickHighlight", "hard"): 4,
-    ("VideoRepick", "easy"): 9,
-    ("VideoRepick", "medium"): 1,
-    ("VideoRepick", "hard"): 9,
-    ("VideoPlaceButton", "easy"): 3,
-    ("VideoPlaceButton", "medium"): 3,
-    ("VideoPlaceButton", "hard"): 0,
-    ("VideoPlaceOrder", "easy"): 3,
-    ("VideoPlaceOrder", "medium"): 4,
-    ("VideoPlaceOrder", "hard"): 1,
-}
+FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_initial.json.gz"
+TASKS = ("PickHighlight", "VideoRepick", "VideoPlaceButton", "VideoPlaceOrder")
+EPISODES = range(8)  # val episodes 0-7 of each task: every difficulty, recovery on for 0-5
+POS_M, ROT_RAD = 1e-3, 0.01
 
 
-def video_then(b: Any, after: Callable[[Any], Iterator[Subgoal]]) -> Iterator[Subgoal]:
-    """The oracle's conditioning video, then the subgoals of ``after(b)``."""
+@cache
+def records() -> list[dict[str, Any]]:
+    with gzip.open(FIXTURE, "rt") as f:
+        data = json.load(f)
+    assert data["header"]["recovery_kwargs_for_episodes_0_5"]
+    return [r for r in data["records"] if r["task"] in TASKS and r["episode"] in EPISODES]
+
+
+def record(task: str, episode: int) -> dict[str, Any]:
+    return next(r for r in records() if r["task"] == task and r["episode"] == episode)
+
+
+def reset(make: Any, rec: dict[str, Any]) -> Any:
+    """The env of ``rec``'s task reset as upstream's harness makes that episode."""
+    env = make(rec["task"], rec["difficulty"], rec["seed"])
+    env.reset(seed=rec["seed"], options={"recovery": rec["episode"] <= 5})
+    return env
+
+
+def angle(q1: Any, q2: Any) -> float:
+    dot = abs(float(np.dot(np.asarray(q1, float), np.asarray(q2, float))))
+    return 2 * float(np.arccos(min(1.0, dot)))
+
+
+def assert_pose(actual: Any, want: list[float], what: str) -> None:
+    p = actual.p[0].cpu().numpy()
+    q = actual.q[0].cpu().numpy()
+    assert np.abs(p - want[:3]).max() <= POS_M, f"{what}: {p} vs {want[:3]}"
+    assert angle(q, want[3:]) <= ROT_RAD, f"{what}: {q} vs {want[3:]}"
+
+
+def upstream_names(rec: dict[str, Any]) -> list[str]:
+    """Upstream's task list as its recorder sees it (the NO RECORD reset is not ours)."""
+    return [n for n in rec["attrs"]["task_list"] if n != "NO RECORD"]
+
+
+# -- scene and task list of released seeds ------------------------------------------------------
+@pytest.mark.parametrize(
+    "task,episode", [(t, e) for t in TASKS for e in EPISODES], ids=lambda v: str(v)
+)
+def test_initial_scene_is_upstreams(make: Any, task: str, episode: int) -> None:
+    rec = record(task, episode)
+    b = reset(make, rec).unwrapped
+    for name, pose in rec["actors"].items():
+        assert name in b.actors, f"{name} missing"
+        assert_pose(b.actors[name].pose, pose, name)
+    for name, art in rec["articulations"].items():
+        if name.startswith("panda"):
+            qpos = b.agent.robot.get_qpos()[0].cpu().numpy()
+            np.testing.assert_allclose(qpos, art["qpos"], atol=1e-4)
+            assert_pose(b.agent.robot.pose, art["root"], name)
+        else:
+            assert name == "button"
+            assert_pose(b.button.pose, art["root"], name)
+            assert abs(float(b.button.get_qpos()[0, 0]) - art["qpos"][0]) < 1e-4
+    # the upstream actors come first, in build order
+    assert list(b.actors)[: len(rec["actors"])] == list(rec["actors"])
+    assert [e.name for e in b.tasks.entries] == upstream_names(rec)
+    if episode <= 5:  # the recovery draw: upstream's index into the task list
+        assert b.layout["params"]["recovery"]["task_index"] == rec["attrs"]["fail_grasp_task_index"]
+
+
+# -- oracle episodes ----------------------------------------------------------------------------
+def oracle(make: Any, task: str, episode: int) -> tuple[Any, Any, dict[str, Any]]:
+    rec = record(task, episode)
+    env = reset(make, rec)
+    return env.unwrapped, run(env, env.unwrapped.plan()), rec
+
+
+def check_common(b: Any, out: Any, rec: dict[str, Any]) -> None:
+    assert out.success[-1] and not any(out.success[:-1]) and b.failure_reason is None
+    assert [s["simple"] for s in out.subgoals] == upstream_names(rec)
+    flags = [s["video"] for s in out.subgoals]
+    assert any(flags) == b.VIDEO and flags == sorted(flags, reverse=True)
+    options = {c["action"] for c in choices(b.TASK)} | {""}
+    for s in out.subgoals:  # every <> filled with a pixel; choices among the task's options
+        assert "<>" not in s["grounded"]
+        assert s["choice"] in options, s
+        assert s["simple"] != "static" or s["choice"] == "", s  # upstream: no choice_label
+
+
+@pytest.mark.parametrize("episode", [0, 2, 3])  # easy, medium, hard
+def test_pick_highlight_oracle(make: Any, episode: int) -> None:
+    b, out, rec = oracle(make, "PickHighlight", episode)
+    check_common(b, out, rec)
+    assert [c.name for c in b.goal_cubes] == rec["attrs"]["target_cube_names"]
+    assert b.picks == [1] * len(b.goal_cubes)
+    choices = {s["simple"]: s["choice"] for s in out.subgoals}
+    assert choices["press the button"] == "press button"
+    assert out.subgoals[1]["choice"] == "pick up the highlighted cube"
+    assert out.subgoals[1]["grounded"].startswith("pick up the ")
+    assert " at <" in out.subgoals[1]["grounded"]
+    assert b.goals()[1].startswith("first press the button, then pick up all highlighted")
+
+
+def test_pick_highlight_discs_follow_the_timer(make: Any) -> None:
+    """White discs under the highlighted cubes exactly over upstream steps 10-100, pressed or
+    not."""
+    env = reset(make, record("PickHighlight", 3))
+    b = env.unwrapped
+    action = np.concatenate([b.agent.robot.get_qpos()[0, :7].cpu().numpy(), [1.0]])
+    shown = []
+    for _ in range(103):
+        env.step(action)
+        under = [
+            np.allclose(actor_position(d), actor_position(c) - [0, 0, 0.01], atol=1e-4)
+            for d, c in zip(b.disks, b.goal_cubes, strict=True)
+        ]
+        assert all(under) or not any(under)
+        shown.append(all(under))
+        assert all(actor_position(d)[2] < -1.0 for d in b.disks) != all(under)
+    # upstream step e = t - 1 is in [10, 100]: t in [11, 101]
+    assert shown == [11 <= t <= 101 for t in range(1, 104)]
+    assert b.tasks.index == 0 and b.failure_reason is None  # no press, no failure
+
+
+@pytest.mark.parametrize("episode", [0, 2, 3])
+def test_video_repick_oracle(make: Any, episode: int) -> None:
+    rec = record("VideoRepick", episode)
+    b0 = reset(make, rec).unwrapped
+    start = {n: actor_position(a)[:2] for n, a in b0.actors.items()}
+    b, out, rec = oracle(make, "VideoRepick", episode)
+    check_common(b, out, rec)
+    assert b.goal_cube.name == rec["attrs"]["target_cube_1"]
+    n_swaps = rec["attrs"]["swap_times"]
+    assert len(b.swaps) == n_swaps and all(s._from is None for s in b.swaps.values())
+    # the first swap moves the goal cube onto a neighbour's spot
+    if n_swaps:
+        first, partner = b.swap_first[0], b.swap_partner[0]
+        assert first is b.goal_cube and partner is not first
+    counts = {"easy": 3, "medium": 3, "hard": 15}[rec["difficulty"]]
+    assert len(b.actors) == counts
+    colors = {n.split("_")[1] for n in b.actors if n.startswith("cube_")}
+    assert colors == ({"red", "green", "blue"} if counts == 15 else set())
+    moved = [n for n, a in b.actors.items() if np.hypot(*(actor_position(a)[:2] - start[n])) > 0.03]
+    assert bool(moved) == bool(n_swaps)
+    assert out.subgoals[-1]["choice"] == "press the button to finish"
+
+
+@pytest.mark.parametrize("task", ["VideoPlaceButton", "VideoPlaceOrder"])
+@pytest.mark.parametrize("episode", [0, 2, 3])
+def test_video_place_oracle(make: Any, task: str, episode: int) -> None:
+    rec = record(task, episode)
+    b0 = reset(make, rec).unwrapped
+    start = {n: actor_position(a)[:2].copy() for n, a in b0.actors.items()}
+    b, out, rec = oracle(make, task, episode)
+    check_common(b, out, rec)
+    attrs = rec["attrs"]
+    assert b.cube.name == attrs["target_cube"] and b.answer.name == attrs["target_target"]
+    assert skills.on_target(b.cube, actor_position(b.answer), 0.05, max_z=0.03)
+    a, c = attrs.get("swap_target_a"), attrs.get("swap_target_b")
+    if a is not None:  # the two targets traded places during the video
+        np.testing.assert_allclose(actor_position(b.actors[a])[:2], start[c], atol=1e-5)
+        np.testing.assert_allclose(actor_position(b.actors[c])[:2], start[a], atol=1e-5)
+    want = {  # choice_label per task-list name (VideoPlace*.py)
+        "drop the cube onto target": "drop onto",
+        "drop the cube onto table": "drop onto",
+        "static": "",
+        "place the cube onto the correct target": "drop onto",
+        "press the button": "press the button",
+    }
+    for s in out.subgoals:
+        assert s["choice"] == want.get(s["simple"], "pick up the cube") or (
+            task == "VideoPlaceButton" and s["simple"] == "pick up the cube" and s["choice"] == ""
+        )
+    last_video_pick = [s for s in out.subgoals if s["video"] and s["simple"].startswith("pick")][-1]
+    assert last_video_pick["choice"] == ("" if task == "VideoPlaceButton" else "pick up the cube")
+    presses = [s for s in out.subgoals if s["simple"] == "press the button"]
+    assert len(presses) == 1 and presses[0]["video"]
+    assert presses[0]["choice"] == "press the button"
+    color = attrs["target_color_name"]
+    assert all(f"the {color} cube" in g for g in b.goals()) and len(b.goals()) == 2
+
+
+# -- immediate failures -------------------------------------------------------------------------
+def pick(b: Any, cube: Any) -> Subgoal:
+    return Subgoal("pick", "pick", skills.pick(b, cube))
+
+
+def video_then(b: Any, after: Any) -> Iterator[Subgoal]:
     for sg in b.plan():
         if not sg.video:
             break
@@ -52,159 +219,79 @@ def video_then(b: Any, after: Callable[[Any], Iterator[Subgoal]]) -> Iterator[Su
     yield from after(b)
 
 
-def pick(b: Any, cube: Any) -> Subgoal:
-    return Subgoal("pick", "pick", skills.pick(b, cube))
-
-
-def put(xy: np.ndarray) -> Subgoal:
-    return Subgoal("place", "place", skills.place(np.array([xy[0], xy[1], 0.0])))
-
-
-def press(b: Any) -> Subgoal:
-    return Subgoal("press", "press", skills.press(b.button))
-
-
-def check_common(b: Any, rec: Any) -> None:
-    assert rec.success[-1] and b.failure_reason is None
-    flags = [s["video"] for s in rec.subgoals]
-    assert any(flags) == b.VIDEO == b.TASK.startswith("Video")
-    assert flags == sorted(flags, reverse=True)  # the video comes first
-
-
-# -- oracle episodes ------------------------------------------------------------------------
-@pytest.mark.parametrize("difficulty", list(HIGHLIGHT))
-def test_pick_highlight_oracle(make: Any, difficulty: str) -> None:
-    env = make("PickHighlight", difficulty, SEEDS["PickHighlight", difficulty])
+def test_pick_highlight_fails_on_a_cube_not_highlighted(make: Any) -> None:
+    env = reset(make, record("PickHighlight", 0))
     b = env.unwrapped
-    n, n_goals = HIGHLIGHT[difficulty]
-    lay = b.layout
-    assert len(lay["cubes"]) == n and len(lay["goals"]) == n_goals
-    assert b.goal().startswith("first press the button, then pick up all highlighted cubes")
-    rec = run(env, b.plan())
-    check_common(b, rec)
-    assert b.picked == set(lay["goals"]) and b.press.presses == 2
-    assert b.highlight_t is not None and not b.highlit
-    assert all(objects.actor_position(d)[2] < -1.0 for d in b.highlights)  # parked again
-    for k in range(n):  # every cube back on the table
-        assert objects.actor_position(b.cubes[k])[2] < 0.03
-
-
-@pytest.mark.parametrize("difficulty", list(REPICK))
-def test_video_repick_oracle(make: Any, difficulty: str) -> None:
-    env = make("VideoRepick", difficulty, SEEDS["VideoRepick", difficulty])
-    b = env.unwrapped
-    n, swaps = REPICK[difficulty]
-    lay = b.layout
-    assert len(lay["cubes"]) == n and len(lay["swaps"]) in swaps
-    assert len(set(lay["colors"])) == (n if n > 3 else 1)
-    assert lay["repetitions"] in (1, 2, 3)
-    assert b.goal().startswith("watch the video carefully, then pick up the same cube")
-    # where every cube should end: the chosen one moved by the video, then the swaps
-    at = [np.array(c[:2]) for c in lay["cubes"]]
-    at[lay["chosen"]] = np.asarray(lay["spot"])
-    for i, j in lay["swaps"]:
-        at[i], at[j] = at[j], at[i]
-    rec = run(env, b.plan())
-    check_common(b, rec)
-    assert b.swapped == len(lay["swaps"])
-    assert b.trackers[lay["chosen"]].places == lay["repetitions"] + 1
-    for k, cube in enumerate(b.cubes):
-        np.testing.assert_allclose(objects.actor_position(cube)[:2], at[k], atol=0.015)
-
-
-@pytest.mark.parametrize("task", list(PLACE))
-@pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
-def test_video_place_oracle(make: Any, task: str, difficulty: str) -> None:
-    env = make(task, difficulty, SEEDS[task, difficulty])
-    b = env.unwrapped
-    n_cubes, k, swap = PLACE[task][difficulty]
-    lay = b.layout
-    assert len(lay["cubes"]) == n_cubes and len(lay["targets"]) == k
-    assert sorted(lay["order"]) == list(range(k)) and bool(lay["swaps"]) == swap
-    assert lay["answer_target"] != lay["order"][-1]
-    if task == "VideoPlaceButton":
-        assert len(lay["presses_after"]) == 1 and lay["relation"] in b.goal()
-    else:
-        assert lay["presses_after"] == list(range(1, k))
-    rec = run(env, b.plan())
-    check_common(b, rec)
-    assert b.press.presses == len(lay["presses_after"])
-    answer = objects.actor_position(b.targets[lay["answer_target"]])
-    assert skills.on_target(b.cubes[0], answer, objects.TARGET_RADIUS, max_z=0.06)
-    for i, j in lay["swaps"]:  # the swapped targets traded places
-        np.testing.assert_allclose(objects.actor_position(b.targets[i])[:2], lay["targets"][j])
-        np.testing.assert_allclose(objects.actor_position(b.targets[j])[:2], lay["targets"][i])
-
-
-# -- immediate failures ---------------------------------------------------------------------
-def test_pick_highlight_fails_on_pick_before_press(make: Any) -> None:
-    env = make("PickHighlight", "easy", 1)
-    b = env.unwrapped
-    goal = b.cubes[b.layout["goals"][0]]
-    with pytest.raises(TaskFailed, match="before pressing the button"):
-        run(env, [pick(b, goal)])
-
-
-def test_pick_highlight_fails_on_cube_not_highlighted(make: Any) -> None:
-    env = make("PickHighlight", "easy", 1)
-    b = env.unwrapped
-    other = next(k for k in range(3) if k not in b.layout["goals"])
+    other = next(a for a in b.actors.values() if a not in b.goal_cubes)
 
     def plan() -> Iterator[Subgoal]:
-        yield press(b)
-        assert b.highlight_t is not None  # the white discs showed during the press
-        yield pick(b, b.cubes[other])
+        yield next(iter(b.plan()))  # the press
+        yield pick(b, other)
 
-    with pytest.raises(TaskFailed, match="not highlighted"):
+    with pytest.raises(TaskFailed, match="pick up the highlighted cube"):
         run(env, plan())
 
 
-def test_video_repick_fails_on_early_press(make: Any) -> None:
-    env = make("VideoRepick", "easy", 9)
+def test_video_repick_fails_on_a_wrong_cube(make: Any) -> None:
+    env = reset(make, record("VideoRepick", 3))  # hard: 15 cubes
     b = env.unwrapped
-    with pytest.raises(TaskFailed, match="button pressed after 0 of"):
-        run(env, video_then(b, lambda b: iter([press(b)])))
+    other = next(a for a in b.actors.values() if a is not b.goal_cube)
+    with pytest.raises(TaskFailed, match="correct cube for the first time"):
+        run(env, video_then(b, lambda b: iter([pick(b, other)])))
 
 
-def test_video_place_button_fails_on_wrong_target(make: Any) -> None:
-    env = make("VideoPlaceButton", "easy", 3)
+def test_video_place_button_fails_on_a_wrong_target(make: Any) -> None:
+    from dataforge.pipelines.robomme.tasks.reference import put_waypoints
+
+    env = reset(make, record("VideoPlaceButton", 0))
     b = env.unwrapped
-    lay = b.layout
-    wrong = next(j for j in lay["order"][:-1] if j != lay["answer_target"])
+    wrong = next(t for t in b.targets if t is not b.answer)
 
     def after(b: Any) -> Iterator[Subgoal]:
-        yield pick(b, b.cubes[0])
-        yield put(objects.actor_position(b.targets[wrong]))
+        yield pick(b, b.cube)
+        yield Subgoal("put", "put", put_waypoints(b, actor_position(wrong)))
 
-    with pytest.raises(TaskFailed, match="wrong target"):
+    with pytest.raises(TaskFailed, match="correct target"):
         run(env, video_then(b, after))
 
 
-def test_video_place_order_fails_on_wrong_cube(make: Any) -> None:
-    env = make("VideoPlaceOrder", "medium", 4)
+def test_video_place_order_fails_on_a_wrong_cube(make: Any) -> None:
+    env = reset(make, record("VideoPlaceOrder", 2))  # medium: 3 cubes
     b = env.unwrapped
-    with pytest.raises(TaskFailed, match="wrong cube"):
-        run(env, [pick(b, b.cubes[1])])
+    other = next(a for n, a in b.actors.items() if n.startswith("cube_") and a is not b.cube)
+    with pytest.raises(TaskFailed, match="pick up the cube"):
+        run(env, video_then(b, lambda b: iter([pick(b, other)])))
 
 
-# -- layouts and swap arcs ------------------------------------------------------------------
-def test_layout_is_deterministic(make: Any) -> None:
-    env = make("VideoRepick", "medium", 3)
-    first = env.unwrapped.layout
-    env.reset(seed=3)
-    again = env.unwrapped.layout
-    for key in ("colors", "chosen", "swaps", "repetitions"):
-        assert first[key] == again[key]
-    np.testing.assert_allclose(first["cubes"], again["cubes"])
-    np.testing.assert_allclose(first["button"], again["button"])
+# -- the swap path ------------------------------------------------------------------------------
+def test_two_lane_swap_exchanges_on_offset_lanes() -> None:
+    from dataforge.pipelines.robomme.tasks.reference import TwoLaneSwap
 
+    class Actor:  # the pose interface TwoLaneSwap uses
+        def __init__(self, p: list[float]) -> None:
+            self.set_pose_p(p, [1.0, 0.0, 0.0, 0.0])
 
-def test_swap_path_exchanges_and_keeps_apart() -> None:
-    from dataforge.pipelines.robomme.tasks.reference import SWAP_AMPLITUDE, swap_path
+        def set_pose_p(self, p: Any, q: Any) -> None:
+            import torch
 
-    pa, pb = np.array([0.0, -0.1]), np.array([0.05, 0.12])
-    a0, b0 = swap_path(pa, pb, 0.0)
-    a1, b1 = swap_path(pa, pb, 1.0)
-    np.testing.assert_allclose([a0, b0, a1, b1], [pa, pb, pb, pa], atol=1e-12)
-    gap = min(np.hypot(*np.subtract(*swap_path(pa, pb, u))) for u in np.linspace(0, 1, 41))
-    assert gap >= min(np.hypot(*(pb - pa)), 2 * SWAP_AMPLITUDE) - 1e-9
+            self.pose = type("P", (), {})()
+            self.pose.p = torch.tensor([list(p)], dtype=torch.float64)
+            self.pose.q = torch.tensor([list(q)], dtype=torch.float64)
+
+        def set_pose(self, pose: Any) -> None:
+            self.set_pose_p(pose.p, pose.q)
+
+    a, b, c = Actor([0.0, -0.1, 0.02]), Actor([0.0, 0.1, 0.02]), Actor([0.2, 0.0, 0.02])
+    swap = TwoLaneSwap(a, b, 10, 60, 0.07, [c], dynamic=False)
+    swap.apply(9)  # before the window: nothing
+    np.testing.assert_allclose(actor_position(a), [0.0, -0.1, 0.02], atol=1e-6)
+    for e in range(10, 36):
+        swap.apply(e)
+    # half way: both on the midline, 7 cm to either side (normal of a->b = (-1, 0))
+    np.testing.assert_allclose(actor_position(a)[:2], [-0.07, 0.0], atol=1e-6)
+    np.testing.assert_allclose(actor_position(b)[:2], [0.07, 0.0], atol=1e-6)
+    for e in range(36, 61):
+        swap.apply(e)
+    np.testing.assert_allclose(actor_position(a), [0.0, 0.1, 0.02], atol=1e-6)
+    np.testing.assert_allclose(actor_position(b), [0.0, -0.1, 0.02], atol=1e-6)
+    np.testing.assert_allclose(actor_position(c), [0.2, 0.0, 0.02], atol=1e-6)
