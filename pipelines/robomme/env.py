@@ -67,6 +67,7 @@ class RobommeEnv(BaseEnv):
         self.difficulty = difficulty
         self.episode_seed = 0
         self.recovery = False  # RoboMME's recovery draw is part of this episode's layout
+        self.recovery_mode: str | None = None  # and its kind: "z" (above) or "xy" (beside)
         self.rng = np.random.default_rng(0)
         self.layout: dict[str, Any] = {}
         self.t = 0
@@ -104,7 +105,9 @@ class RobommeEnv(BaseEnv):
             self.episode_seed = int(seed if np.isscalar(seed) else seed[0])
         # upstream draws the missed grasp's pick from the layout generator: with recovery on,
         # later draws of some tasks shift (pass 2 resets with the same option)
-        self.recovery = bool(options.pop("recovery", False))
+        mode = options.pop("recovery", None)
+        self.recovery_mode: str | None = mode if isinstance(mode, str) else None
+        self.recovery = bool(mode)
         self.rng = np.random.default_rng(self.episode_seed)
         self.layout = self.sample_layout(self.rng)
         self.t = 0

@@ -92,13 +92,14 @@ def run_pass1(
 
     filtered: list[Filtered] = []
     env = shared_env(spec.task, spec.difficulty, render=False)
-    with_recovery = recovery and recovery_mode(spec.task, spec.episode) is not None
+    mode = recovery_mode(spec.task, spec.episode) if recovery else None
+    with_recovery = mode is not None
     for retry in range(max_retries + 1):
         seed = spec.seed + retry
         base = env.unwrapped
         try:
             # a layout upstream cannot place fails the seed, as upstream's SceneGenerationError
-            env.reset(seed=seed, options={"recovery": with_recovery})
+            env.reset(seed=seed, options={"recovery": mode})
             ex = Executor(
                 env, noise=noise, rng=noise_rng(seed), max_steps=max_steps, finish_subgoal=True
             )
@@ -130,7 +131,8 @@ def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) 
     from dataforge.pipelines.robomme.sim import shared_env
 
     env = shared_env(spec.task, spec.difficulty, render=True, size=size)
-    env.reset(seed=run.seed, options={"recovery": run.missed_grasp is not None})
+    miss = run.missed_grasp
+    env.reset(seed=run.seed, options={"recovery": miss["mode"] if miss else None})
     have = env.unwrapped.state_keys()
     if have != run.state_keys:
         raise DataforgeError(

@@ -1,718 +1,922 @@
-"""Counting suite (temporal memory): PickXtimes, BinFill, SwingXtimes, StopCube."""
+"""Counting suite (temporal memory): PickXtimes, BinFill, SwingXtimes, StopCube, as the public
+RoboMME benchmark defines them (``RoboMME/robomme_benchmark`` @a3842d1,
+``src/robomme/robomme_env/<Task>.py``; facts in ``docs/robomme_upstream.md`` sections 1-4).
+
+Each task takes its scene from :func:`~dataforge.pipelines.robomme.layouts.upstream_layout`
+(the actors upstream builds for the episode's seed and difficulty, with their poses after
+``gym.make`` + ``reset``), and its rules from upstream's task list: an ordered list of entries
+(a name, a grounded ``subgoal_segment`` text, a completion test and a failure test) that
+upstream's ``utils/subgoal_evaluate_func.py::sequential_task_check`` walks one entry at a time.
+:class:`_Checker` is that walk; the oracle yields one subgoal per entry, named as the entry,
+with the waypoints of upstream's ``solve_*`` primitive (``utils/subgoal_planner_func.py``).
+
+Upstream runs some scene changes before the physics of a step (``step`` before
+``super().step``) and some after its observation; both happen here in
+``_before_control_step`` (before the physics of the next step), so every saved state shows
+what upstream's observation of that step shows.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import sapien
 
 from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
-from dataforge.pipelines.robomme import objects, skills
-from dataforge.pipelines.robomme.env import RobommeEnv, pixel_of
-from dataforge.pipelines.robomme.layout import (
-    X_RANGE,
-    Y_RANGE,
-    LayoutImpossible,
-    sample_positions,
-    yaw,
-)
+from dataforge.manip.rotations import quat_mul, yaw_quat
+from dataforge.pipelines.robomme import assets, skills
+from dataforge.pipelines.robomme.env import FRONT_SIZE, RobommeEnv, pixel_of
+from dataforge.pipelines.robomme.objects import DOWN, actor_yaw, grasp_yaw
+from dataforge.pipelines.robomme.placement import PlacementError
+from dataforge.pipelines.robomme.recovery import MISS_M, xy_signs
 
-COLORS3 = ("red", "green", "blue")
-ORDINAL_TIMES = {1: "once", 2: "twice", 3: "three times", 4: "four times", 5: "five times"}
+# utils/subgoal_language.py::get_subgoal_with_index (index 0 -> "first")
+ORDINALS = (
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+)  # fmt: skip
+# utils/task_goal.py: num2words and num2words_2
+NUMBER_WORDS = dict(enumerate(("one", "two", "three", "four", "five", "six", "seven"), 1))
+NUMBER_ORDINALS = {k + 1: w for k, w in enumerate(ORDINALS)}
+
+GRIP_STEPS = 6  # upstream's planner opens/closes the gripper over 6 steps
+READY_Z = 0.15  # solve_pickup / solve_putonto_whenhold / solve_button: hover height
+LIFTED_Z = 0.05  # is_obj_pickup: object centre above this and grasped
+DROP_MAX_Z = 0.2  # is_obj_dropped: object centre at most this high, released ...
+DROP_TCP_Z = 0.05  # ... with the TCP above this
+ONTO_M = 0.05  # is_obj_dropped_onto: horizontal distance to the target centre
+PRESSED_M = assets.BUTTON_PRESSED_M  # is_button_pressed: cap depth
+FINGER_REACH = 0.05  # ours: an open finger's distance from the grasp centre; below ROOM_M
+ROOM_M = 0.01  # of room to an obstacle, the oracle turns its grasp by 90 degrees if it helps
+CUBE_RADIUS = assets.CUBE_HALF * np.sqrt(2)  # ... obstacles' footprint radii
+BUTTON_RADIUS = assets.BUTTON_BASE_HALF[0] * np.sqrt(2)
 
 
-class PickXtimes(RobommeEnv):
-    """Pick a cube of a given colour and place it on the target X times, then press the button
-    (paper Table 10: easy 1 cube, 1-3 repetitions; medium 3 cubes, 1-3; hard 3 cubes, 4-5)."""
+# -- the task list and its sequential check -----------------------------------------------------
+@dataclass
+class _Task:
+    """One entry of upstream's ``task_list``: ``name`` (the simple subgoal), ``segment`` (the
+    ``subgoal_segment`` text, ``<>`` where the pixel of ``anchor()`` goes), ``done`` (its
+    ``func``), ``fail`` (its ``failure_func``: a reason, or None) and ``solve`` (the oracle's
+    waypoints, computed when the subgoal starts)."""
 
-    TASK = "PickXtimes"
+    name: str
+    segment: str
+    done: Callable[[], bool]
+    solve: Callable[[], list[Waypoint]]
+    fail: Callable[[], str | None] = field(default=lambda: None)
+    anchor: Callable[[], np.ndarray] | None = None
+    pick: str = ""  # a pick entry (``solve_pickup``): the name of the cube the oracle takes
+
+
+class _Checker:
+    """``sequential_task_check``: the current entry's failure test, then its completion test;
+    a completed entry moves the check to the next one (at most one per step)."""
+
+    def __init__(self, tasks: list[_Task]) -> None:
+        self.tasks = tasks
+        self.index = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.index >= len(self.tasks)
+
+    def update(self) -> tuple[bool, str | None]:
+        """(all entries complete, failure reason or None) after this step."""
+        if self.complete:
+            return True, None
+        task = self.tasks[self.index]
+        reason = task.fail()
+        if reason is not None:
+            return False, f"{reason} (during '{task.name}')"
+        if task.done():
+            self.index += 1
+        return self.complete, None
+
+
+def _first(*reasons: str | None) -> str | None:
+    return next((r for r in reasons if r is not None), None)
+
+
+def _pose(values: Any) -> sapien.Pose:
+    v = [float(x) for x in values]
+    return sapien.Pose(p=v[:3], q=v[3:7])
+
+
+def _xy(actor: Any) -> np.ndarray:
+    return actor.pose.p[0].cpu().numpy().astype(np.float64)[:2]
+
+
+def _position(actor: Any) -> np.ndarray:
+    return actor.pose.p[0].cpu().numpy().astype(np.float64)
+
+
+class _Counting(RobommeEnv):
+    """What the four tasks share: the upstream layout, the checker, the event tests of
+    ``subgoal_evaluate_func.py`` and the oracle's waypoints."""
+
     SUITE = "Counting"
 
+    # -- layout and scene ------------------------------------------------------------------
     def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        n = 1 if self.difficulty == "easy" else 3
-        reps = int(rng.integers(4, 6)) if self.difficulty == "hard" else int(rng.integers(1, 4))
-        colors = [str(c) for c in rng.permutation(COLORS3)[:n]]
-        pts = sample_positions(rng, n + 2, 0.11)
+        """Upstream's layout for this episode (``rng`` unused: the seed decides)."""
+        from dataforge.pipelines.robomme.layouts import upstream_layout
+
+        up = upstream_layout(self.TASK, self.episode_seed, self.difficulty, recovery=self.recovery)
         return {
-            "colors": colors,
-            "goal_color": colors[0],
-            "repetitions": reps,
-            "cubes": [(*p, yaw(rng)) for p in pts[:n]],
-            "target": pts[n],
-            "button": pts[n + 1],
+            "actors": {k: [float(x) for x in v] for k, v in up.actors.items()},
+            "articulations": {k: [float(x) for x in v] for k, v in up.articulations.items()},
+            **up.params,
         }
 
-    def build(self) -> None:
-        lay = self.layout
-        self.cubes = [objects.cube(self.scene, f"cube_{c}", c) for c in lay["colors"]]
-        self.target = objects.disc(self.scene, "target", "purple")
-        self.button = objects.button(self.scene, "button")
+    def place_from_layout(self, actors: dict[str, Any], articulations: dict[str, Any]) -> None:
+        """Every actor and articulation root at the layout's pose (articulations at rest)."""
+        for name, actor in actors.items():
+            actor.set_pose(_pose(self.layout["actors"][name]))
+        for name, art in articulations.items():
+            art.set_root_pose(_pose(self.layout["articulations"][name]))
+            art.set_qpos(np.zeros((1, art.max_dof), dtype=np.float32))
+            art.set_qvel(np.zeros((1, art.max_dof), dtype=np.float32))
 
-    def place(self) -> None:
-        lay = self.layout
-        for actor, (x, y, a) in zip(self.cubes, lay["cubes"], strict=True):
-            objects.set_pose(actor, (x, y, objects.CUBE_HALF), a)
-        objects.set_pose(self.target, (*lay["target"], 0.001))
-        objects.set_pose(self.button, (*lay["button"], 0.0))
+    def build_button(self) -> None:
+        self.button = assets.button(self.scene, "button")
+        self.cap = next(link for link in self.button.links if link.name.endswith("button_cap"))
 
+    # -- checker -----------------------------------------------------------------------------
     def reset_events(self) -> None:
-        self.trackers = [skills.PickTracker(c) for c in self.cubes]
-        self.press = skills.ButtonTracker(self.button)
-        self.placed = 0
+        self.tasks = self.task_list()
+        self.checker = _Checker(self.tasks)
+        self._missed_here = False  # the pick being planned is the one the recovery misses
 
-    def tick(self) -> None:
-        for k, tr in enumerate(self.trackers):
-            picked, released = tr.update(self)
-            if picked and k != 0:
-                self.failure_reason = "picked a wrong cube"
-            if (
-                released
-                and k == 0
-                and skills.on_target(
-                    self.cubes[0], self.layout["target"], objects.TARGET_RADIUS, max_z=0.06
-                )
-            ):
-                self.placed += 1
-                if self.placed > self.layout["repetitions"]:
-                    self.failure_reason = "more placements than asked for"
-        if self.press.update(self):
-            if self.placed != self.layout["repetitions"]:
-                self.failure_reason = (
-                    f"button pressed after {self.placed} of {self.layout['repetitions']} placements"
-                )
-            else:
-                self.done = True
+    def task_list(self) -> list[_Task]:
+        raise NotImplementedError
 
-    def goal(self) -> str:
-        c, n = self.layout["goal_color"], self.layout["repetitions"]
-        if n == 1:
-            return f"pick up the {c} cube and place it on the target, then press the button to stop"
-        return (
-            f"pick up the {c} cube and place it on the target, repeating this pick-and-place "
-            f"action {ORDINAL_TIMES[n]}, then press the button to stop"
-        )
-
-    def plan(self) -> Iterator[Subgoal]:
-        c = self.layout["goal_color"]
-        target = np.array([*self.layout["target"], 0.0])
-        for _ in range(self.layout["repetitions"]):
-            cube = self.cubes[0]
-            yield Subgoal(
-                f"pick up the {c} cube",
-                f"pick up the {c} cube at {pixel_of(self, objects.actor_position(cube))}",
-                skills.pick(self, cube),
-            )
-            yield Subgoal(
-                "place the cube on the target",
-                f"place the cube on the target at {pixel_of(self, target)}",
-                skills.place(target),
-            )
-        yield Subgoal(
-            "press the button",
-            f"press the button at {pixel_of(self, objects.actor_position(self.button))}",
-            skills.press(self.button),
-        )
-
-
-NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
-ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}
-
-
-def _gap(p: np.ndarray, centre: np.ndarray, half: float) -> float:
-    """Distance from ``p`` to an axis-aligned square of half-side ``half`` (0: a point)."""
-    d = np.maximum(np.abs(p - np.asarray(centre)[:2]) - half, 0.0)
-    return float(np.hypot(*d))
-
-
-def _scatter(
-    rng: np.random.Generator,
-    n: int,
-    clearance: float,
-    keep_out: list[tuple[np.ndarray, float, float]],
-    *,
-    x: tuple[float, float] = X_RANGE,
-    y: tuple[float, float] = Y_RANGE,
-    tries: int = 4000,
-) -> list[np.ndarray]:
-    """``n`` xy points ``clearance`` apart, each at least ``r`` away from every keep-out
-    square (centre, r, half-side)."""
-    pts: list[np.ndarray] = []
-    for _ in range(tries):
-        if len(pts) == n:
-            break
-        p = np.array([rng.uniform(*x), rng.uniform(*y)])
-        if all(np.hypot(*(p - q)) >= clearance for q in pts) and all(
-            _gap(p, c, half) >= r for c, r, half in keep_out
-        ):
-            pts.append(p)
-    if len(pts) < n:
-        raise LayoutImpossible(f"cannot scatter {n} points {clearance} m apart")
-    return pts
-
-
-# -- BinFill -----------------------------------------------------------------------------------
-BIN_INNER = 0.17  # the bin's inner side (a 3 x 3 grid of drop slots)
-BIN_HEIGHT = 0.06
-BIN_WALL = 0.008
-BIN_SLOT = 0.055
-BIN_CLEAR = 0.07  # cubes and the button keep this far from the bin's walls (open fingers)
-DROP_Z = BIN_HEIGHT + 0.035  # TCP height where a carried cube is released above the bin
-IN_BIN_Z = BIN_HEIGHT + 0.03  # a cube centre below this, within the walls, is in the bin
-STREAM_START = 2  # cubes already on the table when a streaming episode starts
-STREAM_PERIOD = 30  # steps between two appearing cubes
-
-
-class BinFill(RobommeEnv):
-    """Put the asked-for number of cubes of each goal colour into an opaque bin, then press the
-    button (paper Table 9: easy 1 goal colour, 4-6 cubes, 1 each; medium 2 colours, 8-10 cubes,
-    1-2 each; hard 3 colours, 10-12 cubes, 1-3 each with at least one colour at 2-3). Cubes are
-    all on the table from the start (static) or appear one by one in a random order
-    (streaming)."""
-
-    TASK = "BinFill"
-    SUITE = "Counting"
-
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        n_goal = {"easy": 1, "medium": 2, "hard": 3}[self.difficulty]
-        total = int(
-            rng.integers(*{"easy": (4, 7), "medium": (8, 11), "hard": (10, 13)}[self.difficulty])
-        )
-        goal_colors = [str(c) for c in rng.permutation(COLORS3)[:n_goal]]
-        if self.difficulty == "easy":
-            counts = [1]
-        elif self.difficulty == "medium":
-            counts = [int(c) for c in rng.integers(1, 3, size=n_goal)]
-        else:
-            counts = [1, 1, 1]
-            while max(counts) < 2:
-                counts = [int(c) for c in rng.integers(1, 4, size=n_goal)]
-        colors = [c for c, k in zip(goal_colors, counts, strict=True) for _ in range(k)]
-        colors += goal_colors[: max(0, total - len(colors))]  # one more than asked, if room
-        colors += [str(c) for c in rng.choice(COLORS3, size=total - len(colors))]
-        colors = [colors[i] for i in rng.permutation(total)]
-        streaming = bool(rng.random() < 0.5)
-        for _ in range(50):
-            try:
-                bin_xy = np.array([rng.uniform(-0.1, 0.06), rng.uniform(-0.2, 0.2)])
-                keep = [(bin_xy, BIN_CLEAR, BIN_INNER / 2 + BIN_WALL)]
-                btn = _scatter(rng, 1, 0.0, keep)[0]
-                pts = _scatter(rng, total, 0.09, [*keep, (btn, 0.1, 0.0)])
-                break
-            except LayoutImpossible:
-                continue
-        else:
-            raise LayoutImpossible("no BinFill arrangement found")
-        order = [int(i) for i in rng.permutation(total)]
-        appear = [0] * total
-        if streaming:
-            for rank, k in enumerate(order):
-                appear[k] = max(0, rank - STREAM_START + 1) * STREAM_PERIOD
-        return {
-            "goal_colors": goal_colors,
-            "counts": counts,
-            "colors": colors,
-            "streaming": streaming,
-            "appear": appear,
-            "cubes": [(*p, yaw(rng)) for p in pts],
-            "bin": bin_xy,
-            "button": btn,
-        }
-
-    def build(self) -> None:
-        self.cubes = [
-            objects.cube(self.scene, f"cube_{k}_{c}", c)
-            for k, c in enumerate(self.layout["colors"])
-        ]
-        self.bin = objects.box_walls(
-            self.scene, "bin", (BIN_INNER, BIN_INNER), BIN_HEIGHT, BIN_WALL, "brown",
-            top=False, inner_color="black", kinematic=True,
-        )  # fmt: skip
-        self.button = objects.button(self.scene, "button")
-
-    def place(self) -> None:
-        lay = self.layout
-        self.parking = [self.park_pose() for _ in self.cubes]
-        self.shown = [t == 0 for t in lay["appear"]]
-        for k, actor in enumerate(self.cubes):
-            x, y, a = lay["cubes"][k]
-            if self.shown[k]:
-                objects.set_pose(actor, (x, y, objects.CUBE_HALF), a)
-            else:
-                actor.set_pose(self.parking[k])
-        objects.set_pose(self.bin, (*lay["bin"], 0.0))
-        objects.set_pose(self.button, (*lay["button"], 0.0))
-
-    def reset_events(self) -> None:
-        self.press = skills.ButtonTracker(self.button)
-
-    def _spot_clear(self, k: int) -> bool:
-        """The gripper is not where cube ``k`` would appear."""
-        tcp = self.tcp_position()
-        x, y, _ = self.layout["cubes"][k]
-        return bool(tcp[2] > 0.12 or np.hypot(tcp[0] - x, tcp[1] - y) > 0.1)
-
-    def tick(self) -> None:
-        for k, actor in enumerate(self.cubes):
-            if self.shown[k]:
-                continue
-            if self.t >= self.layout["appear"][k] and self._spot_clear(k):
-                x, y, a = self.layout["cubes"][k]
-                objects.set_pose(actor, (x, y, objects.CUBE_HALF), a)
-                self.shown[k] = True
-            else:
-                actor.set_pose(self.parking[k])
-            actor.set_linear_velocity(np.zeros(3))
-            actor.set_angular_velocity(np.zeros(3))
-        if self.press.update(self):
-            have = self.in_bin()
-            want = dict(zip(self.layout["goal_colors"], self.layout["counts"], strict=True))
-            if any(have.get(c, 0) != n for c, n in want.items()):
-                self.failure_reason = f"button pressed with {have} in the bin, asked for {want}"
-            else:
-                self.done = True
-
-    def in_bin(self) -> dict[str, int]:
-        """How many cubes of each colour lie in the bin (released)."""
-        have: dict[str, int] = {}
-        for k, c in enumerate(self.layout["colors"]):
-            if self._inside(k) and not self.is_grasping(self.cubes[k]):
-                have[c] = have.get(c, 0) + 1
-        return have
+    def task_names(self) -> list[str]:
+        """The names of upstream's task-list entries, in order (the simple subgoals)."""
+        return [t.name for t in self.tasks]
 
     def check(self) -> tuple[bool, str | None]:
-        want = dict(zip(self.layout["goal_colors"], self.layout["counts"], strict=True))
-        for c, n in self.in_bin().items():
-            if n > want.get(c, 0):
-                return False, f"{n} {c} cubes in the bin, asked for {want.get(c, 0)}"
-        return self.done, None
+        if self.failure_reason is not None:
+            return False, None
+        return self.checker.update()
 
-    def goal(self) -> str:
-        parts = [
-            f"{NUMBER_WORDS[n]} {c} cube{'s' if n > 1 else ''}"
-            for c, n in zip(self.layout["goal_colors"], self.layout["counts"], strict=True)
-        ]
-        items = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
-        return f"put {items} into the bin and press the button to stop"
+    # -- upstream's event tests (utils/subgoal_evaluate_func.py) -----------------------------
+    def picked(self, actor: Any) -> bool:
+        """``is_obj_pickup``: above 5 cm and grasped."""
+        return bool(_position(actor)[2] > LIFTED_Z and self.is_grasping(actor))
 
-    def _available(self, need: dict[str, int], skip: set[int]) -> list[int]:
-        """Cubes on the table (shown, not in the bin, not given up) of a colour still needed."""
-        return [
-            k
-            for k, c in enumerate(self.layout["colors"])
-            if self.shown[k] and k not in skip and need.get(c, 0) > 0 and not self._over_bin(k)
-        ]
+    def any_picked(self, actors: list[Any]) -> str | None:
+        """``is_any_obj_pickup`` as a failure reason."""
+        return next((f"picked up {a.name}" for a in actors if self.picked(a)), None)
 
-    def _over_bin(self, k: int) -> bool:
-        """Cube ``k`` is within the bin's walls (at any height)."""
-        p = objects.actor_position(self.cubes[k])
-        return bool(np.all(np.abs(p[:2] - np.asarray(self.layout["bin"])) < BIN_INNER / 2 + 0.005))
-
-    def _inside(self, k: int) -> bool:
-        """Cube ``k`` lies in the bin: within its walls, below the rim plus half a cube."""
-        return self._over_bin(k) and 0 < objects.actor_position(self.cubes[k])[2] < IN_BIN_Z
-
-    def _free_slot(self) -> int:
-        """The drop slot farthest from every cube already in the bin."""
-        inside = [
-            objects.actor_position(c)[:2] for k, c in enumerate(self.cubes) if self._inside(k)
-        ]
-        centre = np.asarray(self.layout["bin"])
-        slots = [centre + BIN_SLOT * np.array([i - 1, j - 1]) for i in range(3) for j in range(3)]
-        if not inside:
-            return 4
-        return int(np.argmax([min(np.hypot(*(s - q)) for q in inside) for s in slots]))
-
-    def drop(self, slot: int) -> list[Waypoint]:
-        """Carry the held cube above drop slot ``slot`` (a 3 x 3 grid) of the bin and let go."""
-        cx, cy = self.layout["bin"]
-        i, j = divmod(slot, 3)
-        at = np.array([cx + (i - 1) * BIN_SLOT, cy + (j - 1) * BIN_SLOT, DROP_Z])
-        return [
-            Waypoint(objects.top_grasp(at, 0.0), CLOSED),
-            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
-        ]
-
-    def plan(self) -> Iterator[Subgoal]:
-        lay = self.layout
-        want = dict(zip(lay["goal_colors"], lay["counts"], strict=True))
-        centre = np.asarray(lay["bin"])
-        tries = [0] * len(self.cubes)
-        given_up: set[int] = set()
-        while True:
-            have = self.in_bin()
-            need = {c: n - have.get(c, 0) for c, n in want.items()}
-            if sum(need.values()) <= 0:
-                break
-            if not self._available(need, given_up):
-                wanted = " or ".join(c for c, n in need.items() if n > 0)
-                yield Subgoal(
-                    f"wait for a {wanted} cube to appear",
-                    f"wait for a {wanted} cube to appear on the table",
-                    [
-                        Waypoint(
-                            None, OPEN, hold=STREAM_PERIOD * (len(self.cubes) + 2),
-                            until=lambda need=need: bool(self._available(need, given_up)),
-                        )
-                    ],
-                )  # fmt: skip
-            ks = self._available(need, given_up)
-            k = min(
-                ks, key=lambda i: np.hypot(*(objects.actor_position(self.cubes[i])[:2] - centre))
-            )
-            c, cube = lay["colors"][k], self.cubes[k]
-            tries[k] += 1
-            if tries[k] >= 2:
-                given_up.add(k)  # one retry per cube, then another cube of the colour
-            yield Subgoal(
-                f"pick up the {c} cube",
-                f"pick up the {c} cube at {pixel_of(self, objects.actor_position(cube))}",
-                skills.pick(self, cube),
-            )
-            if not self.is_grasping(cube):
-                continue
-            yield Subgoal(
-                "put the cube into the bin",
-                f"put the cube into the bin at {pixel_of(self, np.array([*centre, BIN_HEIGHT]))}",
-                self.drop(self._free_slot()),
-            )
-        yield Subgoal(
-            "press the button",
-            f"press the button at {pixel_of(self, objects.actor_position(self.button))}",
-            skills.press(self.button),
+    def dropped(self, actor: Any) -> bool:
+        """``is_obj_dropped`` (outside a video): not grasped, at most 20 cm up, TCP above 5 cm."""
+        return bool(
+            _position(actor)[2] <= DROP_MAX_Z
+            and not self.is_grasping(actor)
+            and self.tcp_position()[2] > DROP_TCP_Z
         )
 
+    def dropped_onto(self, actor: Any, target: Any) -> bool:
+        """``is_obj_dropped_onto``: dropped within 5 cm (horizontally) of the target centre."""
+        near = np.hypot(*(_xy(actor) - _xy(target))) <= ONTO_M
+        return bool(near and self.dropped(actor))
 
-# -- SwingXtimes -------------------------------------------------------------------------------
-REACH_TOL = 0.03  # a held cube this close (xy) to a target centre, and low enough, reaches it
-REACH_Z = 0.09  # ... with its centre below this height
-LEAVE_TOL = 0.05  # it has left the target once farther than this (xy) or higher than LEAVE_Z
-LEAVE_Z = 0.11
-REACH_TCP_Z = 0.06  # the oracle's TCP height over a target
-CARRY_TCP_Z = 0.12  # ... and when arriving above one
-UPRIGHT = 0.94  # cos(20 deg): one cube axis this close to vertical
+    def pressed(self) -> bool:
+        """``is_button_pressed``: the cap pushed in more than 5 mm."""
+        return assets.button_depth(self.button) > PRESSED_M
+
+    def press_failure(self) -> str | None:
+        return "pressed the button too early" if self.pressed() else None
+
+    # -- texts -----------------------------------------------------------------------------
+    def grounded(self, task: _Task) -> str:
+        """The ``subgoal_segment`` with ``<>`` as ``<row, col>`` of the anchor's pixel; the
+        simple name when the anchor is outside the image (upstream: not visible)."""
+        if task.anchor is None or "<>" not in task.segment:
+            return task.segment
+        row, col = pixel_of(self, task.anchor())
+        if not (0 <= row < FRONT_SIZE and 0 <= col < FRONT_SIZE):
+            return task.name
+        return task.segment.replace("<>", f"<{row}, {col}>")
+
+    def goal(self) -> str:
+        return self.goals()[0]
+
+    @staticmethod
+    def _two(first: str, second: str) -> list[str]:
+        """``get_language_goal``'s list: both phrasings, one when they are equal."""
+        return [first] if first == second else [first, second]
+
+    # -- oracle ------------------------------------------------------------------------------
+    def plan(self) -> Iterator[Subgoal]:
+        picks = 0
+        for task in self.tasks:
+            self._missed_here = bool(task.pick) and picks == self._missed_pick()
+            picks += bool(task.pick)
+            yield Subgoal(task.name, self.grounded(task), task.solve())
+
+    def _missed_pick(self) -> int | None:
+        """Which pick entry RoboMME's recovery misses first (None: no recovery)."""
+        drawn = self.layout.get("recovery")
+        if not self.recovery or not drawn:
+            return None
+        return int(drawn["choice"]) % sum(1 for t in self.tasks if t.pick)
+
+    def tcp_quat(self) -> np.ndarray:
+        return self.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
+
+    def at(self, xy: np.ndarray, z: float, q: np.ndarray | None = None) -> np.ndarray:
+        """A TCP pose at ``xy`` and height ``z`` (orientation ``q``, default: pointing down)."""
+        return np.concatenate([[xy[0], xy[1], z], DOWN if q is None else q])
+
+    def put_onto(self, target: Any, release_z: float) -> list[Waypoint]:
+        """``solve_putonto_whenhold``: above the target at 15 cm keeping the grasp, down, open,
+        up. (Upstream goes down to the target's own height and lets the table stop the cube;
+        we stop where the held cube rests on the table.)"""
+        q, xy = self.tcp_quat(), _xy(target)
+        return [
+            Waypoint(self.at(xy, READY_Z, q), CLOSED),
+            Waypoint(self.at(xy, release_z, q), CLOSED, noisy=False),
+            Waypoint(None, OPEN, hold=GRIP_STEPS),
+            Waypoint(self.at(xy, READY_Z, q), OPEN),
+        ]
+
+    def pick(self, actor: Any) -> list[Waypoint]:
+        """``solve_pickup`` (approach, grasp at the centre, close, lift), marked for RoboMME's
+        missed-grasp recovery; of the cube's two face-aligned grasps, the one whose open
+        fingers keep farther from the other objects (upstream's grasp frame is the cube face
+        nearest the current wrist orientation, wherever the neighbours are)."""
+        waypoints = skills.pick(self, actor, kind="cube")
+        yaw = grasp_yaw(actor_yaw(actor))  # skills.pick's
+        turned = yaw - np.pi / 2 if yaw > 0 else yaw + np.pi / 2
+        room = self._finger_room(actor, yaw)
+        if room >= ROOM_M or self._finger_room(actor, turned) <= room:
+            return waypoints
+        q = quat_mul(yaw_quat(turned), DOWN)
+        return [
+            wp if wp.pose is None else replace(wp, pose=np.concatenate([wp.pose[:3], q]))
+            for wp in waypoints
+        ]
+
+    def obstacles(self, actor: Any) -> list[tuple[np.ndarray, float]]:
+        """(xy, radius) of what the fingers must keep clear of when grasping ``actor``."""
+        out = [(_xy(self.button), BUTTON_RADIUS)]
+        cubes = getattr(self, "cubes", {})
+        return out + [(_xy(c), CUBE_RADIUS) for c in cubes.values() if c is not actor]
+
+    def _miss_mode(self) -> str | None:
+        """The recovery's mode ("z": episodes 0-2, "xy": 3-5), as the reset was told."""
+        return self.recovery_mode
+
+    def _finger_room(self, actor: Any, yaw: float) -> float:
+        """The smallest gap between an open finger (grasp yaw ``yaw``) and an obstacle, at the
+        grasp and, for the pick the recovery misses, at a sideways miss (whose fingers must
+        also clear the cube itself)."""
+        centre, axis = _xy(actor), np.array([-np.sin(yaw), np.cos(yaw)])  # the closing line
+        cases = [(centre, self.obstacles(actor))]
+        if self._missed_here and self._miss_mode() == "xy":
+            signs = np.asarray(xy_signs(self.episode_seed), dtype=np.float64)
+            around = [*self.obstacles(actor), (centre, CUBE_RADIUS)]
+            cases.append((centre + MISS_M["cube"] * signs, around))
+        return min(
+            (
+                float(np.hypot(*(c + side * FINGER_REACH * axis - xy))) - r
+                for c, obstacles in cases
+                for side in (1, -1)
+                for xy, r in obstacles
+            ),
+            default=np.inf,
+        )
+
+    def press(self) -> list[Waypoint]:
+        """``solve_button``."""
+        return skills.press_spring_button(self.button)
+
+    def cap_point(self) -> np.ndarray:
+        return _position(self.cap)
 
 
-def _upright(actor: Any) -> bool:
-    w, x, y, z = actor.pose.q[0].cpu().numpy().astype(np.float64)
-    row = [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]  # R[2, :]
-    return bool(max(abs(v) for v in row) > UPRIGHT)
+def _cube_colour(name: str) -> str:
+    return name.split("_")[1]
 
 
-class SwingXtimes(RobommeEnv):
-    """Swing a cube of a given colour between the right- and left-side targets (robot base
-    frame) X times, put it down, then press the button (paper Table 11: easy 1 cube, 1-3
-    swings; medium 3 cubes, 1-2; hard 3 cubes, 3). A red disc over a target shows it was the
-    last one reached."""
+# -- PickXtimes ----------------------------------------------------------------------------------
+PLACE_Z = assets.CUBE_HALF + 0.004  # the oracle's TCP height when it lets go of a cube
+
+
+class PickXtimes(_Counting):
+    """Pick up the goal cube and place it on the target N times, then press the button
+    (``PickXtimes.py``: 1/3/3 cubes of [red, blue, green] shuffled, N in 1-3/1-3/4-5).
+
+    Task list: N x ["pick up the {c} cube for the {k} time" (``is_obj_pickup``), "place the
+    {c} cube onto the target" (``is_obj_dropped_onto``)], "press the button to stop". Failure:
+    another cube picked up, or the button pressed, before the press entry; any cube picked up
+    during it.
+
+    Departs from upstream: the oracle's pick (``_Counting.pick``) comes from our skills
+    (approach 12 cm above the cube, lift 15 cm above the grasp; of the two face-aligned grasps
+    the one with room for the open fingers) rather than upstream's fixed 15 cm heights and
+    OBB grasp frame; the place releases where the cube touches the table (upstream pushes
+    down to the target's height); grounded pixels project the actor's origin instead of
+    averaging its segmentation mask (all four tasks).
+    """
+
+    TASK = "PickXtimes"
+
+    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+        lay = super().sample_layout(rng)
+        if lay["goal_cube"] is None:
+            raise PlacementError("PickXtimes: no cube could be placed")
+        lay["repetitions"] = lay["repeats"]  # recovery.PICKS reads this
+        return lay
+
+    def build(self) -> None:
+        self.cubes = {
+            n: assets.cube(self.scene, n, assets.RGB[_cube_colour(n)]) for n in self.layout["cubes"]
+        }
+        self.target = assets.ring_target(self.scene, "target", 2 * assets.CUBE_HALF, 0.005)
+        self.build_button()
+
+    def place(self) -> None:
+        self.place_from_layout({**self.cubes, "target": self.target}, {"button": self.button})
+
+    def task_list(self) -> list[_Task]:
+        cube = self.cubes[self.layout["goal_cube"]]
+        others = [c for n, c in self.cubes.items() if n != self.layout["goal_cube"]]
+        colour = self.layout["goal_colour"]
+
+        def fail() -> str | None:
+            return _first(self.any_picked(others), self.press_failure())
+
+        tasks: list[_Task] = []
+        for k in range(self.layout["repeats"]):
+            tasks.append(
+                _Task(
+                    f"pick up the {colour} cube for the {ORDINALS[k]} time",
+                    f"pick up the {colour} cube at <> for the {ORDINALS[k]} time",
+                    done=lambda: self.picked(cube),
+                    solve=lambda: self.pick(cube),
+                    fail=fail,
+                    anchor=lambda: _position(cube),
+                    pick=self.layout["goal_cube"],
+                )
+            )
+            tasks.append(
+                _Task(
+                    f"place the {colour} cube onto the target",
+                    f"place the {colour} cube onto the target at <>",
+                    done=lambda: self.dropped_onto(cube, self.target),
+                    solve=lambda: self.put_onto(self.target, PLACE_Z),
+                    fail=fail,
+                    anchor=lambda: _position(self.target),
+                )
+            )
+        tasks.append(
+            _Task(
+                "press the button to stop",
+                "press the button at <> to stop",
+                done=self.pressed,
+                solve=self.press,
+                fail=lambda: self.any_picked(list(self.cubes.values())),
+                anchor=self.cap_point,
+            )
+        )
+        return tasks
+
+    def goals(self) -> list[str]:
+        c, n = self.layout["goal_colour"], self.layout["repeats"]
+        if n == 1:
+            one = f"pick up the {c} cube and place it on the target, then press the button to stop"
+            return self._two(one, one)
+        head = f"pick up the {c} cube and place it on the target, repeating this"
+        tail = f"{NUMBER_WORDS[n]} times, then press the button to stop"
+        return self._two(f"{head} action {tail}", f"{head} pick-and-place action {tail}")
+
+
+# -- BinFill -------------------------------------------------------------------------------------
+AWAY = (10.0, 10.0, 10.0)  # statechange.lift_and_drop_objects_back_to_original: away spot
+BINNED = (10.0, 10.0, 0.0)  # is_obj_dropped_onto_delete: where a cube in the bin goes
+BIN_DROP_Z = 0.2  # solve_putonto_whenhold_binspecial: release height over the board
+BIN_LEAVE_DX = -0.1  # ... then move 10 cm towards the robot
+AWAY_M = 0.02  # check_block_away_gripper: cube this far from the TCP, fingers open ...
+FINGERS_OPEN = 0.02  # ... each finger joint above this
+GOAL_COLOURS = ("red", "blue", "green")  # task_goal.py's order of the colour phrases
+
+
+class BinFill(_Counting):
+    """Put the asked-for number of cubes of each colour into the bin (a board with a hole),
+    then press the button (``BinFill.py``: 1/2/3 colours, 4-6/8-10/10-12 cubes, 1-3/2-4/3-5
+    to put in).
+
+    Streaming (p = 0.5): cube k >= 1 of each colour's list is away (at (10, 10, 10)) until
+    step 50 k, when it drops back on its spot. Task list: per colour in a random order, per
+    cube "pick up the {k} {c} cube" (any cube picked up) and "put it into the bin" (any cube
+    released within 5 cm of the board centre, fingers open and 2 cm away: it is counted and
+    teleported to (10, 10, 0)), then "press the button". Failure: the button pressed before
+    the last entry; at the press, counts differing from the goal or another cube put in.
+
+    Departs from upstream: the oracle's pick is ours (see :class:`PickXtimes`); if a
+    streaming cube the next pick needs is still away, the oracle waits at the end of "put it
+    into the bin" (upstream's slower planner never has to).
+    """
+
+    TASK = "BinFill"
+
+    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+        lay = super().sample_layout(rng)
+        # per subgoal colour, the number to put in (recovery.PICKS sums this)
+        lay["counts"] = [lay["targets"][c] for c in lay["subgoal_colour_order"]]
+        return lay
+
+    def build(self) -> None:
+        self.board = assets.board_with_hole(self.scene, "board_with_hole")
+        self.cubes = {
+            n: assets.cube(self.scene, n, assets.RGB[_cube_colour(n)]) for n in self.layout["cubes"]
+        }
+        self.build_button()
+
+    def place(self) -> None:
+        self.place_from_layout(
+            {"board_with_hole": self.board, **self.cubes}, {"button": self.button}
+        )
+
+    def reset_events(self) -> None:
+        self.in_bin = dict.fromkeys(GOAL_COLOURS, 0)
+        super().reset_events()
+
+    # -- streaming (BinFill.step, before the physics) --------------------------------------
+    def _before_control_step(self) -> None:
+        for name, back in self.layout["stream_return_step"].items():
+            if self.t < back:
+                self._teleport(name, AWAY)
+            elif self.t == back:
+                self._teleport(name, self.layout["actors"][name][:3])
+
+    def _teleport(self, name: str, p: Any) -> None:
+        cube = self.cubes[name]
+        cube.set_pose(sapien.Pose(p=[float(x) for x in p], q=self.layout["actors"][name][3:7]))
+        cube.set_linear_velocity(np.zeros(3))
+        cube.set_angular_velocity(np.zeros(3))
+
+    # -- checks ----------------------------------------------------------------------------
+    def _away_from_gripper(self, cube: Any) -> bool:
+        """``check_block_away_gripper``: both fingers open and the cube 2 cm from the TCP."""
+        fingers = self.agent.robot.get_qpos()[0, -2:].cpu().numpy()
+        far = np.linalg.norm(_position(cube) - self.tcp_position()) > AWAY_M
+        return bool(np.all(fingers > FINGERS_OPEN) and far)
+
+    def put_any_in(self) -> bool:
+        """``is_any_obj_dropped_onto_delete``: the first cube dropped into the bin is counted
+        and taken away."""
+        for name, cube in self.cubes.items():
+            if self.dropped_onto(cube, self.board) and self._away_from_gripper(cube):
+                cube.set_pose(sapien.Pose(p=list(BINNED)))
+                self.in_bin[_cube_colour(name)] += 1
+                return True
+        return False
+
+    def counts_wrong(self) -> str | None:
+        want = {c: self.layout["targets"][c] for c in GOAL_COLOURS}
+        return None if self.in_bin == want else f"{self.in_bin} in the bin, asked for {want}"
+
+    def task_list(self) -> list[_Task]:
+        cubes = list(self.cubes.values())
+        tasks: list[_Task] = []
+        order = self.layout["subgoal_colour_order"]
+        for colour in order:
+            names = self.layout["cubes_by_colour"][colour]
+            for k in range(self.layout["targets"][colour]):
+                cube = self.cubes[names[k]]
+                put_index = len(tasks) + 1
+                tasks.append(
+                    _Task(
+                        f"pick up the {ORDINALS[k]} {colour} cube",
+                        f"pick up the {ORDINALS[k]} {colour} cube at <>",
+                        done=lambda: any(self.picked(c) for c in cubes),
+                        solve=lambda cube=cube: self.pick(cube),
+                        fail=self.press_failure,
+                        anchor=lambda cube=cube: _position(cube),
+                        pick=names[k],
+                    )
+                )
+                tasks.append(
+                    _Task(
+                        "put it into the bin",
+                        "put it into the bin at <>",
+                        done=self.put_any_in,
+                        solve=lambda i=put_index: self.drop_into_bin(i),
+                        fail=self.press_failure,
+                        anchor=lambda: _position(self.board),
+                    )
+                )
+        tasks.append(
+            _Task(
+                "press the button",
+                "press the button at <>",
+                done=self.pressed,
+                solve=self.press,
+                fail=lambda: _first(
+                    self.counts_wrong(), "another cube was put in" if self.put_any_in() else None
+                ),
+                anchor=self.cap_point,
+            )
+        )
+        return tasks
+
+    def goals(self) -> list[str]:
+        phrases = []
+        for c in GOAL_COLOURS:
+            n = self.layout["targets"][c]
+            if n > 0:
+                phrases.append(f"{NUMBER_WORDS[n]} {c} cube{'' if n == 1 else 's'}")
+        items = phrases[-1] if len(phrases) == 1 else f"{', '.join(phrases[:-1])} and {phrases[-1]}"
+        return self._two(
+            f"put {items} into the bin, then press the button to stop",
+            f"put {items} into the bin and press the button to stop",
+        )
+
+    def drop_into_bin(self, task_index: int) -> list[Waypoint]:
+        """``solve_putonto_whenhold_binspecial``: 20 cm over the board, open, 10 cm back; then
+        (ours) wait until the cube of the next pick is on the table."""
+        q, xy = self.tcp_quat(), _xy(self.board)
+        waypoints = [
+            Waypoint(self.at(xy, BIN_DROP_Z, q), CLOSED),
+            Waypoint(None, OPEN, hold=GRIP_STEPS),
+            Waypoint(self.at(xy + np.array([BIN_LEAVE_DX, 0.0]), BIN_DROP_Z, q), OPEN),
+        ]
+        name = self.tasks[task_index + 1].pick
+        back = self.layout["stream_return_step"].get(name, 0)
+        if self.t <= back + 1:  # it drops back at step ``back``: one step to settle
+            waypoints.append(Waypoint(None, OPEN, hold=back + 3, until=lambda: self.t > back + 1))
+        return waypoints
+
+
+# -- SwingXtimes ---------------------------------------------------------------------------------
+SWING_ENTER_M, SWING_ENTER_Z = 0.03, 0.12  # SwingXtimes.step: landing on a target ...
+SWING_EXIT_M, SWING_EXIT_Z = 0.04, 0.3  # ... and staying on it (hysteresis)
+SWING_Z = 0.1  # solve_swingonto_whenhold(height=0.1): TCP height over a target
+PUTDOWN_Z = 0.07  # solve_putdown_whenhold(release_z=0.07)
+HIGHLIGHT_STEPS = 20  # a landed-on target shows the red rings for 20 steps after
+HIGHLIGHT_RADIUS = 2 * assets.CUBE_HALF * 1.003  # highlight_obj's disk_radius ...
+HIGHLIGHT_HALF = 0.005 * 2 * 1.4  # ... disk_half_length
+HIGHLIGHT_DZ = -0.01  # ... 1 cm below the highlighted object's origin
+HIGHLIGHT_RGB = (1.0, 0.0, 0.0)
+
+
+def _red_rings(scene: Any, name: str) -> Any:
+    """``highlight_obj(use_target_style=True)``'s overlay: five concentric discs alternating
+    pure red and white (radius r ... r/5, each 0.01 mm thicker), axis turned to vertical by a
+    90-degree rotation about y, kinematic, no collision."""
+    b = scene.create_actor_builder()
+    upright = sapien.Pose(q=[np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0])
+    for k in range(5):
+        rgb = HIGHLIGHT_RGB if k % 2 == 0 else assets.WHITE
+        b.add_cylinder_visual(
+            radius=HIGHLIGHT_RADIUS * (5 - k) / 5,
+            half_length=HIGHLIGHT_HALF + k * 1e-5,
+            material=sapien.render.RenderMaterial(base_color=[*rgb, 1.0]),
+            pose=upright,
+        )
+    b.initial_pose = sapien.Pose()
+    return b.build_kinematic(name=name)
+
+
+class SwingXtimes(_Counting):
+    """Pick up the goal cube, move it over the right-side then the left-side target N times,
+    put it down, press the button (``SwingXtimes.py``: 1/3/3 cubes, N in 1-3/1-2/3; two gray
+    targets, right = the one with the smaller y).
+
+    A landing = the cube within 3 cm (horizontally) of a target centre and below 12 cm; it
+    stays landed while within 4 cm and below 30 cm. Each landing counts; more than 2 N fails.
+    A landed-on target shows red rings from the landing until 20 steps after the cube left.
+    Task list: "pick up the {c} cube", N x ["move to the top of the right-side target for the
+    {k} time", "... left-side ..."] (the cube within 3 cm and below 12 cm), "put the {c} cube
+    on the table" (dropped), "press the button". Failure: another cube picked up, the button
+    pressed early, too many landings.
+
+    Departs from upstream: the red rings are one pre-built actor per target, parked below the
+    floor when hidden (upstream creates a disk actor at the first landing and hides it at
+    (0, 0, -10)); the oracle's pick is ours (see :class:`PickXtimes`).
+    """
 
     TASK = "SwingXtimes"
-    SUITE = "Counting"
     SIDES = ("right", "left")
 
     def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        n = 1 if self.difficulty == "easy" else 3
-        reps = {
-            "easy": int(rng.integers(1, 4)),
-            "medium": int(rng.integers(1, 3)),
-            "hard": 3,
-        }[self.difficulty]
-        colors = [str(c) for c in rng.permutation(COLORS3)[:n]]
-        right = _scatter(rng, 1, 0.0, [], y=(Y_RANGE[0] + 0.02, -0.07))[0]
-        left = _scatter(rng, 1, 0.0, [], y=(0.07, Y_RANGE[1] - 0.02))[0]
-        keep = [(right, 0.11, 0.0), (left, 0.11, 0.0)]
-        pts = _scatter(rng, n + 1, 0.11, keep)
-        return {
-            "colors": colors,
-            "goal_color": colors[0],
-            "repetitions": reps,
-            "cubes": [(*p, yaw(rng)) for p in pts[:n]],
-            "targets": {"right": right, "left": left},
-            "button": pts[n],
-        }
+        lay = super().sample_layout(rng)
+        lay["repetitions"] = lay["repeats"]
+        return lay
 
     def build(self) -> None:
-        self.cubes = [objects.cube(self.scene, f"cube_{c}", c) for c in self.layout["colors"]]
-        self.targets = {s: objects.disc(self.scene, f"target_{s}", "gray") for s in self.SIDES}
-        self.marks = {
-            s: objects.disc(self.scene, f"reached_{s}", "red", z=0.0015) for s in self.SIDES
+        self.cubes = {
+            n: assets.cube(self.scene, n, assets.RGB[_cube_colour(n)]) for n in self.layout["cubes"]
         }
-        self.button = objects.button(self.scene, "button")
+        r = 2 * assets.CUBE_HALF
+        self.temp = {
+            n: assets.ring_target(self.scene, n, r, 0.005, "gray")
+            for n in ("temp_target_0", "temp_target_1")
+        }
+        self.targets = {s: self.temp[self.layout[f"target_{s}"]] for s in self.SIDES}
+        self.rings = {s: _red_rings(self.scene, f"highlight_{s}") for s in self.SIDES}
+        self.build_button()
 
     def place(self) -> None:
-        lay = self.layout
-        for actor, (x, y, a) in zip(self.cubes, lay["cubes"], strict=True):
-            objects.set_pose(actor, (x, y, objects.CUBE_HALF), a)
+        self.place_from_layout({**self.cubes, **self.temp}, {"button": self.button})
+        self.ring_parking = {s: self.park_pose() for s in self.SIDES}
         for s in self.SIDES:
-            objects.set_pose(self.targets[s], (*lay["targets"][s], 0.001))
-        self.mark_parking = {s: self.park_pose() for s in self.SIDES}
-        for s in self.SIDES:
-            self.marks[s].set_pose(self.mark_parking[s])
-        objects.set_pose(self.button, (*lay["button"], 0.0))
+            self.rings[s].set_pose(self.ring_parking[s])
 
     def reset_events(self) -> None:
-        self.trackers = [skills.PickTracker(c) for c in self.cubes]
-        self.press = skills.ButtonTracker(self.button)
-        self.reaches = {s: 0 for s in self.SIDES}
-        self.at: str | None = None  # the target the held cube is at now
+        self.cube = self.cubes[self.layout["goal_cube"]]
+        self.swings = 0
+        self.on = dict.fromkeys(self.SIDES, False)
+        self.highlight_from: dict[str, int | None] = dict.fromkeys(self.SIDES)
+        super().reset_events()
 
-    def _update_reach(self) -> None:
-        cube = self.cubes[0]
-        p = objects.actor_position(cube)
+    # -- landings and the overlay (SwingXtimes.step, after the step) -----------------------
+    def over(self, side: str, dist: float, max_z: float) -> bool:
+        """``is_obj_swing_onto``: the cube within ``dist`` of the target, below ``max_z``."""
+        p = _position(self.cube)
+        near = np.hypot(*(p[:2] - _xy(self.targets[side]))) <= dist
+        return bool(near and p[2] < max_z)
+
+    def _before_control_step(self) -> None:
+        if self.t == 0:  # upstream's update follows a step: none before the first
+            return
         for s in self.SIDES:
-            d = float(np.hypot(*(p[:2] - self.layout["targets"][s])))
-            if self.at == s and (d > LEAVE_TOL or p[2] > LEAVE_Z):
-                self.at = None
-            held = self.is_grasping(cube) and _upright(cube)
-            if self.at is None and held and d < REACH_TOL and p[2] < REACH_Z:
-                self.at = s
-                self.reaches[s] += 1
-                objects.set_pose(self.marks[s], (*self.layout["targets"][s], 0.0015))
-                other = "left" if s == "right" else "right"
-                self.marks[other].set_pose(self.mark_parking[other])
-                if self.reaches[s] > self.layout["repetitions"]:
-                    self.failure_reason = f"reached the {s}-side target too many times"
-
-    def tick(self) -> None:
-        for k, tr in enumerate(self.trackers):
-            picked, _ = tr.update(self)
-            if picked and k != 0:
-                self.failure_reason = "picked a wrong cube"
-        self._update_reach()
-        if self.press.update(self):
-            n = self.layout["repetitions"]
-            cube = self.cubes[0]
-            down = not self.is_grasping(cube) and objects.actor_position(cube)[2] < 0.03
-            if any(self.reaches[s] != n for s in self.SIDES):
-                self.failure_reason = f"button pressed after {self.reaches} reaches of {n} swings"
-            elif not down:
-                self.failure_reason = "button pressed before the cube was put down"
-            else:
-                self.done = True
-
-    def goal(self) -> str:
-        c, n = self.layout["goal_color"], self.layout["repetitions"]
-        if n == 1:
-            return (
-                f"pick up the {c} cube, move it to the right-side target and then put down the "
-                "cube on the left-side target and press the button to stop"
+            now = (
+                self.over(s, SWING_EXIT_M, SWING_EXIT_Z)
+                if self.on[s]
+                else self.over(s, SWING_ENTER_M, SWING_ENTER_Z)
             )
-        return (
-            f"pick up the {c} cube, move it to the right-side target and then to the left-side "
-            f"target, repeating this right-to-left swing motion {ORDINAL_TIMES[n]}, then put down "
-            "the cube and press the button to stop"
-        )
+            if now:
+                self.highlight_from[s] = self.t
+                if not self.on[s]:
+                    self.swings += 1
+            self.on[s] = now
+        for s in self.SIDES:
+            start = self.highlight_from[s]
+            if start is not None and start <= self.t <= start + HIGHLIGHT_STEPS:
+                p = _position(self.targets[s]) + np.array([0.0, 0.0, HIGHLIGHT_DZ])
+                self.rings[s].set_pose(sapien.Pose(p=p.tolist()))
+            else:
+                self.rings[s].set_pose(self.ring_parking[s])
 
-    def _over(self, side: str, z: float) -> np.ndarray:
-        return objects.top_grasp(np.array([*self.layout["targets"][side], z]), 0.0)
+    def too_many(self) -> str | None:
+        n = 2 * self.layout["repeats"]
+        return f"{self.swings} landings on the targets, more than {n}" if self.swings > n else None
 
-    def plan(self) -> Iterator[Subgoal]:
-        lay = self.layout
-        c, cube, n = lay["goal_color"], self.cubes[0], lay["repetitions"]
-        px = {s: pixel_of(self, np.array([*lay["targets"][s], 0.0])) for s in self.SIDES}
-        yield Subgoal(
-            f"pick up the {c} cube",
-            f"pick up the {c} cube at {pixel_of(self, objects.actor_position(cube))}",
-            skills.pick(self, cube),
-        )
-        for rep in range(n):
+    def task_list(self) -> list[_Task]:
+        cube, colour = self.cube, self.layout["goal_colour"]
+        others = [c for c in self.cubes.values() if c is not cube]
+
+        def fail() -> str | None:
+            return _first(self.any_picked(others), self.press_failure(), self.too_many())
+
+        tasks = [
+            _Task(
+                f"pick up the {colour} cube",
+                f"pick up the {colour} cube at <>",
+                done=lambda: self.picked(cube),
+                solve=lambda: self.pick(cube),
+                fail=fail,
+                anchor=lambda: _position(cube),
+                pick=self.layout["goal_cube"],
+            )
+        ]
+        for k in range(self.layout["repeats"]):
             for s in self.SIDES:
-                last = rep == n - 1 and s == "left"
-                reach = [
-                    Waypoint(self._over(s, CARRY_TCP_Z), CLOSED),
-                    Waypoint(self._over(s, REACH_TCP_Z), CLOSED, noisy=False),
-                ]
-                if not last:
-                    yield Subgoal(
-                        f"move the cube to the {s}-side target",
-                        f"move the cube to the {s}-side target at {px[s]}",
-                        reach,
+                tasks.append(
+                    _Task(
+                        f"move to the top of the {s}-side target for the {ORDINALS[k]} time",
+                        f"move to the top of the {s}-side target at <> for the {ORDINALS[k]} time",
+                        done=lambda s=s: self.over(s, SWING_ENTER_M, SWING_ENTER_Z),
+                        solve=lambda s=s: self.swing_to(s),
+                        fail=fail,
+                        anchor=lambda s=s: _position(self.targets[s]),
                     )
-                    continue
-                rest = objects.CUBE_HALF + 0.004
-                yield Subgoal(
-                    f"put down the cube on the {s}-side target",
-                    f"put down the cube on the {s}-side target at {px[s]}",
-                    [
-                        *reach,
-                        Waypoint(self._over(s, rest), CLOSED, noisy=False),
-                        Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
-                        Waypoint(self._over(s, skills.APPROACH), OPEN),
-                    ],
                 )
-        yield Subgoal(
-            "press the button",
-            f"press the button at {pixel_of(self, objects.actor_position(self.button))}",
-            skills.press(self.button),
+        tasks.append(
+            _Task(
+                f"put the {colour} cube on the table",
+                f"put the {colour} cube on the table",
+                done=lambda: self.dropped(cube),
+                solve=self.put_down,
+                fail=fail,
+            )
+        )
+        tasks.append(
+            _Task(
+                "press the button",
+                "press the button at <>",
+                done=self.pressed,
+                solve=self.press,
+                fail=lambda: _first(self.any_picked(others), self.too_many()),
+                anchor=self.cap_point,
+            )
+        )
+        return tasks
+
+    def swing_to(self, side: str) -> list[Waypoint]:
+        """``solve_swingonto_whenhold(height=0.1)``: over the target at 10 cm, grasp kept."""
+        return [Waypoint(self.at(_xy(self.targets[side]), SWING_Z, self.tcp_quat()), CLOSED)]
+
+    def put_down(self) -> list[Waypoint]:
+        """``solve_putdown_whenhold``: down to 7 cm where the TCP is, open, up to 15 cm."""
+        q, xy = self.tcp_quat(), self.tcp_position()[:2]
+        return [
+            Waypoint(self.at(xy, PUTDOWN_Z, q), CLOSED, noisy=False),
+            Waypoint(None, OPEN, hold=GRIP_STEPS),
+            Waypoint(self.at(xy, READY_Z, q), OPEN),
+        ]
+
+    def goals(self) -> list[str]:
+        c, n = self.layout["goal_colour"], self.layout["repeats"]
+        if n > 1:
+            w = NUMBER_WORDS[n]
+            return self._two(
+                f"pick up the {c} cube, move it to the top of the right-side target, then move "
+                "it to the top of the left-side target, repeating this back and forth motion "
+                f"{w} times, finally press the button to stop",
+                f"pick up the {c} cube, move it to the right-side target and then to the "
+                f"left-side target, repeating this right-to-left swing motion {w} times, then "
+                "put down the cube and press the button to stop",
+            )
+        return self._two(
+            f"pick up the {c} cube, move it to the top of the right-side target, then put it "
+            "down on the left-side target, finally press the button to stop",
+            f"pick up the {c} cube, move it to the right-side target and then put it down on "
+            "the left-side target, then press the button to stop",
         )
 
 
-# -- StopCube ----------------------------------------------------------------------------------
-SPEEDS = {"slow": 0.05, "medium": 0.08, "fast": 0.11}  # m/s of the oscillating cube
-HOVER = 0.03  # the oracle waits with its fingertips this far above the button's top
-PRESS_LEAD = 10  # steps from the start of the press move to the press being detected
-READY = 90  # the oracle's press may not be due before this step (time to reach the hover)
+# -- StopCube ------------------------------------------------------------------------------------
+PASSES = 5  # StopCube.step: the cube runs the line five times, back and forth
+STOP_M = 3 * assets.CUBE_HALF  # is_obj_stopped_onto: stopped within 6 cm of the target
+HOVER_M, HOVER_Z = 0.03, 0.2  # button_hover: TCP within 3 cm of the button, below 20 cm
+STATIC_EVERY = 100  # "remain static" checkpoints every 100 steps ...
+PRESS_LEAD = 30  # ... the last one 30 steps (upstream's ``interval``) before the visit
+PRESS_STEPS = 21  # our planner: steps from the start of the press move to a 5 mm press
 
 
-class StopCube(RobommeEnv):
-    """Press the button exactly when a cube sliding back and forth along a line is over the
-    target on its k-th visit (paper Table 12: k = 2-3 / 3-4 / 4-5, slow, medium or fast). The
-    press stops the cube at once; a visit is the cube's centre over the target disc."""
+class StopCube(_Counting):
+    """Press the button to stop a cube sliding back and forth on a line just as it passes
+    over the target for the k-th time (``StopCube.py``; difficulty ignored).
+
+    The kinematic cube (random colour, no collision, centre 1 cm up) runs five passes along a
+    0.6 m line centred on the target, rotated U(-30, 30) degrees; each pass takes T in
+    {60, 80, 120} steps with smoothstep easing, so it is over the target at k T - T / 2. A
+    press (cap 5 mm in) freezes it. Task list: "move to the top of the button to prepare"
+    (TCP within 3 cm, below 20 cm), "remain static" until steps 100, 200, ... and
+    k T - T / 2 - 30, "press the button to stop the cube on the target" (stopped within 6 cm).
+    Success needs the stop step in [(k - 1) T, k T]; failure: a press with the cube off the
+    target, or step k T passed without success.
+
+    Departs from upstream: after the last "remain static" the oracle waits until its press
+    (timed for our planner's speed) lands on the visit; upstream presses at once.
+    """
 
     TASK = "StopCube"
-    SUITE = "Counting"
-
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        lo = {"easy": 2, "medium": 3, "hard": 4}[self.difficulty]
-        visit = int(rng.integers(lo, lo + 2))
-        speed = str(rng.choice(list(SPEEDS)))
-        step = SPEEDS[speed] * float(self.control_timestep)
-        for _ in range(200):
-            length = rng.uniform(0.22, 0.34)
-            x = rng.uniform(X_RANGE[0] + 0.02, X_RANGE[1] - 0.02)
-            y0 = rng.uniform(Y_RANGE[0] + 0.02, Y_RANGE[1] - 0.02 - length)
-            ends = [np.array([x, y0]), np.array([x, y0 + length])]
-            if rng.random() < 0.5:
-                ends.reverse()
-            frac = rng.uniform(0.35, 0.65)
-            phase = rng.uniform(0.0, 2 * length)
-            if abs(self._s(length, phase, step, 0) - frac * length) < objects.TARGET_RADIUS + 0.01:
-                continue  # the cube starts off the target
-            visits = self._visits(length, frac * length, phase, step, visit)
-            if visits[-1][1] - PRESS_LEAD < READY:
-                continue
-            try:
-                btn = _scatter(
-                    rng,
-                    1,
-                    0.0,
-                    [
-                        (ends[0] + (ends[1] - ends[0]) * u, 0.13, 0.0)
-                        for u in (0, 0.25, 0.5, 0.75, 1)
-                    ],
-                )[0]
-            except LayoutImpossible:
-                continue
-            break
-        else:
-            raise LayoutImpossible("no StopCube arrangement found")
-        return {
-            "visit": visit,
-            "speed": speed,
-            "step": step,
-            "ends": ends,
-            "length": length,
-            "target_s": frac * length,
-            "phase": phase,
-            "visits": visits,
-            "button": btn,
-        }
-
-    @staticmethod
-    def _s(length: float, phase: float, step: float, t: int) -> float:
-        """The cube's distance from the first end after ``t`` steps (a triangle wave)."""
-        u = (phase + step * t) % (2 * length)
-        return u if u <= length else 2 * length - u
-
-    def _visits(
-        self, length: float, target: float, phase: float, step: float, k: int
-    ) -> list[tuple[int, int, int]]:
-        """(first step over the target, step nearest its centre, last step over it) of the
-        first ``k`` visits."""
-        out: list[tuple[int, int, int]] = []
-        t, start = 0, None
-        while len(out) < k:
-            d = abs(self._s(length, phase, step, t) - target)
-            if d < objects.TARGET_RADIUS and start is None:
-                start = t
-            elif d >= objects.TARGET_RADIUS and start is not None:
-                ds = [abs(self._s(length, phase, step, u) - target) for u in range(start, t)]
-                out.append((start, start + int(np.argmin(ds)), t - 1))
-                start = None
-            t += 1
-        return out
-
-    def cube_xy(self, t: int) -> np.ndarray:
-        lay = self.layout
-        a, b = lay["ends"]
-        s = self._s(lay["length"], lay["phase"], lay["step"], t)
-        return a + (b - a) * (s / lay["length"])
 
     def build(self) -> None:
-        self.cube = objects.cube(self.scene, "cube_red", "red")
-        self.target = objects.disc(self.scene, "target", "purple")
-        self.button = objects.button(self.scene, "button")
+        self.target = assets.ring_target(self.scene, "target", 1.8 * assets.CUBE_HALF, 0.01)
+        rgb = tuple(self.layout["cube_color"])
+        self.cube = assets.cube(self.scene, "target_cube", rgb, body="kinematic", collision=False)
+        self.build_button()
 
     def place(self) -> None:
-        lay = self.layout
-        a, b = lay["ends"]
-        objects.set_pose(self.target, (*(a + (b - a) * lay["target_s"] / lay["length"]), 0.001))
-        objects.set_pose(self.button, (*lay["button"], 0.0))
-        self._move_cube(0)
-
-    def _move_cube(self, t: int) -> None:
-        objects.set_pose(self.cube, (*self.cube_xy(t), objects.CUBE_HALF))
+        self.place_from_layout(
+            {"target": self.target, "target_cube": self.cube}, {"button": self.button}
+        )
 
     def reset_events(self) -> None:
-        self.press = skills.ButtonTracker(self.button)
-        self.visits = 0
-        self.over = False
-        self.stopped_at: int | None = None
+        self.stop = False
+        self.stop_step: int | None = None
+        super().reset_events()
 
-    def over_target(self) -> bool:
-        lay = self.layout
-        s = self._s(lay["length"], lay["phase"], lay["step"], self.t)
-        return abs(s - lay["target_s"]) < objects.TARGET_RADIUS
+    # -- the cube's motion (StopCube.step) ---------------------------------------------------
+    def cube_xy(self, step: int) -> np.ndarray | None:
+        """Where the cube is moved after ``step`` steps (None: after the last pass)."""
+        period = self.layout["pass_steps"]
+        if step > PASSES * period:
+            return None
+        start, end = np.asarray(self.layout["line_start"]), np.asarray(self.layout["line_end"])
+        seg = min(step // period, PASSES - 1)
+        a = (step - seg * period) / period
+        a = a * a * (3.0 - 2.0 * a)
+        if seg % 2:
+            start, end = end, start
+        return start + (end - start) * a
 
-    def tick(self) -> None:
-        if self.stopped_at is not None:
-            return
-        k = self.layout["visit"]
-        if self.press.update(self):
-            self.stopped_at = self.t  # the cube stays where the last step left it
-            if self.over and self.visits == k:
-                self.done = True
-            else:
-                when = "during" if self.over else "after" if self.visits else "before"
-                self.failure_reason = (
-                    f"button pressed {when} visit {self.visits} of the cube, asked for visit {k}"
+    def _before_control_step(self) -> None:
+        # upstream moves the cube after step t - 1's observation, then reads the button
+        # before step t's physics
+        if self.t > 0 and not self.stop:
+            xy = self.cube_xy(self.t)
+            if xy is not None:
+                z = self.layout["actors"]["target_cube"][2]
+                self.cube.set_pose(sapien.Pose(p=[xy[0], xy[1], z]))
+        if self.pressed():
+            self.stop = True
+
+    # -- checks (StopCube.evaluate) -----------------------------------------------------------
+    def stopped_onto(self, stop: bool) -> bool:
+        """``is_obj_stopped_onto``: stopped within 6 cm of the target (notes the first step)."""
+        near = np.hypot(*(_xy(self.cube) - _xy(self.target))) <= STOP_M
+        if near and stop:
+            if self.stop_step is None:
+                self.stop_step = self.t
+            return True
+        return False
+
+    def checkpoints(self) -> list[float]:
+        """Ends of the "remain static" entries: every 100 steps, then 30 steps before the
+        visit (``steps_press - interval``)."""
+        final = self.layout["steps_press"] - self.layout["interval"]
+        points: list[float] = list(range(STATIC_EVERY, int(final), STATIC_EVERY))
+        if not points or points[-1] != final:
+            points.append(final)
+        return points
+
+    def check(self) -> tuple[bool, str | None]:
+        if self.failure_reason is not None:
+            return False, None
+        complete, reason = self.checker.update()
+        lo, hi = self.layout["stop_step_range"]
+        if complete and not (lo <= (self.stop_step or -1) <= hi):
+            reason = reason or f"the cube stopped at step {self.stop_step}, not in [{lo}, {hi}]"
+        if self.pressed() and not self.stopped_onto(True):
+            reason = reason or "the button was pressed with the cube off the target"
+        if self.t > hi and not complete:
+            reason = reason or f"step {hi} passed without stopping the cube on the target"
+        return complete and reason is None, reason
+
+    def task_list(self) -> list[_Task]:
+        tasks = [
+            _Task(
+                "move to the top of the button to prepare",
+                "move to the top of the button at <> to prepare",
+                done=self.hovering,
+                solve=self.hover,
+                anchor=self.cap_point,
+            )
+        ]
+        for point in self.checkpoints():
+            tasks.append(
+                _Task(
+                    "remain static",
+                    "remain static",
+                    done=lambda point=point: self.t >= point,
+                    solve=lambda point=point: self.wait_until(point),
                 )
-            return
-        self._move_cube(self.t)
-        over = self.over_target()
-        if over and not self.over:
-            self.visits += 1
-        elif self.over and not over and self.visits == k:
-            self.failure_reason = f"the cube left the target after visit {k} without a press"
-        self.over = over
-
-    def goal(self) -> str:
-        return (
-            "press the button to stop the cube exactly at the target on its "
-            f"{ORDINALS[self.layout['visit']]} visit"
+            )
+        tasks.append(
+            _Task(
+                "press the button to stop the cube on the target",
+                "press the button to stop the cube on the target at <>",
+                done=lambda: self.stopped_onto(self.stop),
+                solve=self.press_on_visit,
+                anchor=lambda: _position(self.target),
+            )
         )
+        return tasks
 
-    def plan(self) -> Iterator[Subgoal]:
-        top = objects.actor_position(self.button) + np.array([0.0, 0.0, objects.BUTTON_TOP])
-        due = self.layout["visits"][-1][1] + 1 - PRESS_LEAD
-        k = self.layout["visit"]
-        px = pixel_of(self, objects.actor_position(self.button))
-        yield Subgoal(
-            "move above the button",
-            f"move above the button at {px}",
-            [
-                Waypoint(None, CLOSED, hold=skills.GRIP_STEPS // 2),
-                Waypoint(objects.top_grasp(top, 0.0, HOVER), CLOSED),
-            ],
-        )
-        yield Subgoal(
-            f"press the button when the cube reaches the target for the {ORDINALS[k]} time",
-            f"press the button at {px} when the cube reaches the target at "
-            f"{pixel_of(self, objects.actor_position(self.target))} for the {ORDINALS[k]} time",
-            [
-                Waypoint(None, CLOSED, hold=due + 1, until=lambda: self.t >= due),
-                Waypoint(
-                    objects.top_grasp(top, 0.0, -skills.PRESS_DEPTH), CLOSED, hold=4, noisy=False
-                ),
-                Waypoint(objects.top_grasp(top, 0.0, HOVER), CLOSED),
-            ],
+    def hovering(self) -> bool:
+        """``button_hover``."""
+        tcp = self.tcp_position()
+        near = np.hypot(*(tcp[:2] - _xy(self.button))) <= HOVER_M
+        return bool(near and tcp[2] < HOVER_Z)
+
+    def hover(self) -> list[Waypoint]:
+        """``solve_button_ready``: 15 cm over the button pointing down, then close."""
+        return [
+            Waypoint(self.at(_xy(self.button), READY_Z), OPEN),
+            Waypoint(None, CLOSED, hold=GRIP_STEPS),
+        ]
+
+    def wait_until(self, step: float) -> list[Waypoint]:
+        """``solve_hold_obj_absTimestep``: hold (gripper closed) until ``step``."""
+        return [Waypoint(None, CLOSED, hold=int(step) + 2, until=lambda: self.t >= step)]
+
+    def press_on_visit(self) -> list[Waypoint]:
+        """``solve_button(without_hold=True)``: close, down to the button's root, back up;
+        the move down starts so that the press lands when the cube is over the target."""
+        root = _position(self.button)
+        visit = int(self.layout["steps_press"])
+        go = visit - PRESS_STEPS
+        return [
+            Waypoint(None, CLOSED, hold=GRIP_STEPS),
+            Waypoint(None, CLOSED, hold=max(go, 0) + 2, until=lambda: self.t >= go),
+            Waypoint(self.at(root[:2], root[2]), CLOSED, noisy=False),
+            Waypoint(self.at(root[:2], READY_Z), CLOSED),
+        ]
+
+    def goals(self) -> list[str]:
+        w = NUMBER_ORDINALS[self.layout["visit"]]
+        return self._two(
+            f"press the button to stop the cube just as it reaches the target for the {w} time",
+            f"press the button to stop the cube exactly at the target on its {w} visit",
         )

@@ -108,15 +108,21 @@ def test_a_recovery_episode_misses_then_picks(episode: int, mode: str) -> None:
     assert plain is not None and plain.missed_grasp is None and plain.seed == run.seed
     rec = run.recording
     assert rec.success[-1] and len(rec) > len(plain.recording) + 20
-    # the first closing of the gripper happens with the TCP at the offset pose, fingers empty
-    joint = np.asarray(rec.joint_action)
-    first_close = int(np.argmax(joint[:, 7] == CLOSED))
+    # the missed pick's subgoal: its first closing happens at the offset pose, fingers empty
+    picks = [sg for sg in rec.subgoals if not sg["video"] and sg["simple"].startswith("pick up")]
+    span = picks[miss["pick"]]
+    joint = np.asarray(rec.joint_action)[span["start"] : span["end"]]
+    first_close = span["start"] + int(np.argmax(joint[:, 7] == CLOSED))
     tcp = np.asarray(rec.tcp)[first_close]
     wp = np.asarray(rec.waypoint_action)[first_close]
     np.testing.assert_allclose(tcp[:3], wp[:3], atol=0.01)
     qpos = np.asarray(rec.qpos)
     closed_on_nothing = qpos[first_close : first_close + 6, 7:9].min() < 0.005
     assert closed_on_nothing, "the fingers met the cube during the miss"
+    # and the same subgoal then closes on the cube (a second closing, fingers apart)
+    later = np.flatnonzero(joint[:, 7] == CLOSED)
+    regrasp = span["start"] + int(later[np.argmax(np.diff(later, prepend=later[0]) > 1)])
+    assert regrasp > first_close and qpos[regrasp + 8, 7:9].min() > 0.01
 
 
 class _Body:
