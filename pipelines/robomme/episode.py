@@ -105,7 +105,7 @@ def run_pass1(
             )
             miss = None
             if with_recovery:
-                pick = upstream_pick(spec.task, seed, spec.difficulty, base.layout)
+                pick = upstream_pick(spec.task, seed, spec.difficulty)
                 miss = missed_grasp(spec.task, spec.episode, seed, pick)
             rec = ex.run(with_missed_grasp(base.plan(), miss))
         except (PlanningFailed, TaskFailed, PlacementError) as exc:

@@ -8,7 +8,7 @@ half-sizes, 4 cm; containers 3.5 cm), episodes 3-5 miss *beside* it (4 cm, conta
 along x and/or y, signs from a ``torch.Generator`` seeded with the episode seed, redrawn while
 both are 0). The miss: open; move above the offset grasp (z 0.15 m, containers 0.2 m); descend
 to it; close; rise back; open — then the pick as usual. Which pick: one of the episode's
-non-video picks, chosen by the task (upstream: a ``randint`` on its layout generator). There is
+non-video picks, upstream's ``randint`` on the task's layout generator (``layouts/``). There is
 no other noise upstream; the paper's "5% noise" is these 6 of 100 episodes.
 """
 
@@ -101,31 +101,13 @@ def miss_waypoints(grasp: Waypoint, miss: MissedGrasp) -> list[Waypoint]:
     ]
 
 
-# How many non-video picks our plan of each task makes, from its layout. Upstream's task lists
-# have the same picks for the same counts; until our tasks take their counts from upstream's
-# layouts (docs/robomme_upstream.md), upstream's choice is taken modulo this count.
-PICKS = {
-    "PickXtimes": lambda lay: lay["repetitions"],
-    "BinFill": lambda lay: sum(lay["counts"]),
-    "SwingXtimes": lambda lay: 1,
-    "VideoUnmask": lambda lay: len(lay["goals"]),
-    "ButtonUnmask": lambda lay: len(lay["goals"]),
-    "VideoUnmaskSwap": lambda lay: len(lay["goals"]),
-    "ButtonUnmaskSwap": lambda lay: len(lay["goals"]),
-    "PickHighlight": lambda lay: len(lay["goals"]),
-    "VideoRepick": lambda lay: lay["repetitions"],
-    "VideoPlaceButton": lambda lay: 1,
-    "VideoPlaceOrder": lambda lay: 1,
-}
-
-
-def upstream_pick(task: str, seed: int, difficulty: str, layout: dict[str, Any]) -> int:
+def upstream_pick(task: str, seed: int, difficulty: str) -> int:
     """Which of the episode's non-video picks gets the miss: upstream's draw (``randint`` over
-    its pick tasks, on the task's layout generator), reduced to our plan's picks."""
+    its pick tasks, on the task's layout generator). Our plans make the same picks in the same
+    order (each task's test checks its subgoals against upstream's task list)."""
     from dataforge.pipelines.robomme.layouts import upstream_layout
 
-    drawn = upstream_layout(task, seed, difficulty, recovery=True).params["recovery"]
-    return int(drawn["choice"]) % max(1, int(PICKS[task](layout)))
+    return int(upstream_layout(task, seed, difficulty, recovery=True).params["recovery"]["choice"])
 
 
 def follow(waypoints: Iterable[Waypoint], target: Any) -> list[Waypoint]:

@@ -330,7 +330,6 @@ class PickXtimes(_Counting):
         lay = super().sample_layout(rng)
         if lay["goal_cube"] is None:
             raise PlacementError("PickXtimes: no cube could be placed")
-        lay["repetitions"] = lay["repeats"]  # recovery.PICKS reads this
         return lay
 
     def build(self) -> None:
@@ -424,12 +423,6 @@ class BinFill(_Counting):
     """
 
     TASK = "BinFill"
-
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        lay = super().sample_layout(rng)
-        # per subgoal colour, the number to put in (recovery.PICKS sums this)
-        lay["counts"] = [lay["targets"][c] for c in lay["subgoal_colour_order"]]
-        return lay
 
     def build(self) -> None:
         self.board = assets.board_with_hole(self.scene, "board_with_hole")
@@ -604,11 +597,6 @@ class SwingXtimes(_Counting):
 
     TASK = "SwingXtimes"
     SIDES = ("right", "left")
-
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        lay = super().sample_layout(rng)
-        lay["repetitions"] = lay["repeats"]
-        return lay
 
     def build(self) -> None:
         self.cubes = {

@@ -433,9 +433,7 @@ class PickHighlight(_Upstream):
     DISK_RADIUS, DISK_HALF = 0.05, 0.001  # statechange.py::highlight_obj
 
     def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        lay = upstream_scene(self)
-        lay["goals"] = lay["params"]["highlighted"]  # recovery.PICKS counts the picks
-        return lay
+        return upstream_scene(self)
 
     def build(self) -> None:
         colors = self.params["cube_colors"]
@@ -579,9 +577,7 @@ class VideoRepick(_Upstream):
     SWAP_STEPS, SWAP_LANE = 50, 0.07
 
     def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        lay = upstream_scene(self)
-        lay["repetitions"] = lay["params"]["repeats"]  # recovery.PICKS counts the picks
-        return lay
+        return upstream_scene(self)
 
     def build(self) -> None:
         default = self.params.get("cube_color", "")
