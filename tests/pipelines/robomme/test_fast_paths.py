@@ -39,7 +39,7 @@ def test_grasp_sensor_agrees_with_maniskill_through_a_pick(make_env) -> None:
     env = make_env("PickXtimes")
     env.reset(seed=11)
     base = env.unwrapped
-    cubes = list(base.cubes)
+    cubes = list(base.cubes.values())  # name -> actor
     ours: list[list[bool]] = []
     theirs: list[list[bool]] = []
     tick = base.tick
