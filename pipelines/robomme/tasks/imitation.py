@@ -1,16 +1,29 @@
-"""Imitation suite (procedural memory): MoveCube, InsertPeg, PatternLock, RouteStick.
+"""Imitation suite (procedural memory): MoveCube, InsertPeg, PatternLock, RouteStick, as the
+public RoboMME benchmark builds them (``src/robomme/robomme_env/<Task>.py`` @a3842d1; facts in
+``docs/robomme_upstream.md``, sections 1-4).
 
-Every task is video-conditioned: the episode starts with the robot performing a demonstration
-(the video phase), then the env restages the scene by itself — kinematically, inside
-``tick()``, as soon as the demonstration is over and the gripper has risen clear — and the
-execution phase asks the robot to repeat the demonstrated behaviour. The restaging is a
-deterministic function of the layout and the scene, so replaying the recorded actions
-reproduces it. Checks (immediate failures, success) only apply to the execution phase.
+Every episode's scene is upstream's: ``sample_layout`` takes the actors' names and poses and
+the task's draws from ``layouts.upstream_layout`` (a bit-exact replay of upstream's seed ->
+layout); ``build`` creates upstream's actors (``assets``) in upstream's order, plus our
+pre-built pools for what upstream creates at run time (trace spheres, highlight rings, the
+InsertPeg box marker), and ``place`` puts each at its layout pose.
+
+Every task is video-conditioned: a demonstration (the video phase; upstream's task-list
+entries with ``demonstration=True``), then upstream's NO-RECORD restaging — the robot's
+strong reset and, for MoveCube and InsertPeg, objects teleported (to their second poses /
+back to their initial poses) — then the execution phase repeats the demonstrated behaviour.
+The restaging teleports run inside ``tick()`` once the video is over and the arm has
+returned, so replaying the recorded actions (or states) reproduces them. Our executor records
+every step: the restaging motion is recorded, as the tail of the video's last subgoal
+(upstream writes none of it). Subgoal texts are upstream's task ``name``s, grounded texts its
+``subgoal_segment``s with each ``<>`` filled by a ``<row, col>`` front-camera pixel, choices its
+``choice_label``s; checks (immediate failures, success) apply to the execution phase.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,24 +32,23 @@ import sapien
 
 from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
 from dataforge.manip.planner import ArmPlanner, PlanningFailed
-from dataforge.pipelines.robomme import objects, skills
-from dataforge.pipelines.robomme.env import RobommeEnv, pixel_of
+from dataforge.pipelines.robomme import assets, objects, skills
+from dataforge.pipelines.robomme.env import PARK_Z, RobommeEnv, pixel_of
+from dataforge.pipelines.robomme.layouts import upstream_layout
 
 NUDGES = (0.0, 0.0005, -0.0005, 0.001, -0.001, 0.0015)
+START_TCP = np.array([-0.0605, 0.0, 0.5211])  # the TCP at env.START_QPOS (panda_wristcam)
 RESTAGE_WAIT = 60  # the video's last waypoint waits at most this long for the restaging
 STICK_TIP = 0.10  # the attached stick's tip lies this far below the TCP (along the TCP's z)
-TRACE_Z = 0.01  # the stick tip's height while tracing
-HOVER = 0.08  # the tip hovers this high above the table before descending onto a target
-TIP_LOW = 0.03  # the tip touches a target only below this height
-UP = 0.05  # the tip counts as lifted off the targets above this height
-# The trace of the tip (the paper's "trajectory trace feedback"): dark dots laid on the table
-# every TRACE_SPACING while the tip is down, from a fixed pool of kinematic discs (so a replay
-# of the saved states shows the same trace); past the pool the oldest dot moves on.
-TRACE_DOTS = 80
-TRACE_SPACING = 0.015
-TRACE_R = 0.005
-TRACE_DOT_Z = 0.002  # above the targets (0.001) and their red overlays (0.0015)
 AXIS_Z = [np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0]  # a cylinder's x axis turned onto z
+PEG_LIFT = 0.2  # subgoal_planner_func.py grasp_and_lift_peg_side: lift_height
+PICKED_Z = 0.05  # subgoal_evaluate_func.py is_obj_pickup: above 0.05 m and grasped
+START_Z = 0.25  # the oracle's height on its way back to the start (NO-RECORD strong reset)
+
+
+def wrap(a: float) -> float:
+    """``a`` folded into [-pi, pi)."""
+    return float((a + np.pi) % (2 * np.pi) - np.pi)
 
 
 def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -70,9 +82,17 @@ class _Imitation(RobommeEnv):
         return self.phase == "exec" and self.done, None
 
     def subgoal(
-        self, simple: str, grounded: str, waypoints: Sequence[Waypoint], *, video: bool
+        self,
+        simple: str,
+        grounded: str,
+        waypoints: Sequence[Waypoint],
+        *,
+        video: bool,
+        choice: str = "",
     ) -> Subgoal:
-        return Subgoal(simple, grounded, self.reachable(waypoints), video=video)
+        """A subgoal whose waypoints the screw planner reaches; ``choice``: upstream's
+        ``choice_label`` of the task-list entry."""
+        return Subgoal(simple, grounded, self.reachable(waypoints), video=video, choice=choice)
 
     def reachable(self, waypoints: Sequence[Waypoint]) -> list[Waypoint]:
         """The waypoints, each nudged up or down by a fraction of a millimetre where needed
@@ -104,9 +124,27 @@ class _Imitation(RobommeEnv):
                 out.append(wp)  # unreachable anyway: the executor reports it
         return out
 
-    def restaged(self) -> Waypoint:
-        """The video's last waypoint: hold until the env has restaged the scene."""
-        return Waypoint(None, self._gripper_cmd(), hold=RESTAGE_WAIT, until=self._in_exec)
+    def chain_reaches(self, poses: Sequence[np.ndarray]) -> bool:
+        """Whether the screw planner reaches ``poses`` one after the other from the arm's
+        commanded joints."""
+        if getattr(self, "_arm_planner", None) is None:
+            self._arm_planner = ArmPlanner(self)
+        planner = self._arm_planner
+        q = self.agent.robot.get_qpos()[0].cpu().numpy().astype(np.float64)
+        target = self.agent.controller.controllers["arm"]._target_qpos
+        q[: planner.dof] = target[0].cpu().numpy()
+        try:
+            for pose in poses:
+                q[: planner.dof] = planner.plan(q, pose)[-1]
+        except (PlanningFailed, RuntimeError):
+            return False
+        return True
+
+    def restaged(self, gripper: float | None = None) -> Waypoint:
+        """Hold (the gripper as commanded, default: as it is now) until the env has restaged
+        the scene."""
+        cmd = self._gripper_cmd() if gripper is None else gripper
+        return Waypoint(None, cmd, hold=RESTAGE_WAIT, until=self._in_exec)
 
     def _in_exec(self) -> bool:
         return self.phase == "exec"
@@ -131,7 +169,49 @@ class _Imitation(RobommeEnv):
         raise NotImplementedError
 
 
+# -- upstream layouts and poses (all four tasks) ------------------------------------------------
+
+
+def upstream_dict(task: str, seed: int, difficulty: str) -> dict[str, Any]:
+    """The JSON-able layout of an episode: ``upstream_layout``'s actors, articulations and
+    params (``layouts/imitation.py`` replays the upstream draws bit-exactly)."""
+    lay = upstream_layout(task, seed, difficulty)
+    return {
+        "actors": {k: list(v) for k, v in lay.actors.items()},
+        "articulations": {k: list(v) for k, v in lay.articulations.items()},
+        "params": json.loads(json.dumps(lay.params)),
+    }
+
+
+def angle_px(env: Any, point: np.ndarray) -> str:
+    """``<row, col>``: the front-camera pixel of ``point``, as upstream fills a ``<>``."""
+    row, col = pixel_of(env, point)
+    return f"<{row}, {col}>"
+
+
+def pose_of(pose7: Sequence[float]) -> sapien.Pose:
+    """A SAPIEN pose from [x, y, z, qw, qx, qy, qz]."""
+    return sapien.Pose(p=[float(v) for v in pose7[:3]], q=[float(v) for v in pose7[3:7]])
+
+
 # -- a stick attached to the end effector (PatternLock, RouteStick) -------------------------
+
+# Upstream (PatternLock.py / RouteStick.py) runs these two tasks on ManiSkill's gripperless
+# ``panda_stick``, whose TCP is the stick's tip. We keep ``panda_wristcam`` (its wrist camera
+# feeds the pipeline) with a visual stick on the TCP: the tip stands in for upstream's TCP in
+# every rule below.
+SWING_Z = 0.07  # subgoal_planner_func.py solve_swingonto / solve_swingonto_withDirection
+REACH_Z = 0.1  # subgoal_evaluate_func.py is_obj_swing_onto: z_threshold default
+HIGHLIGHT_STEPS = 40  # PatternLock.py / RouteStick.py step(): highlights last 40 steps
+TRACE_POOL = HIGHLIGHT_STEPS + 1  # one sphere a step, each visible for steps s .. s + 40
+TRACE_R = 0.005  # highlight_position(disk_radius=0.005): a white sphere at z 0.01
+TRACE_Z = 0.01
+TRACE_VISIBILITY = 0.1  # statechange.py highlight_position: set_visibility(0.1)
+RING_R = 0.02 * 1.002  # highlight_obj(disk_radius=0.02 * 1.002, disk_half_length=0.02 * 1.002)
+RING_THICKNESS = 2 * 0.01 * 2 * 1.002
+RING_DZ = -0.01  # statechange.py highlight_obj: the disk 1 cm below the object
+TARGET_R, TARGET_THICKNESS = 0.02, 0.01  # build_gray_white_target(radius=0.02, thickness=0.01)
+SETTLE = 5  # steps held on a reached target (upstream: 5 repeats of the last arc point)
 
 
 def attached_stick(scene: Any, name: str) -> Any:
@@ -149,887 +229,976 @@ def attached_stick(scene: Any, name: str) -> Any:
     return b.build_kinematic(name=name)
 
 
+def trace_sphere(scene: Any, name: str) -> Any:
+    """One of the pre-built trace spheres (upstream creates one per step at run time): white,
+    r 5 mm, drawn at visibility 0.1 (set once here: a constant of the actor)."""
+    b = scene.create_actor_builder()
+    b.add_sphere_visual(radius=TRACE_R, material=objects.material((1.0, 1.0, 1.0, 1.0)))
+    b.initial_pose = sapien.Pose(p=[0.0, 0.0, PARK_Z])
+    actor = b.build_kinematic(name=name)
+    for obj in actor._objs:
+        for comp in obj.components:
+            if isinstance(comp, sapien.render.RenderBodyComponent):
+                comp.visibility = TRACE_VISIBILITY
+    return actor
+
+
+def red_ring(scene: Any, name: str) -> Any:
+    """Upstream's touched-target highlight (``highlight_obj(use_target_style=True)`` with
+    colour [1, 0, 0]): five concentric discs, pure red and white, r 2.004 cm, 4 cm thick,
+    axes along the actor's x like ``assets.ring_target`` (the pose turns it upright). Built
+    here because ``assets.ring_target`` only knows the targets' (200, 33, 33) red."""
+    b = scene.create_actor_builder()
+    for k in range(5):
+        rgb = (1.0, 0.0, 0.0, 1.0) if k % 2 == 0 else (1.0, 1.0, 1.0, 1.0)
+        b.add_cylinder_visual(
+            radius=RING_R * (5 - k) / 5,
+            half_length=RING_THICKNESS / 2 + k * 1e-5,
+            material=objects.material(rgb),
+        )
+    b.initial_pose = sapien.Pose(p=[0.0, 0.0, PARK_Z])
+    return b.build_kinematic(name=name)
+
+
 def tip_pose(point: np.ndarray) -> np.ndarray:
     """The TCP pose (pointing down) that puts the stick tip at ``point``."""
     return objects.top_grasp(np.array([point[0], point[1], point[2] + STICK_TIP]), 0.0)
 
 
 class _StickTask(_Imitation):
-    """A stick follows the TCP; ``targets`` (xy) turn red (an overlay disc appears) when the
-    tip touches them; execution must visit ``self.sequence`` in order. While the tip is down
-    it leaves a dotted trace on the table; the restaging clears the trace and the overlays."""
+    """Upstream's stick tasks: ring targets ``target_<k>`` (gray/white, r 2 cm); the robot's
+    stick moves over ``path`` (target indices). Per step (upstream ``step()``): a trace sphere
+    under the tip while it is below 0.1 m, each kept 40 steps; every target the tip reaches
+    (``REACH_R``, z < 0.1) gets a red ring overlay for 40 steps. Both are pre-built pools.
+    Execution: the path must be followed from its first target; reaching a target other than
+    the expected one and the previous one (1 cm, z < 0.1: ``_wrong_button_touch``) fails."""
 
-    TARGET_R = 0.022
-    VISIT_R = 0.025
+    REACH_R = 0.01  # the highlight's reach radius
+    MOVE_R = 0.01  # a move's check: the tip within this of the next target
+    MOVE_Z = REACH_Z
 
-    def build_stick(self, n_targets: int) -> None:
-        self.stick = attached_stick(self.scene, "stick")
+    # -- scene ----------------------------------------------------------------------------
+    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+        return upstream_dict(self.TASK, self.episode_seed, self.difficulty)
+
+    def build_targets(self, names: Sequence[str]) -> None:
+        """Upstream's targets (``build_gray_white_target``), in upstream's order."""
         self.targets = [
-            objects.disc(self.scene, f"target_{k}", "gray", radius=self.TARGET_R)
-            for k in range(n_targets)
+            assets.ring_target(self.scene, n, TARGET_R, TARGET_THICKNESS, "gray") for n in names
         ]
-        self.overlays = [
-            objects.disc(self.scene, f"visited_{k}", "red", radius=self.TARGET_R, z=0.0015)
-            for k in range(n_targets)
-        ]
-        self.overlay_park = [self.park_pose() for _ in range(n_targets)]
-        self.trace_dots = [
-            objects.disc(self.scene, f"trace_{k}", "black", radius=TRACE_R, z=TRACE_DOT_Z)
-            for k in range(TRACE_DOTS)
-        ]
-        self.trace_park = [self.park_pose() for _ in range(TRACE_DOTS)]
 
-    def place_targets(self, xy: list[np.ndarray]) -> None:
-        self.target_xy = [np.asarray(p, dtype=np.float64) for p in xy]
-        for actor, p in zip(self.targets, self.target_xy, strict=True):
-            objects.set_pose(actor, (*p, 0.001))
-        self.hide_overlays()
+    def build_pools(self) -> None:
+        """After upstream's actors: the red rings, the trace spheres, and our stick."""
+        self.overlays = [red_ring(self.scene, f"highlight_{t.name}") for t in self.targets]
+        self.trace = [trace_sphere(self.scene, f"trace_{k}") for k in range(TRACE_POOL)]
+        self.stick = attached_stick(self.scene, "stick")
+
+    def place_targets(self) -> None:
+        actors = self.layout["actors"]
+        self.target_pose = [actors[a.name] for a in self.targets]
+        self.target_xy = [np.array(p[:2], dtype=np.float64) for p in self.target_pose]
+        for actor, p in zip(self.targets, self.target_pose, strict=True):
+            actor.set_pose(pose_of(p))
+        self.park_pools()
         self.follow()
 
-    def hide_overlays(self) -> None:
-        for actor, pose in zip(self.overlays, self.overlay_park, strict=True):
-            actor.set_pose(pose)
-        for actor, pose in zip(self.trace_dots, self.trace_park, strict=True):
-            actor.set_pose(pose)
-        self.dots_laid = 0
-        self.last_dot: np.ndarray | None = None
+    def park_pools(self) -> None:
+        for actor in (*self.overlays, *self.trace):
+            actor.set_pose(self.park_pose())
+        self.ring_start: dict[int, int] = {}
+        self.trace_laid: dict[int, int] = {}  # pool slot -> step laid
 
-    def draw_trace(self, force: bool = False) -> None:
-        """Lay the next trace dot under the tip if it is down and has moved on far enough
-        (``force``: has just reached a target)."""
-        tip = self.tip()
-        if tip[2] > TIP_LOW:
-            return
-        last = self.last_dot
-        if not force and last is not None and np.hypot(*(tip[:2] - last)) < TRACE_SPACING:
-            return
-        dot = self.trace_dots[self.dots_laid % TRACE_DOTS]
-        objects.set_pose(dot, (tip[0], tip[1], TRACE_DOT_Z))
-        self.dots_laid += 1
-        self.last_dot = tip[:2].copy()
+    @property
+    def path(self) -> list[int]:
+        return list(self.layout["params"]["path" if self.TASK == "PatternLock" else "route"])
 
+    # -- per-step scene dynamics (upstream step()) -----------------------------------------
     def follow(self) -> None:
         self.stick.set_pose(self.agent.tcp.pose)
 
     def tip(self) -> np.ndarray:
-        """The stick tip: ``STICK_TIP`` along the TCP's z axis (read from SAPIEN directly, as
-        this runs several times a step)."""
+        """The stick tip: ``STICK_TIP`` along the TCP's z axis (read from SAPIEN directly)."""
         pose = self.agent.tcp._objs[0].entity_pose
         w, x, y, z = (float(v) for v in pose.q)
         axis = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
         return np.asarray(pose.p, dtype=np.float64) + STICK_TIP * axis
 
-    def reset_task_events(self) -> None:
-        self.progress = 0  # targets of the sequence visited so far
-        self.current: int | None = None  # the target the tip is on now
-
-    def touched(self) -> int | None:
-        """The target the tip touches now, if any."""
+    def reaches(self, k: int, radius: float, z_max: float = REACH_Z) -> bool:
+        """``is_obj_swing_onto``: the tip within ``radius`` of target ``k`` (xy), below z_max."""
         tip = self.tip()
-        if tip[2] > TIP_LOW:
-            return None
-        for k, p in enumerate(self.target_xy):
-            if np.hypot(*(tip[:2] - p)) < self.VISIT_R:
-                return k
-        return None
+        return tip[2] < z_max and float(np.hypot(*(tip[:2] - self.target_xy[k]))) <= radius
 
-    def visit(self) -> int | None:
-        """A newly touched target (the tip entered it this step), else None."""
-        k = self.touched()
-        entered = k is not None and k != self.current
-        self.current = k
-        return k if entered else None
+    def draw_highlights(self) -> None:
+        t = self.t
+        tip = self.tip()
+        for slot, laid in list(self.trace_laid.items()):
+            if t > laid + HIGHLIGHT_STEPS:
+                self.trace[slot].set_pose(self.park_pose())
+                del self.trace_laid[slot]
+        if tip[2] < REACH_Z:
+            slot = t % TRACE_POOL
+            self.trace[slot].set_pose(sapien.Pose(p=[float(tip[0]), float(tip[1]), TRACE_Z]))
+            self.trace_laid[slot] = t
+        for k in range(len(self.targets)):
+            if self.reaches(k, self.REACH_R):
+                self.ring_start[k] = t
+        for k, start in self.ring_start.items():
+            if start <= t <= start + HIGHLIGHT_STEPS:
+                p = self.target_pose[k]
+                self.overlays[k].set_pose(pose_of([p[0], p[1], p[2] + RING_DZ, *p[3:]]))
+            else:
+                self.overlays[k].set_pose(self.park_pose())
 
-    def advance(self, k: int) -> None:
-        """Register a visit of target ``k``: in order, or an immediate failure."""
-        seq = self.sequence
-        if self.progress < len(seq) and k == seq[self.progress]:
-            self.progress += 1
-            objects.set_pose(self.overlays[k], (*self.target_xy[k], 0.0015))
-            if self.progress == len(seq) and self.phase == "exec":
-                self.done = True
-        elif self.phase == "exec":
-            self.failure_reason = f"visited target {k} out of the demonstrated order"
+    # -- events ---------------------------------------------------------------------------
+    def reset_task_events(self) -> None:
+        self.progress = 0  # path targets reached so far in this phase
+        self.xy_trace: list[np.ndarray] = []  # the tip's xy during an execution move
 
     def tick_video(self) -> None:
         self.follow()
-        k = self.visit()
-        self.draw_trace(force=k is not None)
-        if k is not None:
-            self.advance(k)
+        self.draw_highlights()
+        path = self.path
+        if self.progress < len(path) and self.reaches(path[self.progress], self.MOVE_R):
+            self.progress += 1
 
     def tick_exec(self) -> None:
-        self.tick_video()
-        self.track_exec()
+        self.follow()
+        self.draw_highlights()
+        path = self.path
+        if self.progress == 0:  # the restaging brings the tip back onto the first target
+            if self.reaches(path[0], self.MOVE_R, self.MOVE_Z):
+                self.progress = 1
+            return
+        if self.progress >= len(path):
+            return
+        self.xy_trace.append(self.tip()[:2].copy())
+        expected, last = path[self.progress], path[self.progress - 1]
+        if self.reaches(expected, self.MOVE_R, self.MOVE_Z):
+            reason = self.move_done(self.progress)
+            self.xy_trace = []
+            if reason is not None:
+                self.failure_reason = reason
+                return
+            self.progress += 1
+            self.done = self.progress == len(path)
+            return
+        for k in range(len(self.targets)):
+            if k not in (expected, last) and self.reaches(k, 0.01):
+                self.failure_reason = f"touched {self.targets[k].name} out of the shown order"
 
-    def track_exec(self) -> None:
-        """Extra per-step checks in the execution phase."""
+    def move_done(self, step: int) -> str | None:
+        """Extra rule when move ``step`` reaches its target (None: fine)."""
+        return None
 
     def demo_over(self) -> bool:
-        return self.progress == len(self.sequence) and self.tip()[2] > UP
+        return self.progress == len(self.path) and self.tip()[2] > REACH_Z
 
     def restage(self) -> None:
-        self.hide_overlays()
+        """Nothing moves: upstream's restaging is the robot's return (strong resets)."""
 
-    @property
-    def sequence(self) -> list[int]:
-        raise NotImplementedError
+    # -- the oracle -----------------------------------------------------------------------
+    def swing_pose(self, k: int) -> np.ndarray:
+        """``solve_swingonto``: the tip over target ``k`` at 0.07 m."""
+        return tip_pose(np.array([*self.target_xy[k], SWING_Z]))
 
-    def close_gripper(self) -> Waypoint:
-        return Waypoint(None, CLOSED, hold=skills.GRIP_STEPS)
+    def to_first(self) -> list[Waypoint]:
+        """Upstream's first video entry ("NO RECORD", ``solve_swingonto``): onto the first
+        target (two screw motions to the same pose there; one here)."""
+        return self.swing_onto(self.path[0])
 
-    def touch_down(self, k: int) -> list[Waypoint]:
-        """Hover above target ``k``, then lower the tip onto it."""
-        p = self.target_xy[k]
+    def swing_onto(self, k: int) -> list[Waypoint]:
+        """``solve_swingonto``: two screw motions onto the tip over target ``k`` at 0.07 m (the
+        second corrects the first's end error, about 1 cm); ours aims the first 1 cm higher
+        (mplib cannot time-parameterize a motion to the pose it is already at)."""
+        pose = self.swing_pose(k)
+        first = pose.copy()
+        first[2] += 0.01
         return [
-            Waypoint(tip_pose(np.array([p[0], p[1], HOVER])), CLOSED),
-            Waypoint(tip_pose(np.array([p[0], p[1], TRACE_Z])), CLOSED, noisy=False),
+            Waypoint(first, CLOSED, noisy=False),
+            Waypoint(pose, CLOSED, hold=SETTLE, noisy=False),
         ]
 
-    def lift(self) -> list[Waypoint]:
-        tip = self.tip()
-        return [Waypoint(tip_pose(np.array([tip[0], tip[1], HOVER + 0.04])), CLOSED)]
+    def back_to_start(self) -> list[Waypoint]:
+        """Upstream's NO-RECORD strong resets end with the arm back on the first target
+        (``swing_qpos``): lift off the last target, wait for the env to switch to execution,
+        go back onto the first target. Recorded here (the tail of the video's last subgoal);
+        the detour through the start pose is left out, so as little as possible is."""
+        last = self.target_xy[self.path[-1]]
+        return [
+            Waypoint(tip_pose(np.array([last[0], last[1], SWING_Z + 0.06])), CLOSED),
+            self.restaged(CLOSED),
+            *self.to_first(),
+        ]
 
-    def target_px(self, k: int) -> list[int]:
-        return pixel_of(self, np.array([*self.target_xy[k], 0.0]))
+    def move_waypoints(self, step: int) -> list[Waypoint]:
+        raise NotImplementedError
+
+    def task_names(self) -> list[str]:
+        """Upstream's task list names (NO-RECORD entries included): onto the first target,
+        the moves, the two strong resets, the moves again."""
+        moves = [self.move_name(step) for step in range(1, len(self.path))]
+        return ["NO RECORD", *moves, "NO RECORD", "NO RECORD", *moves]
+
+    def move_name(self, step: int) -> str:
+        raise NotImplementedError
+
+    def plan(self) -> Iterator[Subgoal]:
+        n = len(self.path) - 1
+        for video in (True, False):
+            for step in range(1, n + 1):
+                wps = self.move_waypoints(step)
+                if video and step == 1:
+                    wps = [Waypoint(None, CLOSED, hold=skills.GRIP_STEPS), *self.to_first(), *wps]
+                if video and step == n:
+                    wps = [*wps, *self.back_to_start()]
+                name = self.move_name(step)
+                yield self.subgoal(name, name, wps, video=video, choice=name)
 
 
 # -- PatternLock ------------------------------------------------------------------------------
 
-GRID = {"easy": (3, 0.10, (2, 4)), "medium": (4, 0.085, (3, 5)), "hard": (5, 0.07, (4, 8))}
-GRID_CENTRE = np.array([-0.02, 0.0])
-NEIGHBOURS = [(di, dj) for di in (-1, 0, 1) for dj in (-1, 0, 1) if (di, dj) != (0, 0)]
-
-
-def grid_walk(rng: np.random.Generator, n: int, length: int) -> list[tuple[int, int]]:
-    """A self-avoiding walk of ``length`` cells over an n x n grid, moving to one of the
-    (up to 8) neighbouring cells each time."""
-    for _ in range(1000):
-        cell = (int(rng.integers(n)), int(rng.integers(n)))
-        walk = [cell]
-        while len(walk) < length:
-            options = [
-                (walk[-1][0] + di, walk[-1][1] + dj)
-                for di, dj in NEIGHBOURS
-                if 0 <= walk[-1][0] + di < n and 0 <= walk[-1][1] + dj < n
-            ]
-            options = [c for c in options if c not in walk]
-            if not options:
-                break
-            walk.append(options[int(rng.integers(len(options)))])
-        if len(walk) == length:
-            return walk
-    raise RuntimeError("no grid walk found")  # pragma: no cover - always found for n >= 3
-
 
 class PatternLock(_StickTask):
-    """Watch the stick on the end effector trace a pattern over an N x N grid of gray targets,
-    then retrace it (paper E.15, Table 21: easy 3x3 grid, 2-4 targets; medium 4x4, 3-5; hard
-    5x5, 4-8). Consecutive targets of the pattern are neighbouring cells (diagonals included);
-    a target turns red (an overlay disc) when the tip touches it. Touching a target out of
-    the demonstrated order is an immediate failure; success comes with the last target.
-    The tip's trace is drawn as dots (see ``_StickTask``)."""
+    """Upstream ``PatternLock.py``: an N x N grid (3/4/5 by difficulty) of gray ring targets
+    0.1 m apart centred at (-0.1, 0), rows along x; a path of 2-4/3-5/4-8 targets (8-connected
+    DFS, replayed by ``layouts/imitation.py``). Video: onto the first target (NO RECORD), then
+    "move <dir>" per step; NO-RECORD strong resets; execution "move <dir>" per step, each
+    done when the tip comes within 1 cm of the next target below 0.1 m. Failure: reaching any
+    other target than the expected and the previous one.
+
+    Departs from upstream: ``panda_wristcam`` with a visual stick (the tip plays upstream's
+    ``panda_stick`` TCP); the restaging motion (lift, back onto the first target)
+    is recorded, at the end of the video's last subgoal."""
 
     TASK = "PatternLock"
 
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        n, spacing, (lo, hi) = GRID[self.difficulty]
-        length = int(rng.integers(lo, hi + 1))
-        walk = grid_walk(rng, n, length)
-        return {"grid": n, "spacing": spacing, "pattern": [i * n + j for i, j in walk]}
-
     def build(self) -> None:
-        self.build_stick(self.layout["grid"] ** 2)
+        n = self.layout["params"]["grid"]
+        self.build_targets([f"target_{k}" for k in range(n * n)])
+        self.build_pools()
 
     def place(self) -> None:
-        n, s = self.layout["grid"], self.layout["spacing"]
-        off = (n - 1) / 2
-        xy = [GRID_CENTRE + s * np.array([i - off, j - off]) for i in range(n) for j in range(n)]
-        self.place_targets(xy)
+        self.place_targets()
 
-    @property
-    def sequence(self) -> list[int]:
-        return self.layout["pattern"]
+    def move_name(self, step: int) -> str:
+        """``move <direction>`` (``subgoal_evaluate_func.py::direction``)."""
+        return f"move {self.layout['params']['directions'][step - 1]}"
+
+    def move_waypoints(self, step: int) -> list[Waypoint]:
+        """``solve_swingonto``: straight to the next target at 0.07 m."""
+        return self.swing_onto(self.path[step])
+
+    def goals(self) -> list[str]:
+        """``task_goal.py`` @a3842d1 (two phrasings)."""
+        return [
+            "Watch the video carefully, then use the stick attached to the robot to retrace "
+            "the same pattern",
+            "watch the video carefully, then use the stick attached to the robot to retrace "
+            "the same pattern shown in the video",
+        ]
 
     def goal(self) -> str:
-        return (
-            "watch the video carefully, then use the stick attached to the robot to retrace "
-            "the same pattern shown in the video"
-        )
-
-    def trace(self, video: bool) -> Iterator[Subgoal]:
-        seq = self.sequence
-        who = "the robot traces" if video else "trace"
-        first = [self.close_gripper()] if video else []
-        yield self.subgoal(
-            f"{'the robot moves' if video else 'move'} the stick to the first target",
-            f"{'the robot moves' if video else 'move'} the stick to the first target at "
-            f"{self.target_px(seq[0])}",
-            first + self.touch_down(seq[0]),
-            video=video,
-        )
-        for k in seq[1:]:
-            p = self.target_xy[k]
-            yield self.subgoal(
-                f"{who} the pattern to the next target",
-                f"{who} the pattern to the next target at {self.target_px(k)}",
-                [Waypoint(tip_pose(np.array([p[0], p[1], TRACE_Z])), CLOSED, noisy=False)],
-                video=video,
-            )
-
-    def plan(self) -> Iterator[Subgoal]:
-        yield from self.trace(video=True)
-        yield self.subgoal(
-            "the robot lifts the stick",
-            "the robot lifts the stick",
-            [*self.lift(), self.restaged()],
-            video=True,
-        )
-        yield from self.trace(video=False)
+        return self.goals()[0]
 
 
 # -- RouteStick -------------------------------------------------------------------------------
 
-ROUTE_X = -0.02  # the line of targets and obstacles runs along y at this x
-ROUTE_N = 6  # targets on the line, with an obstacle between each neighbouring pair
-ROUTE_SPACING = 0.10
-OBSTACLE_R = 0.012
-OBSTACLE_H = 0.07
-ROUTE_LEN = {"easy": (2, 3), "medium": (4, 5), "hard": (4, 7)}
-ARC_POINTS = 3  # screw-motion segments per half circle
+ROUTE_R = 0.03  # RouteStick.py: the moves' checks use distance_threshold=0.03 ...
+ROUTE_Z = 0.15  # ... and z_threshold=self.z_threshold (0.15)
+OBSTACLE_HALF = (0.05, 0.015, 0.03)  # RouteStick.py: box half sizes (x is vertical once turned)
+ARC_OFFSET = 0.2  # solve_swingonto_withDirection(radius=0.2): the Bezier control's offset
+ARC_POINTS = 4  # screw segments along the Bezier curve (upstream: 45 IK points)
 
 
-def route_walk(rng: np.random.Generator, n: int, length: int, backtrack: bool) -> list[int]:
-    """Target indices 0..n-1 visited by ``length`` moves to a neighbouring target: always the
-    same way along the line, or (``backtrack``) reversing at least once."""
-    for _ in range(1000):
-        if not backtrack:
-            step = int(rng.choice([-1, 1]))
-            start = int(rng.integers(0, n - length)) if step > 0 else int(rng.integers(length, n))
-            return [start + step * k for k in range(length + 1)]
-        walk = [int(rng.integers(n))]
-        for _ in range(length):
-            options = [walk[-1] + d for d in (-1, 1) if 0 <= walk[-1] + d < n]
-            walk.append(int(rng.choice(options)))
-        steps = np.diff(walk)
-        if np.any(steps[1:] != steps[:-1]):
-            return walk
-    raise RuntimeError("no route found")  # pragma: no cover
+def obstacle(scene: Any, name: str, rgb: Sequence[float]) -> Any:
+    """``target_cube_<k>``: a kinematic box (10 cm tall once turned upright), random colour."""
+    b = scene.create_actor_builder()
+    b.add_box_visual(half_size=list(OBSTACLE_HALF), material=objects.material((*rgb[:3], 1.0)))
+    b.add_box_collision(half_size=list(OBSTACLE_HALF))
+    b.initial_pose = sapien.Pose()
+    return b.build_kinematic(name=name)
 
 
 class RouteStick(_StickTask):
-    """Watch the stick on the end effector travel along a line of targets, going round the
-    vertical obstacle between each pair of neighbouring targets on a half circle, clockwise or
-    counterclockwise; then repeat the route (paper E.16, Table 22: easy 2-3 moves, medium
-    4-5, hard 4-7 with backtracking). Six targets and five obstacles alternate along a line
-    across the table. Immediate failures: touching a target out of order, passing an
-    obstacle on the other side than demonstrated (circling the wrong way), or running the
-    stick into an obstacle. Success comes with the last target of the route.
-    The tip's trace is drawn as dots (see ``_StickTask``)."""
+    """Upstream ``RouteStick.py``: 9 gray ring targets 0.07 m apart on a line through
+    (-0.1, 0) along y, turned by U(-30, 30) degrees about the world origin (odd ones sunk to
+    z -0.01 under the obstacles ``target_cube_1/3/5/7``); a walk over the even targets of
+    2-3/4-5/4-7 moves, each clockwise or counterclockwise. Video: onto the first target (NO
+    RECORD), then per move "move to the nearest {left|right} target by circling around the
+    stick {clockwise|counterclockwise}" (a quadratic Bezier at 0.07 m whose control point is
+    0.2 m off the chord's middle); NO-RECORD strong resets; the same moves in execution. A
+    move is done when the tip comes within 3 cm of its target below 0.15 m; then the mean
+    cross product of the tip's xy trace (since the last move) against the chord must have
+    the move's sign (> 0: clockwise). Failure: a wrong way round, or reaching (1 cm, 0.1 m)
+    another target than the expected and the previous one.
+
+    Departs from upstream: ``panda_wristcam`` with a visual stick (the tip plays upstream's
+    ``panda_stick`` TCP); the Bezier followed through 4 screw segments instead of 45 IK
+    points; the restaging motion is recorded (end of the video's last subgoal)."""
 
     TASK = "RouteStick"
-
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        lo, hi = ROUTE_LEN[self.difficulty]
-        length = int(rng.integers(lo, hi + 1))
-        route = route_walk(rng, ROUTE_N, length, self.difficulty == "hard")
-        sides = [int(rng.choice([-1, 1])) for _ in range(length)]  # +1: pass at larger x
-        return {"route": route, "sides": sides}
+    REACH_R = 0.03  # RouteStick.py step(): highlights use distance_threshold=0.03
+    MOVE_R = ROUTE_R
+    MOVE_Z = ROUTE_Z
 
     def build(self) -> None:
-        self.build_stick(ROUTE_N)
-        self.obstacles = []
-        for k in range(ROUTE_N - 1):
-            b = self.scene.create_actor_builder()
-            half = OBSTACLE_H / 2
-            b.add_cylinder_collision(
-                radius=OBSTACLE_R, half_length=half, pose=sapien.Pose(q=AXIS_Z)
-            )
-            b.add_cylinder_visual(
-                radius=OBSTACLE_R,
-                half_length=half,
-                pose=sapien.Pose(q=AXIS_Z),
-                material=objects.material("black"),
-            )
-            b.initial_pose = sapien.Pose(p=[0, 0, half])
-            self.obstacles.append(b.build_kinematic(name=f"obstacle_{k}"))
-
-    def line_y(self, k: float) -> float:
-        return (k - (ROUTE_N - 1) / 2) * ROUTE_SPACING
+        self.build_targets([f"target_{k}" for k in range(9)])
+        colors = self.layout["params"]["obstacle_colors"]
+        self.obstacles = [obstacle(self.scene, name, rgb) for name, rgb in colors.items()]
+        self.build_pools()
 
     def place(self) -> None:
-        self.obstacle_xy = [np.array([ROUTE_X, self.line_y(k + 0.5)]) for k in range(ROUTE_N - 1)]
-        for actor, p in zip(self.obstacles, self.obstacle_xy, strict=True):
-            objects.set_pose(actor, (*p, OBSTACLE_H / 2))
-        self.place_targets([np.array([ROUTE_X, self.line_y(k)]) for k in range(ROUTE_N)])
+        self.place_targets()
+        for actor in self.obstacles:
+            actor.set_pose(pose_of(self.layout["actors"][actor.name]))
 
-    @property
-    def sequence(self) -> list[int]:
-        return self.layout["route"]
+    def move_name(self, step: int) -> str:
+        """RouteStick.py's task name; left = the next target has the larger y."""
+        params = self.layout["params"]
+        return (
+            f"move to the nearest {params['sides'][step - 1]} target by circling around the "
+            f"stick {params['directions'][step - 1]}"
+        )
 
-    def reset_task_events(self) -> None:
-        super().reset_task_events()
-        self.prev_tip = None
+    def move_done(self, step: int) -> str | None:
+        """``RouteStick.direction_fail``: the sign of the mean cross product."""
+        a = self.target_xy[self.path[step - 1]]
+        line = self.target_xy[self.path[step]] - a
+        if not self.xy_trace:
+            return "no trace of the move"
+        rel = np.asarray(self.xy_trace) - a
+        mean = float(np.mean(line[0] * rel[:, 1] - line[1] * rel[:, 0]))
+        side = "clockwise" if mean > 0 else "counterclockwise" if mean < 0 else "on the line"
+        expected = self.layout["params"]["directions"][step - 1]
+        return None if side == expected else f"went round the stick {side}, not {expected}"
 
-    def track_exec(self) -> None:
-        tip = self.tip()
-        prev, self.prev_tip = self.prev_tip, tip
-        if tip[2] > OBSTACLE_H:
-            return
-        for k, p in enumerate(self.obstacle_xy):
-            if np.hypot(*(tip[:2] - p)) < OBSTACLE_R + 0.005:
-                self.failure_reason = f"the stick ran into obstacle {k}"
-                return
-        if prev is None or self.progress == 0 or self.progress >= len(self.sequence):
-            return
-        for k, p in enumerate(self.obstacle_xy):
-            crossed = (prev[1] - p[1]) * (tip[1] - p[1]) < 0 or (tip[1] == p[1] and prev[1] != p[1])
-            if not crossed or abs(tip[0] - p[0]) > 2 * ROUTE_SPACING:
-                continue
-            a, b = self.sequence[self.progress - 1], self.sequence[self.progress]
-            if k != min(a, b):
-                continue  # crossing another obstacle's line: the wrong target comes next
-            side = self.layout["sides"][self.progress - 1]
-            if np.sign(tip[0] - p[0]) != side:
-                self.failure_reason = f"went round obstacle {k} the wrong way"
+    def move_waypoints(self, step: int) -> list[Waypoint]:
+        """``solve_swingonto_withDirection``: a quadratic Bezier from the previous target to
+        the next at 0.07 m, its control point 0.2 m off the chord's middle (to the chord's
+        left for clockwise, as upstream's sign convention has it)."""
+        start = self.target_xy[self.path[step - 1]]
+        end = self.target_xy[self.path[step]]
+        chord = end - start
+        unit = chord / np.linalg.norm(chord)
+        left = np.array([-unit[1], unit[0]])
+        sign = 1.0 if self.layout["params"]["directions"][step - 1] == "clockwise" else -1.0
+        control = (start + end) / 2 + sign * ARC_OFFSET * left
+        out = []
+        for s in np.linspace(0.0, 1.0, ARC_POINTS + 1)[1:]:
+            xy = (1 - s) ** 2 * start + 2 * (1 - s) * s * control + s**2 * end
+            out.append(Waypoint(tip_pose(np.array([*xy, SWING_Z])), CLOSED, noisy=False))
+        out.append(Waypoint(None, CLOSED, hold=SETTLE))  # upstream: 5 repeats of the last
+        return out
 
-    def direction(self, step: int) -> str:
-        """Clockwise or counterclockwise (seen from above) for move ``step`` of the route."""
-        a, b = self.sequence[step], self.sequence[step + 1]
-        return "counterclockwise" if (b - a) * self.layout["sides"][step] > 0 else "clockwise"
-
-    def arc(self, step: int) -> list[Waypoint]:
-        a, b = self.sequence[step], self.sequence[step + 1]
-        centre = self.obstacle_xy[min(a, b)]
-        start = self.target_xy[a]
-        r = ROUTE_SPACING / 2
-        a0 = np.arctan2(*(start - centre)[::-1])
-        sweep = np.pi if self.direction(step) == "counterclockwise" else -np.pi
-        pts = []
-        for i in range(1, ARC_POINTS + 1):
-            ang = a0 + sweep * i / ARC_POINTS
-            p = centre + r * np.array([np.cos(ang), np.sin(ang)])
-            pts.append(Waypoint(tip_pose(np.array([p[0], p[1], TRACE_Z])), CLOSED, noisy=False))
-        return pts
+    def goals(self) -> list[str]:
+        """``task_goal.py`` @a3842d1 (two phrasings)."""
+        return [
+            "Watch the video carefully, then use the stick attached to the robot to navigate "
+            "around the sticks on the table, following the same path",
+            "watch the video carefully, then use the stick attached to the robot to navigate "
+            "around the sticks on the table, following the same path shown in the video",
+        ]
 
     def goal(self) -> str:
-        return (
-            "watch the video carefully, then use the stick attached to the robot to navigate "
-            "around the obstacles on the table, following the same path shown in the video"
-        )
-
-    def route(self, video: bool) -> Iterator[Subgoal]:
-        seq = self.sequence
-        verb = "the robot moves" if video else "move"
-        first = [self.close_gripper()] if video else []
-        yield self.subgoal(
-            f"{verb} the stick to the first target",
-            f"{verb} the stick to the first target at {self.target_px(seq[0])}",
-            first + self.touch_down(seq[0]),
-            video=video,
-        )
-        for step in range(len(seq) - 1):
-            a, b = seq[step], seq[step + 1]
-            turn = self.direction(step)
-            obstacle = pixel_of(self, np.array([*self.obstacle_xy[min(a, b)], OBSTACLE_H]))
-            verb = "the robot circles" if video else "circle"
-            yield self.subgoal(
-                f"{verb} the obstacle {turn} to the next target",
-                f"{verb} the obstacle at {obstacle} {turn} to the next target at "
-                f"{self.target_px(b)}",
-                self.arc(step),
-                video=video,
-            )
-
-    def plan(self) -> Iterator[Subgoal]:
-        yield from self.route(video=True)
-        yield self.subgoal(
-            "the robot lifts the stick",
-            "the robot lifts the stick",
-            [*self.lift(), self.restaged()],
-            video=True,
-        )
-        yield from self.route(video=False)
+        return self.goals()[0]
 
 
 # -- MoveCube ---------------------------------------------------------------------------------
 
-MANNERS = ("pick", "push", "hook")
-HOOK_HALF = (0.105, 0.01, 0.02)  # the tool's handle (half sizes), along its local x
-HOOK_HANDLE_X = 0.015  # the handle's centre in the tool frame (grip point at the origin)
-HOOK_BAR = ((0.11, 0.0375, 0.0), (0.01, 0.0475, 0.02))  # the crossbar: centre, half sizes
-HOOK_CUBE = np.array([0.06, 0.045])  # where the cube sits in the tool frame before a pull
-HOOK_CONTACT = 0.08  # the cube's centre (tool frame x) once it rests against the crossbar
-TOOL_REST = np.array([-0.10, -0.23])  # the tool's grip point at rest (yaw 0)
-TOOL_LIFT = 0.09  # TCP height while carrying the tool over the cube
-TOOL_LOW = 0.023  # TCP height while pulling (the tool's bottom 3 mm above the table)
-PUSH_Z = 0.02  # TCP height while pushing with the closed gripper
-PUSH_BACK = 0.045  # the closed fingers start this far behind the cube's centre
-MOVED = 0.02  # the cube counts as moved this far from where it last rested
-
-
-def hook_tool(scene: Any, name: str) -> Any:
-    """An L-shaped hook: a handle along local x (grasped at the origin) and a crossbar at its
-    far end reaching towards local +y (light, so the gripper carries it firmly)."""
-    b = scene.create_actor_builder()
-    parts = [((HOOK_HANDLE_X, 0.0, 0.0), HOOK_HALF, "orange"), (*HOOK_BAR, "orange")]
-    for centre, half, colour in parts:
-        pose = sapien.Pose(p=list(centre))
-        b.add_box_collision(half_size=list(half), pose=pose, density=200)
-        b.add_box_visual(half_size=list(half), pose=pose, material=objects.material(colour))
-    b.initial_pose = sapien.Pose(p=[*TOOL_REST, HOOK_HALF[2]])
-    return b.build(name=name)
-
-
-def cube_and_target(rng: np.random.Generator) -> tuple[list[float], list[float]]:
-    """A cube (x, y, yaw) and a target 12-17 cm from it, towards the robot (within 40 degrees
-    of -x), both clear of the hook tool's resting place."""
-    for _ in range(1000):
-        c = np.array([rng.uniform(-0.02, 0.08), rng.uniform(-0.08, 0.22)])
-        theta = np.pi + rng.uniform(-0.7, 0.7)
-        g = c + rng.uniform(0.12, 0.17) * np.array([np.cos(theta), np.sin(theta)])
-        if g[0] >= -0.16 and -0.09 <= g[1] <= 0.26:
-            return [*map(float, c), float(rng.uniform(-np.pi / 4, np.pi / 4))], list(map(float, g))
-    raise RuntimeError("no cube and target found")  # pragma: no cover
-
-
-def settle(actor: Any, position: Any, yaw: float = 0.0) -> None:
-    """Teleport a dynamic actor and stop it."""
-    objects.set_pose(actor, position, yaw)
-    actor.set_linear_velocity(np.zeros(3))
-    actor.set_angular_velocity(np.zeros(3))
+MC_PEG_L, MC_PEG_R = 0.1, 0.01  # MoveCube.py: length 0.1, radius 0.01 (a 20 cm peg)
+MC_PEG_RGB = assets.hex_rgb("#EC7357")  # both halves
+GOAL_R, GOAL_THICKNESS = 0.04, 0.005  # spawn_random_target(radius=cube_half_size * 2, 0.005)
+PUSHED_R = 0.02 * 2 * 1.2  # is_obj_pushed_onto(distance_threshold=cube_half_size * 2 * 1.2)
+DROPPED_R = 0.05  # is_obj_dropped_onto
+STATIC_STEPS = {"peg_push": 30, "gripper_push": 60, "grasp_putdown": 60}
+HOOK_BACK = 0.1  # solve_push_to_target_with_peg: start 10 cm behind the cube ...
+HOOK_SIDE = 0.1  # ... and 10 cm to the side (the peg's far link sweeps behind the cube)
+HOOK_END = 0.03  # ... and stop 3 cm short of the target
+PUSH_BACK = 0.05  # solve_push_to_target: start 5 cm behind the cube, stop a half cube short
+TRANSIT_Z = 0.1  # our approach height above a low push start (upstream goes straight)
+FINGER_OPEN = 0.02  # is_obj_pushed_onto(must_gripper_open=True): both fingers above 2 cm
 
 
 class MoveCube(_Imitation):
-    """Watch the robot move a cube onto a target by picking and placing it, by pushing it
-    with the closed gripper, or by hooking it with an L-shaped tool; then the cube and target
-    move to new places and the robot must move the cube the same way (paper E.13). Immediate
-    failure: another manner is used (the cube grasped, the tool grasped, or the cube pushed
-    along the table, when the video showed something else). Success: the cube rests on the
-    target (released, for pick-and-place). The target always lies towards the robot from the
-    cube, so every manner (a pull needs the tool's grip point behind the cube) stays in reach.
-    The paper gives no per-difficulty table: all difficulties share this configuration."""
+    """Upstream ``MoveCube.py`` (difficulty ignored): a straight 20 cm peg ``peg`` (#EC7357),
+    the red cube ``fixed_cube``, the purple target ``goal_site``, and the restaging's spawns
+    ``goal_site_2``/``fixed_cube_2`` (parked far away; their poses are the restaged ones), all
+    at ``layouts/imitation.py``'s poses. The manner (peg_push / gripper_push / grasp_putdown)
+    is shown, then "static" (30 / 60 steps), then a NO-RECORD restaging that moves the peg,
+    the cube and the target to their second poses; the execution repeats the manner.
+    Tasks: peg_push "Pick up the peg" (its tail link) + "Hook the cube to the target with the
+    peg"; gripper_push "Close the gripper and push the cube to the target"; grasp_putdown
+    "Pick up the cube" + "place the cube onto the target". Checks: a pick = above 0.05 m and
+    grasped; push/hook done = the cube within 4.8 cm of the target with the gripper open;
+    place done = dropped within 5 cm. Failures (per task, ``failure_func``): peg_push picking
+    the cube or the cube reaching the target before the peg is picked; gripper_push picking
+    the cube or the peg; grasp_putdown picking the peg or the cube reaching the target before
+    the cube is picked.
+
+    Departs from upstream: the restaging (return to the start pose, teleports) is recorded at
+    the end of the video's "static" subgoal; low pushes start from 0.1 m above their start
+    point (upstream moves there in one screw motion); the place lowers the held cube onto the
+    target instead of commanding the TCP to the target's centre height."""
 
     TASK = "MoveCube"
 
     def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        manner = str(rng.choice(MANNERS))
-        video_cube, video_target = cube_and_target(rng)
-        cube, target = cube_and_target(rng)
-        return {
-            "manner": manner,
-            "video_cube": video_cube,
-            "video_target": video_target,
-            "cube": cube,
-            "target": target,
-        }
+        return upstream_dict(self.TASK, self.episode_seed, self.difficulty)
 
     def build(self) -> None:
-        self.cube = objects.cube(self.scene, "cube", "red")
-        self.target = objects.disc(self.scene, "target", "purple")
-        self.tool = hook_tool(self.scene, "hook")
+        self.peg = assets.peg(self.scene, "peg", MC_PEG_L, MC_PEG_R, MC_PEG_RGB, MC_PEG_RGB)
+        self.goal_sites = [
+            assets.ring_target(self.scene, n, GOAL_R, GOAL_THICKNESS, "purple")
+            for n in ("goal_site", "goal_site_2")
+        ]
+        self.cubes = [
+            assets.cube(self.scene, n, assets.RGB["red"]) for n in ("fixed_cube", "fixed_cube_2")
+        ]
+        self.cube, self.goal_site = self.cubes[0], self.goal_sites[0]
 
     def place(self) -> None:
-        self.stage("video_cube", "video_target")
-
-    def stage(self, cube: str, target: str) -> None:
-        x, y, a = self.layout[cube]
-        settle(self.cube, (x, y, objects.CUBE_HALF), a)
-        self.target_xy = np.array(self.layout[target])
-        objects.set_pose(self.target, (*self.target_xy, 0.001))
-        settle(self.tool, (*TOOL_REST, HOOK_HALF[2]))
+        actors = self.layout["actors"]
+        for actor in (*self.goal_sites, *self.cubes):
+            actor.set_pose(pose_of(actors[actor.name]))
+        self.peg.set_root_pose(pose_of(self.layout["articulations"]["peg"]))
 
     def restage(self) -> None:
-        self.stage("cube", "target")
+        """Upstream's ``reset_in_proecess`` teleports: the peg, the cube and the target to
+        their second poses, at rest."""
+        second = self.layout["params"]["second_poses"]
+        self.peg.set_root_pose(pose_of(second["peg"]))
+        self.peg.set_root_linear_velocity(np.zeros(3))
+        self.peg.set_root_angular_velocity(np.zeros(3))
+        self.cube.set_pose(pose_of(second["fixed_cube"]))
+        self.cube.set_linear_velocity(np.zeros(3))
+        self.cube.set_angular_velocity(np.zeros(3))
+        self.goal_site.set_pose(pose_of(second["goal_site"]))
 
-    def reset_task_events(self) -> None:
-        self.rest = objects.actor_position(self.cube)  # where the cube last rested
-        self.used: str | None = None
+    # -- checks ---------------------------------------------------------------------------
+    @property
+    def manner(self) -> str:
+        return str(self.layout["params"]["manner"])
 
-    def cube_on_target(self) -> bool:
-        return not self.is_grasping(self.cube) and skills.on_target(
-            self.cube, self.target_xy, objects.TARGET_RADIUS
-        )
+    def peg_link(self, end: str) -> Any:
+        return next(ln for ln in self.peg.links if ln.name.endswith(f"peg_{end}"))
 
-    def demo_over(self) -> bool:
-        free = not self.is_grasping(self.tool)
-        return self.cube_on_target() and free and self.tcp_position()[2] > 0.1
+    def picked(self, obj: Any) -> bool:
+        """``is_obj_pickup``: above 0.05 m and grasped."""
+        return objects.actor_position(obj)[2] > PICKED_Z and self.is_grasping(obj)
 
-    def manner_now(self) -> str | None:
-        """The manner the robot is moving the cube by at this step, if any."""
-        if self.is_grasping(self.cube):
-            self.rest = objects.actor_position(self.cube)
-            return "pick"
-        if self.is_grasping(self.tool):
-            self.rest = objects.actor_position(self.cube)
-            return "hook"
-        p = objects.actor_position(self.cube)
-        if p[2] < 0.03 and np.hypot(*(p[:2] - self.rest[:2])) > MOVED:
-            return "push"
+    def peg_picked(self) -> bool:
+        return any(self.picked(ln) for ln in self.peg.links)
+
+    def gripper_open(self) -> bool:
+        return bool(np.all(self.agent.robot.get_qpos()[0, -2:].cpu().numpy() > FINGER_OPEN))
+
+    def cube_to_goal(self) -> float:
+        c = objects.actor_position(self.cube)
+        g = objects.actor_position(self.goal_site)
+        return float(np.hypot(*(c[:2] - g[:2])))
+
+    def pushed(self, open_gripper: bool) -> bool:
+        """``is_obj_pushed_onto``."""
+        return self.cube_to_goal() <= PUSHED_R and (not open_gripper or self.gripper_open())
+
+    def dropped(self) -> bool:
+        """``is_obj_dropped_onto`` (the video's and the execution's rules)."""
+        if self.cube_to_goal() > DROPPED_R or self.is_grasping(self.cube):
+            return False
+        if self.phase == "video":
+            return objects.actor_position(self.cube)[2] <= 0.035
+        return objects.actor_position(self.cube)[2] <= 0.2 and self.tcp_position()[2] > 0.05
+
+    def stage_done(self, stage: int) -> bool:
+        """The check of the manner's task ``stage`` (0 or 1)."""
+        if self.manner == "peg_push":
+            return self.peg_picked() if stage == 0 else self.pushed(True)
+        if self.manner == "gripper_push":
+            return self.pushed(True)
+        return self.picked(self.cube) if stage == 0 else self.dropped()
+
+    def stage_failure(self, stage: int) -> str | None:
+        """The ``failure_func`` of the manner's task ``stage``."""
+        if self.manner == "peg_push" and stage == 0:
+            if self.picked(self.cube):
+                return "picked up the cube instead of the peg"
+            if self.pushed(False):
+                return "moved the cube onto the target before picking up the peg"
+        elif self.manner == "gripper_push":
+            if self.picked(self.cube) or self.peg_picked():
+                return "picked something up instead of pushing with the closed gripper"
+        elif self.manner == "grasp_putdown" and stage == 0:
+            if self.peg_picked():
+                return "picked up the peg instead of the cube"
+            if self.pushed(False):
+                return "pushed the cube onto the target instead of picking it up"
         return None
 
+    @property
+    def stages(self) -> int:
+        return 1 if self.manner == "gripper_push" else 2
+
+    def reset_task_events(self) -> None:
+        self.stage = 0
+
+    def advance(self) -> None:
+        if self.stage < self.stages and self.stage_done(self.stage):
+            self.stage += 1
+
+    def tick_video(self) -> None:
+        self.advance()
+
     def tick_exec(self) -> None:
-        manner = self.manner_now()
-        if manner is not None and self.used is None:
-            self.used = manner
-        if manner is not None and manner != self.layout["manner"]:
-            self.failure_reason = (
-                f"moved the cube by {manner} but the video showed {self.layout['manner']}"
-            )
-            return
-        if self.used == self.layout["manner"] and self.cube_on_target():
-            self.done = True
+        if self.stage < self.stages:
+            reason = self.stage_failure(self.stage)
+            if reason is not None:
+                self.failure_reason = reason
+                return
+        self.advance()
+        self.done = self.stage == self.stages
+
+    def demo_over(self) -> bool:
+        """The shown manner is complete and the arm is back near its start."""
+        near = np.linalg.norm(self.tcp_position() - START_TCP) < 0.03
+        return self.stage == self.stages and bool(near)
+
+    # -- texts ----------------------------------------------------------------------------
+    def manner_tasks(self) -> list[tuple[str, str, str]]:
+        """(name, subgoal_segment, choice_label) of the manner's tasks (MoveCube.py)."""
+        if self.manner == "peg_push":
+            return [
+                ("Pick up the peg", "Pick up the peg at <>", "pick up the peg"),
+                (
+                    "Hook the cube to the target with the peg",
+                    "Hook the cube at <> to the target at <> with the peg",
+                    "hook the cube to the target with the peg",
+                ),
+            ]
+        if self.manner == "gripper_push":
+            return [
+                (
+                    "Close the gripper and push the cube to the target",
+                    "Close the gripper and push the cube at <> to the target at <>",
+                    "close gripper and push the cube to the target",
+                )
+            ]
+        return [
+            ("Pick up the cube", "Pick up the cube at <>", "pick up the cube"),
+            (
+                "place the cube onto the target",
+                "place the cube onto the target at <>",
+                "place the cube onto the target",
+            ),
+        ]
+
+    def task_names(self) -> list[str]:
+        """Upstream's task list names, "static" and "NO RECORD" included."""
+        names = [t[0] for t in self.manner_tasks()]
+        return [*names, "static", "NO RECORD", *names]
+
+    def segments(self) -> list[list[np.ndarray]]:
+        """The points whose pixels fill each task's ``<>`` (its ``segment`` actors)."""
+        cube = objects.actor_position(self.cube)
+        goal = objects.actor_position(self.goal_site)
+        if self.manner == "peg_push":
+            return [[objects.actor_position(self.peg_link("tail"))], [cube, goal]]
+        if self.manner == "gripper_push":
+            return [[cube, goal]]
+        return [[cube], [goal]]
+
+    def goals(self) -> list[str]:
+        """``task_goal.py`` @a3842d1 (two phrasings)."""
+        return [
+            "watch the video carefully, then move the cube to the target in the same manner "
+            "as before",
+            "watch the video carefully, then move the cube to the target in the same manner "
+            "shown in the video",
+        ]
 
     def goal(self) -> str:
-        return (
-            "watch the video carefully, then move the cube to the target in the same manner "
-            "as before"
-        )
+        return self.goals()[0]
 
-    # -- the oracle ----------------------------------------------------------------------
-    def cube_px(self) -> list[int]:
-        return pixel_of(self, objects.actor_position(self.cube))
+    # -- the oracle -----------------------------------------------------------------------
+    def pick_peg(self) -> list[Waypoint]:
+        """``grasp_and_lift_peg_side`` on the tail link (MoveCube always grasps the tail)."""
+        link = self.peg_link("tail")
+        p = objects.actor_position(link)
+        p[2] = max(p[2], MC_PEG_R)
+        yaw = objects.actor_yaw(link)
+        up = np.array([p[0], p[1], PEG_LIFT])
+        return [
+            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
+            Waypoint(objects.top_grasp(up, yaw), OPEN),
+            Waypoint(objects.top_grasp(p, yaw, 0.01), OPEN, noisy=False),  # see swing_onto
+            Waypoint(objects.top_grasp(p, yaw), OPEN, noisy=False, grasp="peg"),
+            Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
+            Waypoint(objects.top_grasp(up, yaw), CLOSED),
+        ]
 
-    def target_px(self) -> list[int]:
-        return pixel_of(self, np.array([*self.target_xy, 0.0]))
-
-    def by_pick(self, video: bool) -> Iterator[Subgoal]:
-        verb = ("the robot picks", "the robot places") if video else ("pick", "place")
-        yield self.subgoal(
-            f"{verb[0]} up the cube",
-            f"{verb[0]} up the cube at {self.cube_px()}",
-            skills.pick(self, self.cube),
-            video=video,
-        )
-        yield self.subgoal(
-            f"{verb[1]} the cube on the target",
-            f"{verb[1]} the cube on the target at {self.target_px()}",
-            skills.place(np.array([*self.target_xy, 0.0])),
-            video=video,
-        )
-
-    def by_push(self, video: bool) -> Iterator[Subgoal]:
+    def push_frame(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Cube xy, target xy, push direction, and its left normal."""
         c = objects.actor_position(self.cube)[:2]
-        d = self.target_xy - c
-        dist = float(np.linalg.norm(d))
-        d /= dist
-        yaw = wrap(2 * np.arctan2(d[1], d[0])) / 2  # fingers side by side across the push
+        g = objects.actor_position(self.goal_site)[:2]
+        d = (g - c) / np.linalg.norm(g - c)
+        return c, g, d, np.array([-d[1], d[0]])
+
+    def hook(self) -> list[Waypoint]:
+        """``solve_push_to_target_with_peg``: the held peg across the push direction, its far
+        (head) link behind the cube; sweep to 3 cm short of the target; open."""
+        c, g, d, left = self.push_frame()
+        side = 1.0 if c[1] - g[1] > 0 else -1.0  # MoveCube.evaluate: direction1/2
+        z = objects.CUBE_HALF
+        axis = side * left  # tail -> head: the head ends behind the cube
+        yaw = float(np.arctan2(axis[1], axis[0]))
+        start = c - HOOK_BACK * d - HOOK_SIDE * side * left
+        end = g - HOOK_END * d - HOOK_SIDE * side * left
+        return [
+            Waypoint(objects.top_grasp(np.array([*start, TRANSIT_Z]), yaw), CLOSED),
+            Waypoint(objects.top_grasp(np.array([*start, z]), yaw), CLOSED, noisy=False),
+            Waypoint(objects.top_grasp(np.array([*end, z]), yaw), CLOSED, noisy=False),
+            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
+        ]
+
+    def gripper_push(self) -> list[Waypoint]:
+        """``solve_push_to_target``: the TCP's x along the push (turned 180 degrees when the
+        target lies at smaller x), 5 cm behind the cube; close; push to half a cube short of
+        the target; open."""
+        c, g, d, _ = self.push_frame()
+        yaw = float(np.arctan2(d[1], d[0])) + (np.pi if g[0] < c[0] else 0.0)
+        yaw = wrap(yaw)
+        z = objects.CUBE_HALF
         start = c - PUSH_BACK * d
-        end = self.target_xy - PUSH_BACK * d
-        verb = ("the robot closes", "the robot pushes") if video else ("close", "push")
-        yield self.subgoal(
-            f"{verb[0]} the gripper behind the cube",
-            f"{verb[0]} the gripper behind the cube at {self.cube_px()}",
-            [
-                Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
-                Waypoint(
-                    objects.top_grasp(np.array([*start, PUSH_Z]), yaw, skills.APPROACH), CLOSED
-                ),
-                Waypoint(objects.top_grasp(np.array([*start, PUSH_Z]), yaw), CLOSED, noisy=False),
-            ],
-            video=video,
-        )
-        yield self.subgoal(
-            f"{verb[1]} the cube to the target",
-            f"{verb[1]} the cube to the target at {self.target_px()}",
-            [Waypoint(objects.top_grasp(np.array([*end, PUSH_Z]), yaw), CLOSED, noisy=False)],
-            video=video,
-        )
+        end = g - objects.CUBE_HALF * d
+        return [
+            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
+            Waypoint(objects.top_grasp(np.array([*start, TRANSIT_Z]), yaw), OPEN),
+            Waypoint(objects.top_grasp(np.array([*start, z]), yaw), OPEN, noisy=False),
+            Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
+            Waypoint(objects.top_grasp(np.array([*end, z]), yaw), CLOSED, noisy=False),
+            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
+        ]
 
-    def by_hook(self, video: bool) -> Iterator[Subgoal]:
-        grip = np.array([*objects.actor_position(self.tool)[:2], HOOK_HALF[2]])
-        verb = ("the robot picks", "the robot hooks") if video else ("pick", "hook")
-        yield self.subgoal(
-            f"{verb[0]} up the stick",
-            f"{verb[0]} up the stick at {pixel_of(self, grip)}",
-            [
-                Waypoint(objects.top_grasp(grip, 0.0, skills.APPROACH), OPEN),
-                Waypoint(objects.top_grasp(grip, 0.0), OPEN, noisy=False),
-                Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
-                Waypoint(objects.top_grasp(np.array([*grip[:2], TOOL_LIFT]), 0.0), CLOSED),
-            ],
-            video=video,
-        )
-        c = objects.actor_position(self.cube)[:2]
-        d = self.target_xy - c
-        dist = float(np.linalg.norm(d))
-        d /= dist
-        yaw = float(np.arctan2(-d[1], -d[0]))  # the tool's handle points away from the target
-        rot = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
-        start = c - rot @ HOOK_CUBE
-        end = start + (dist + HOOK_CONTACT - HOOK_CUBE[0]) * d
-        yield self.subgoal(
-            f"{verb[1]} the cube to the target with the stick",
-            f"{verb[1]} the cube at {self.cube_px()} to the target at {self.target_px()} "
-            "with the stick",
-            [
-                Waypoint(objects.top_grasp(np.array([*start, TOOL_LIFT]), yaw), CLOSED),
-                Waypoint(objects.top_grasp(np.array([*start, TOOL_LOW]), yaw), CLOSED, noisy=False),
-                Waypoint(objects.top_grasp(np.array([*end, TOOL_LOW]), yaw), CLOSED, noisy=False),
-            ],
-            video=video,
-        )
+    def stage_waypoints(self, stage: int) -> list[Waypoint]:
+        if self.manner == "peg_push":
+            return self.pick_peg() if stage == 0 else self.hook()
+        if self.manner == "gripper_push":
+            return self.gripper_push()
+        if stage == 0:
+            return skills.pick(self, self.cube)
+        return skills.place(objects.actor_position(self.goal_site) * np.array([1, 1, 0]))
+
+    def static_and_return(self) -> list[Waypoint]:
+        """ "static" (``solve_hold_obj``: 30 / 60 steps), then the NO-RECORD strong reset,
+        recorded: rise, back to the start pose, wait for the restaging."""
+        tcp = self.tcp_position()
+        return [
+            Waypoint(None, OPEN, hold=STATIC_STEPS[self.manner]),
+            Waypoint(objects.top_grasp(np.array([tcp[0], tcp[1], START_Z]), 0.0), OPEN),
+            Waypoint(self.start_tcp, OPEN),
+            self.restaged(OPEN),
+        ]
 
     def demonstrate(self, video: bool) -> Iterator[Subgoal]:
-        yield from getattr(self, f"by_{self.layout['manner']}")(video)
+        for stage, (name, segment, choice) in enumerate(self.manner_tasks()):
+            points = self.segments()[stage]
+            grounded = segment
+            for p in points:
+                grounded = grounded.replace("<>", angle_px(self, p), 1)
+            wps = self.stage_waypoints(stage)
+            yield self.subgoal(name, grounded, wps, video=video, choice=choice)
 
     def plan(self) -> Iterator[Subgoal]:
+        self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         yield from self.demonstrate(video=True)
-        grip = OPEN if self.layout["manner"] != "push" else CLOSED
-        yield self.subgoal(
-            "the robot moves away",
-            "the robot moves away",
-            [
-                Waypoint(None, grip, hold=skills.GRIP_STEPS),
-                *skills.retreat(self, 0.2),
-                self.restaged(),
-            ],
-            video=True,
-        )
+        yield self.subgoal("static", "static", self.static_and_return(), video=True)
         yield from self.demonstrate(video=False)
 
 
 # -- InsertPeg --------------------------------------------------------------------------------
 
-PEG_HALF = (0.07, 0.015, 0.015)  # a peg lies along its local x: head at +x, tail at -x
-PEG_GRIP = 0.035  # a peg is grasped this far from its centre, on the chosen end's half
-PEG_GRIP_DZ = 0.005  # ... and this far above its centre (the TCP stays 2 cm above the table)
-PEG_COLORS = ("red", "green", "blue")
-PEG_COUNT = {"easy": 1, "medium": 2, "hard": 3}
-PEG_SLOTS = (-0.18, -0.06, 0.06, 0.18)  # the pegs' y places (each taken by at most one)
-BOX_XY = np.array([-0.12, 0.0])  # nearer the robot than the pegs: the camera sees both
-BOX_INNER = (0.04, 0.055)  # inner half sizes along x and y
-BOX_WALL = 0.01
-BOX_H = 0.10
-HOLE_Z = 0.05  # the holes' centre height
-HOLE_HALF = 0.027  # the holes are square, 5.4 cm wide
-BOX_OUTER_Y = BOX_INNER[1] + BOX_WALL  # the side walls' outer faces lie at +-this
-INSERT_DEPTH = 0.04  # the oracle pushes the free end this far past the wall's outer face
-INSERTED = 0.03  # insertion counts from this depth
-PRE_INSERT = 0.03  # the free end waits this far outside the wall before going in
-CARRY_Z = 0.15  # TCP height while carrying a peg over the box
-SIDES = {"left": 1, "right": -1}  # as seen by the robot: left is +y
+PEG_L, PEG_R = 0.05, 0.01  # InsertPeg.py: length 0.05, radius 0.01 (each link 5 cm, 2 cm square)
+PEG_LIFTED = 0.1  # is_A_pickup_notB: the grasped link above 0.1 m
+INSERT_NEAR = 0.05  # is_A_insert_notB: threashold
+INSERT_DEPTH = 0.02  # the oracle stops the inserted link's centre this far short of the box's
+# insert_peg: the approach starts 0.15 m back along the hole axis (ours: nearer where the arm
+# cannot reach that far) ...
+PRE_INSERTS = (0.15, 0.1, 0.07)
+PRE_INSERT_UP = 0.15  # ... and this high above the hole
+INSERT_Z = 0.04  # the box's centre height (box_with_hole at z = radius * 4)
+INSERT_RETREAT = 0.05  # insert_peg: back off 5 cm along the axis after the insertion
+SUCCESS_DELAY = 3  # InsertPeg.evaluate: success at end_steps + 3
+HOLE_MARK_RED = 20  # InsertPeg.step: the hole marker is red for 20 steps after an insertion
+HOLE_MARK = (0.015, 0.055)  # highlight_obj(disk_radius=0.015, disk_half_length=0.055)
 
 
-def peg(scene: Any, name: str, color: str) -> Any:
-    """A square peg with a coloured head half (+x) and a white tail half (-x)."""
+def hole_marker(scene: Any, name: str, rgb: Sequence[float]) -> Any:
+    """Upstream's box highlight (a vertical cylinder r 1.5 cm, 11 cm tall, 1 cm below the box
+    centre), one actor per colour (#FFD289, red), kinematic and visual only."""
     b = scene.create_actor_builder()
-    b.add_box_collision(half_size=list(PEG_HALF), density=200)
-    half = [PEG_HALF[0] / 2, PEG_HALF[1], PEG_HALF[2]]
-    for sign, colour in ((1, color), (-1, "white")):
-        b.add_box_visual(
-            half_size=half,
-            pose=sapien.Pose(p=[sign * PEG_HALF[0] / 2, 0, 0]),
-            material=objects.material(colour),
-        )
-    b.initial_pose = sapien.Pose(p=[0, 0, PEG_HALF[2]])
-    return b.build(name=name)
-
-
-def aperture_box(scene: Any, name: str) -> Any:
-    """A closed gray box (open only at the bottom) with a square hole in each side wall
-    (the walls facing +y and -y), kinematic."""
-    b = scene.create_actor_builder()
-    ix, iy, t, h = BOX_INNER[0], BOX_INNER[1], BOX_WALL, BOX_H
-    below, above = HOLE_Z - HOLE_HALF, h - HOLE_Z - HOLE_HALF
-    slabs = [
-        ((ix + t / 2, 0, h / 2), (t / 2, iy + t, h / 2)),
-        ((-ix - t / 2, 0, h / 2), (t / 2, iy + t, h / 2)),
-        ((0, 0, h - t / 2), (ix, iy, t / 2)),
-    ]
-    side = (ix - HOLE_HALF) / 2
-    for s in (1, -1):
-        y = s * (iy + t / 2)
-        slabs += [
-            ((0, y, below / 2), (ix, t / 2, below / 2)),
-            ((0, y, h - above / 2), (ix, t / 2, above / 2)),
-            ((HOLE_HALF + side, y, HOLE_Z), (side, t / 2, HOLE_HALF)),
-            ((-HOLE_HALF - side, y, HOLE_Z), (side, t / 2, HOLE_HALF)),
-        ]
-    for p, half in slabs:
-        pose = sapien.Pose(p=list(p))
-        b.add_box_collision(half_size=list(half), pose=pose)
-        b.add_box_visual(half_size=list(half), pose=pose, material=objects.material("gray"))
-    b.initial_pose = sapien.Pose()
+    b.add_cylinder_visual(
+        radius=HOLE_MARK[0],
+        half_length=HOLE_MARK[1],
+        material=objects.material((*rgb[:3], 1.0)),
+        pose=sapien.Pose(q=AXIS_Z),
+    )
+    b.initial_pose = sapien.Pose(p=[0.0, 0.0, PARK_Z])
     return b.build_kinematic(name=name)
 
 
-def wrap(a: float) -> float:
-    return float((a + np.pi) % (2 * np.pi) - np.pi)
-
-
 class InsertPeg(_Imitation):
-    """Watch the robot grasp one peg by its head (coloured) or tail (white) half and insert it
-    horizontally into the hole on the box's left or right side; the pegs are then put back
-    where they started and the robot must do the same (paper E.14). Immediate failures:
-    picking up another peg, grasping the wrong end, or the peg's end entering the box through
-    the other side's hole. Simplified geometry: the box has real square holes, and a peg counts
-    as inserted once its free end is ``INSERTED`` past the wall's outer face inside the hole's
-    opening (the peg stays in the gripper). The paper gives no per-difficulty table: here
-    easy has 1 peg, medium 2, hard 3 (lying roughly along x, between the box and the front
-    camera)."""
+    """Upstream ``InsertPeg.py`` (difficulty ignored): three identical pegs ``peg_0..2``
+    (two 5 cm links, head colour random, tail = 1 - head) and ``box_with_hole`` (#FFD289, the
+    hole along its x axis), all at ``layouts/imitation.py``'s poses; the goal peg is
+    ``peg_0``, grasped by its head or tail link ("near"/"far": the link nearer the robot's
+    base in x) and inserted with the other link from the left (+y) or right (-y) side. Video:
+    "Pick up the peg by grasping the {near|far} end", "Insert the peg from the {side} side of
+    the box"; NO-RECORD restaging (pegs back to their initial poses); execution: the same
+    pick, then "Insert the peg from the {side} side". Checks (``subgoal_evaluate_func.py``):
+    a pick = the grasped link above 0.1 m and the TCP nearer to it than to the other link;
+    an insertion = the inserted link within 5 cm of the box centre, nearer than the grasped
+    one, with the TCP on the stated side; success 3 steps after the insertion. Failures in
+    execution: the wrong end picked or inserted, the other side, another peg picked up.
+
+    Departs from upstream: the restaging (release, return, pegs teleported back; upstream's
+    strong reset and 100-step wait are not recorded) is recorded at the end of the video; the
+    insertion approach is our own straight-line waypoints (upstream composes the TCP pose
+    from the box's and the link's frames); all failure checks apply during the whole
+    execution phase rather than per task-list entry."""
 
     TASK = "InsertPeg"
 
     def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        n = PEG_COUNT[self.difficulty]
-        colors = [str(c) for c in rng.permutation(PEG_COLORS)[:n]]
-        slots = sorted(rng.choice(len(PEG_SLOTS), size=n, replace=False))
-        pegs = [
-            (
-                float(rng.uniform(0.02, 0.08)),
-                float(PEG_SLOTS[k] + rng.uniform(-0.01, 0.01)),
-                float(rng.choice([0.0, np.pi]) + rng.uniform(-0.35, 0.35)),
-            )
-            for k in slots
-        ]
-        return {
-            "colors": colors,
-            "pegs": pegs,
-            "goal_peg": int(rng.integers(n)),
-            "end": str(rng.choice(["head", "tail"])),
-            "side": str(rng.choice(list(SIDES))),
-        }
+        return upstream_dict(self.TASK, self.episode_seed, self.difficulty)
 
     def build(self) -> None:
-        self.pegs = [peg(self.scene, f"peg_{c}", c) for c in self.layout["colors"]]
-        self.box = aperture_box(self.scene, "box")
+        params = self.layout["params"]
+        head, tail = tuple(params["head_color"]), tuple(params["tail_color"])
+        self.pegs = [assets.peg(self.scene, f"peg_{k}", PEG_L, PEG_R, head, tail) for k in range(3)]
+        self.box = assets.box_with_hole(self.scene)
+        box_rgb = assets.hex_rgb(assets.BOX_COLOR_HEX)
+        self.marks = [
+            hole_marker(self.scene, "box_highlight", box_rgb),
+            hole_marker(self.scene, "box_highlight_red", (1.0, 0.0, 0.0)),
+        ]
 
     def place(self) -> None:
-        objects.set_pose(self.box, (*BOX_XY, 0.0))
+        self.box.set_pose(pose_of(self.layout["actors"]["box_with_hole"]))
         self.restage()
 
     def restage(self) -> None:
-        for actor, (x, y, a) in zip(self.pegs, self.layout["pegs"], strict=True):
-            settle(actor, (x, y, PEG_HALF[2]), a)
+        """The pegs at their initial poses, at rest (upstream's ``reset_in_proecess``)."""
+        for peg in self.pegs:
+            peg.set_root_pose(pose_of(self.layout["articulations"][peg.name]))
+            peg.set_root_linear_velocity(np.zeros(3))
+            peg.set_root_angular_velocity(np.zeros(3))
 
+    # -- geometry -------------------------------------------------------------------------
+    def link(self, peg: Any, end: str) -> Any:
+        return next(ln for ln in peg.links if ln.name.endswith(f"peg_{end}"))
+
+    @property
+    def ends(self) -> tuple[str, str]:
+        """(grasped, inserted) link names: obj_flag -1 grasps the head."""
+        grasp = self.layout["params"]["grasp_end"]
+        return grasp, ("tail" if grasp == "head" else "head")
+
+    @property
+    def direction(self) -> int:
+        """InsertPeg.py: left -> -1, right -> 1; the TCP ends on the side y * direction < 0."""
+        return -1 if self.layout["params"]["insert_side"] == "left" else 1
+
+    def pos(self, obj: Any) -> np.ndarray:
+        return objects.actor_position(obj)
+
+    def picked_up(self, a: Any, b: Any) -> bool:
+        """``is_A_pickup_notB``."""
+        tcp = self.tcp_position()
+        pa, pb = self.pos(a), self.pos(b)
+        return pa[2] > PEG_LIFTED and np.linalg.norm(pa - tcp) < np.linalg.norm(pb - tcp)
+
+    def inserted(self, a: Any, b: Any, direction: int | None) -> bool:
+        """``is_A_insert_notB``."""
+        box = self.pos(self.box)
+        pa, pb = self.pos(a), self.pos(b)
+        da, db = np.linalg.norm(pa - box), np.linalg.norm(pb - box)
+        if not (da < INSERT_NEAR and da < db):
+            return False
+        if direction is None:
+            return True
+        side = self.tcp_position()[1] - box[1]
+        if abs(side) < 1e-3:
+            side = pb[1] - box[1]
+        return side * direction < 0
+
+    def other_peg_picked(self) -> bool:
+        return any(
+            self.pos(ln)[2] > PICKED_Z and self.is_grasping(ln)
+            for peg in self.pegs[1:]
+            for ln in peg.links
+        )
+
+    # -- events ---------------------------------------------------------------------------
     def reset_task_events(self) -> None:
-        self.grasped: str | None = None  # the goal peg's end grasped last
-        self.holding = False  # the goal peg is grasped now
-        self.inserted = False
+        self.insert_step: int | None = None  # the last step the insertion check held
+        self.success_at: int | None = None
+        if self.phase == "video":
+            self.video_inserted = False
 
-    def peg_frame(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The peg's centre and its head direction (unit, world)."""
-        actor = self.pegs[k]
-        q = actor.pose.q[0].cpu().numpy().astype(np.float64)
-        return objects.actor_position(actor), rotate(q, np.array([1.0, 0.0, 0.0]))
-
-    def held_end(self, k: int) -> str:
-        centre, axis = self.peg_frame(k)
-        return "head" if float(np.dot(self.tcp_position() - centre, axis)) > 0 else "tail"
-
-    def entry(self, k: int) -> tuple[str, float] | None:
-        """(side, depth) of a peg end inside a hole's opening past the wall's outer face."""
-        centre, axis = self.peg_frame(k)
-        for end in (centre + PEG_HALF[0] * axis, centre - PEG_HALF[0] * axis):
-            rel = end - np.array([*BOX_XY, HOLE_Z])
-            if abs(rel[0]) > HOLE_HALF or abs(rel[2]) > HOLE_HALF:
-                continue
-            for side, s in SIDES.items():
-                depth = BOX_OUTER_Y - s * rel[1]
-                if 0.0 < depth < BOX_OUTER_Y:
-                    return side, float(depth)
-        return None
-
-    def track(self) -> None:
-        lay = self.layout
-        for k in range(len(self.pegs)):
-            held = self.is_grasping(self.pegs[k])
-            lifted = objects.actor_position(self.pegs[k])[2] > PEG_HALF[2] + 0.01
-            if k != lay["goal_peg"]:
-                if held and lifted and self.phase == "exec":
-                    self.failure_reason = f"picked up the {lay['colors'][k]} peg"
-                continue
-            if held and not self.holding:
-                self.grasped = self.held_end(k)
-                if self.phase == "exec" and self.grasped != lay["end"]:
-                    self.failure_reason = f"grasped the peg by its {self.grasped}"
-            self.holding = held
-        for k in range(len(self.pegs)):
-            got = self.entry(k)
-            if got is None:
-                continue
-            side, depth = got
-            if self.phase == "exec" and side != lay["side"]:
-                self.failure_reason = f"inserted a peg from the {side} side"
-            elif k == lay["goal_peg"] and depth >= INSERTED and self.grasped == lay["end"]:
-                self.inserted = True
+    def mark_hole(self) -> None:
+        """Upstream ``step()``: the box's marker, red for 20 steps after an insertion."""
+        red = self.insert_step is not None and self.t <= self.insert_step + HOLE_MARK_RED
+        box = self.pos(self.box)
+        shown, hidden = (self.marks[1], self.marks[0]) if red else self.marks
+        shown.set_pose(sapien.Pose(p=[float(box[0]), float(box[1]), float(box[2]) - 0.01]))
+        hidden.set_pose(self.park_pose())
 
     def tick_video(self) -> None:
-        self.track()
+        grasp, insert = (self.link(self.pegs[0], e) for e in self.ends)
+        if self.inserted(insert, grasp, self.direction):
+            self.insert_step = self.t
+            self.video_inserted = True
+        self.mark_hole()
 
     def tick_exec(self) -> None:
-        self.track()
-        if self.inserted and self.failure_reason is None:
-            self.done = True
+        grasp, insert = (self.link(self.pegs[0], e) for e in self.ends)
+        if self.inserted(insert, grasp, self.direction):
+            self.insert_step = self.t
+            if self.success_at is None:
+                self.success_at = self.t + SUCCESS_DELAY
+        self.mark_hole()
+        if self.picked_up(insert, grasp):
+            self.failure_reason = "picked up the peg by the other end"
+        elif self.inserted(grasp, insert, None):
+            self.failure_reason = "inserted the wrong end of the peg"
+        elif self.inserted(insert, grasp, -self.direction):
+            self.failure_reason = "inserted the peg from the other side"
+        elif self.other_peg_picked():
+            self.failure_reason = "picked up another peg"
+        self.done = self.success_at is not None and self.t >= self.success_at
 
     def demo_over(self) -> bool:
-        free = not any(self.is_grasping(p) for p in self.pegs)
-        return self.inserted and free and self.tcp_position()[2] > CARRY_Z + 0.02
+        free = not any(self.is_grasping(ln) for peg in self.pegs for ln in peg.links)
+        return self.video_inserted and free and self.tcp_position()[2] > START_Z - 0.02
+
+    # -- texts ----------------------------------------------------------------------------
+    def task_names(self) -> list[str]:
+        """Upstream's task list (InsertPeg.py ``_initialize_episode``), NO-RECORD entries
+        included."""
+        p = self.layout["params"]
+        pick = f"Pick up the peg by grasping the {p['grasp_end_distance']} end"
+        side = p["insert_side"]
+        return [
+            pick,
+            f"Insert the peg from the {side} side of the box",
+            "NO RECORD",
+            "NO RECORD",
+            pick,
+            f"Insert the peg from the {side} side",
+        ]
+
+    def goals(self) -> list[str]:
+        """``task_goal.py`` @a3842d1 (two phrasings)."""
+        return [
+            "watch the video carefully, then grasp the same end of the same peg you've picked "
+            "before and insert it into the same side of the box",
+            "watch the video carefully, then grasp the same peg at the same end and insert it "
+            "into the same side of the box as in the video",
+        ]
 
     def goal(self) -> str:
-        return (
-            "watch the video carefully, then grasp the same peg at the same end and insert it "
-            "into the same side of the box as in the video"
-        )
+        return self.goals()[0]
 
-    def demonstrate(self, video: bool) -> Iterator[Subgoal]:
-        lay = self.layout
-        k, end, side = lay["goal_peg"], lay["end"], lay["side"]
-        centre, axis = self.peg_frame(k)
-        e = 1.0 if end == "head" else -1.0
-        grip = centre + e * PEG_GRIP * axis
-        grip[2] = PEG_HALF[2] + PEG_GRIP_DZ
-        peg_yaw = float(np.arctan2(axis[1], axis[0]))
-        yaw0 = wrap(2 * peg_yaw) / 2  # the finger yaw (mod pi) nearest the resting wrist
-        beta = wrap(peg_yaw - yaw0)  # 0 or pi: the peg's yaw relative to the fingers
-        s = SIDES[side]
-        yaw1 = wrap(s * e * np.pi / 2 - beta)  # the head then points to +-y as needed
-        reach = PEG_HALF[0] + PEG_GRIP  # from the grip point to the free end
-        y_out = BOX_XY[1] + s * (BOX_OUTER_Y + PRE_INSERT + reach)
-        y_in = BOX_XY[1] + s * (BOX_OUTER_Y - INSERT_DEPTH + reach)
-        verb = ("the robot picks", "the robot inserts") if video else ("pick", "insert")
-        color = lay["colors"][k]
-        yield self.subgoal(
-            f"{verb[0]} up the {color} peg by its {end}",
-            f"{verb[0]} up the {color} peg by its {end} at {pixel_of(self, grip)}",
-            [
-                Waypoint(objects.top_grasp(grip, yaw0, skills.APPROACH), OPEN),
-                Waypoint(objects.top_grasp(grip, yaw0), OPEN, noisy=False),
-                Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
-                Waypoint(objects.top_grasp(np.array([*grip[:2], CARRY_Z]), yaw0), CLOSED),
-            ],
-            video=video,
-        )
-        hole = np.array([BOX_XY[0], BOX_XY[1] + s * BOX_OUTER_Y, HOLE_Z])
-        z = HOLE_Z + PEG_GRIP_DZ
-        out = np.array([BOX_XY[0], y_out, z])
-        yield self.subgoal(
-            f"{verb[1]} the peg into the {side} side of the box",
-            f"{verb[1]} the peg into the hole at {pixel_of(self, hole)} on the {side} side "
-            "of the box",
-            [
-                Waypoint(objects.top_grasp(np.array([*out[:2], CARRY_Z]), yaw1), CLOSED),
-                Waypoint(objects.top_grasp(out, yaw1), CLOSED, noisy=False),
-                Waypoint(
-                    objects.top_grasp(np.array([BOX_XY[0], y_in, z]), yaw1),
-                    CLOSED,
-                    noisy=False,
-                ),
-            ],
-            video=video,
-        )
+    # -- the oracle -----------------------------------------------------------------------
+    def grasp_waypoints(self) -> list[Waypoint]:
+        """``grasp_and_lift_peg_side``: above the grasped link at 0.2 m, down onto its centre
+        (TCP x along the peg), close, lift to 0.2 m."""
+        link = self.link(self.pegs[0], self.ends[0])
+        p = self.pos(link)
+        p[2] = max(p[2], PEG_R)
+        yaw = objects.actor_yaw(link)
+        return [
+            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
+            Waypoint(objects.top_grasp(np.array([p[0], p[1], PEG_LIFT]), yaw), OPEN),
+            Waypoint(objects.top_grasp(p, yaw, 0.01), OPEN, noisy=False),  # see swing_onto
+            Waypoint(objects.top_grasp(p, yaw), OPEN, noisy=False, grasp="peg"),
+            Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
+            Waypoint(objects.top_grasp(np.array([p[0], p[1], PEG_LIFT]), yaw), CLOSED),
+        ]
+
+    def held_offset(self) -> tuple[np.ndarray, np.ndarray]:
+        """The inserted link's centre and the peg's direction (grasped -> inserted link), both
+        in the TCP frame, as the peg sits in the hand now."""
+        tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
+        inv = np.array([tcp[3], -tcp[4], -tcp[5], -tcp[6]])
+        grasp, insert = (self.pos(self.link(self.pegs[0], e)) for e in self.ends)
+        return rotate(inv, insert - tcp[:3]), rotate(inv, insert - grasp)
+
+    def insert_waypoints(self) -> list[Waypoint]:
+        """``insert_peg``: the held peg turned onto the hole's axis on the stated side, 0.15 m
+        (or less) back and 0.15 m up; down; in until the inserted link's centre is 2 cm short
+        of the box's; back off 5 cm. The TCP poses come from where the peg sits in the hand
+        (upstream: from the link's pose relative to the TCP, ``insert_peg``)."""
+        box = self.pos(self.box)
+        axis = rotate(self.box.pose.q[0].cpu().numpy().astype(np.float64), [1.0, 0.0, 0.0])
+        u = np.array([axis[0], axis[1]]) / np.hypot(axis[0], axis[1])
+        if u[1] * self.direction > 0:
+            u = -u  # the TCP ends on the side y * direction < 0
+        offset, along = self.held_offset()
+        # pointing down, the TCP frame maps (x, y) to the world's (x, -y) turned by the yaw:
+        # turn the peg's direction onto -u (towards the box)
+        yaw = wrap(float(np.arctan2(-u[1], -u[0]) - np.arctan2(-along[1], along[0])))
+
+        def at(back: float, up: float) -> np.ndarray:
+            centre = np.array([*(box[:2] + (INSERT_DEPTH + back) * u), INSERT_Z + up])
+            pose = objects.top_grasp(centre, yaw)
+            pose[:3] -= rotate(pose[3:], offset)
+            return pose
+
+        for back in PRE_INSERTS:  # the first approach distance the arm reaches
+            poses = [at(back, PRE_INSERT_UP), at(back, 0.01), at(back, 0.0), at(0.0, 0.0)]
+            if self.chain_reaches(poses):
+                break
+        # the low approach twice: a long screw motion ends up to ~2 cm off its goal
+        return [
+            Waypoint(poses[0], CLOSED),
+            Waypoint(poses[1], CLOSED, noisy=False),
+            Waypoint(poses[2], CLOSED, noisy=False),
+            Waypoint(poses[3], CLOSED, noisy=False),
+            Waypoint(at(INSERT_RETREAT, 0.0), CLOSED, noisy=False),
+        ]
+
+    def release_and_return(self, last: Waypoint) -> list[Waypoint]:
+        """The NO-RECORD restaging, recorded: release, rise from ``last`` (the insertion's
+        last waypoint), back to the start pose, wait for the env to put the pegs back."""
+        up = np.array(last.pose, dtype=np.float64)
+        up[2] = START_Z
+        return [
+            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
+            Waypoint(up, OPEN),
+            Waypoint(self.start_tcp, OPEN),
+            self.restaged(OPEN),
+        ]
 
     def plan(self) -> Iterator[Subgoal]:
-        yield from self.demonstrate(video=True)
-        yield self.subgoal(
-            "the robot releases the peg and moves away",
-            "the robot releases the peg and moves away",
-            [
-                Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
-                *skills.retreat(self, CARRY_Z + 0.05),
-                self.restaged(),
-            ],
-            video=True,
-        )
-        yield from self.demonstrate(video=False)
+        self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
+        names = self.task_names()
+        choice_insert = f"insert the peg from the {self.layout['params']['insert_side']} side"
+        for video, (pick, insert) in ((True, names[:2]), (False, names[4:])):
+            link = self.link(self.pegs[0], self.ends[0])
+            yield self.subgoal(
+                pick,
+                f"{pick} at {angle_px(self, self.pos(link))}",
+                self.grasp_waypoints(),
+                video=video,
+                choice="pick up the peg by grasping one end",
+            )
+            wps = self.insert_waypoints()
+            if video:
+                wps = [*wps, *self.release_and_return(wps[-1])]
+            yield self.subgoal(
+                insert,
+                f"{insert} at {angle_px(self, self.pos(self.box))}",
+                wps,
+                video=video,
+                choice=choice_insert,
+            )

@@ -1,9 +1,16 @@
-"""The Imitation suite's tasks (MoveCube, InsertPeg, PatternLock, RouteStick): the oracle
-plan succeeds on every difficulty, and the paper's immediate failures trigger."""
+"""The Imitation suite's tasks (MoveCube, InsertPeg, PatternLock, RouteStick) against the
+public RoboMME benchmark: the scene of released val records (actors and articulations at the
+upstream poses), upstream's task-list texts, goals and choice labels, the oracle's success,
+the immediate failures, and the stick tasks' highlights."""
 
 from __future__ import annotations
 
+import copy
+import gzip
+import json
+import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import dfhelpers
@@ -13,34 +20,129 @@ import pytest
 dfhelpers.skip_module_without_maniskill()
 pytestmark = pytest.mark.slow  # the simulator
 
-from dataforge.manip.executor import CLOSED, Executor, Subgoal, TaskFailed  # noqa: E402
-from dataforge.pipelines.robomme.sim import make_env  # noqa: E402
+from dataforge.manip.executor import Executor, Subgoal, TaskFailed  # noqa: E402
 
-# (task, difficulty, seed) whose oracle episode succeeds
+TASKS = ("MoveCube", "InsertPeg", "PatternLock", "RouteStick")
+FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_initial.json.gz"
+CHOICES = Path(__file__).parents[3] / "templates" / "robomme" / "multi_choice.json"
+ROBOTS = ("panda_wristcam", "panda_stick")  # ours is panda_wristcam for every task
+EPISODES = range(8)  # val records checked per task
+PIXEL = re.compile(r"<(\d+), (\d+)>")
+PIXEL_AT = re.compile(r" at <\d+, \d+>")
+
+
+def records(task: str, episodes: range = EPISODES) -> list[dict[str, Any]]:
+    with gzip.open(FIXTURE, "rt") as f:
+        data = json.load(f)
+    return [r for r in data["records"] if r["task"] == task and r["episode"] in episodes]
+
+
+def record(task: str, episode: int) -> dict[str, Any]:
+    return records(task, range(episode, episode + 1))[0]
+
+
+def rotation_angle(q1: np.ndarray, q2: np.ndarray) -> float:
+    """The angle (rad) between two wxyz rotations."""
+    dot = abs(float(np.dot(q1 / np.linalg.norm(q1), q2 / np.linalg.norm(q2))))
+    return 2.0 * float(np.arccos(min(1.0, dot)))
+
+
+def assert_pose(name: str, ours: Any, expected: list[float]) -> None:
+    raw = ours.pose.raw_pose[0].cpu().numpy().astype(np.float64)
+    exp = np.asarray(expected, dtype=np.float64)
+    assert np.abs(raw[:3] - exp[:3]).max() < 1e-3, (name, raw[:3], exp[:3])
+    assert rotation_angle(raw[3:], exp[3:]) < 0.01, (name, raw[3:], exp[3:])
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_scene_matches_upstream(make: Any, task: str) -> None:
+    """Every upstream actor and articulation (the robot aside) is built under its upstream
+    name and placed at the released initial pose (1 mm, 0.01 rad)."""
+    for rec in records(task):
+        env = make(task, rec["difficulty"], rec["seed"])
+        scene = env.unwrapped.scene
+        ours = [name for name in scene.actors if name in rec["actors"]]
+        assert ours == list(rec["actors"]), "upstream's build order"
+        for name, pose in rec["actors"].items():
+            assert name in scene.actors, (rec["seed"], name)
+            assert_pose(name, scene.actors[name], pose)
+        for name, art in rec["articulations"].items():
+            if name in ROBOTS:
+                continue
+            assert name in scene.articulations, (rec["seed"], name)
+            assert_pose(name, scene.articulations[name], art["root"])
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_task_list_texts_match_upstream(make: Any, task: str) -> None:
+    """Our task list (NO-RECORD entries included) is upstream's, entry for entry."""
+    for rec in records(task):
+        base = make(task, rec["difficulty"], rec["seed"]).unwrapped
+        assert base.task_names() == rec["attrs"]["task_list"], rec["seed"]
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_goals_are_the_release_phrasings(make: Any, task: str) -> None:
+    base = make(task, "easy", record(task, 0)["seed"]).unwrapped
+    goals = base.goals()
+    assert len(goals) == 2 and goals[0] == base.goal() and goals[0] != goals[1]
+    assert goals[0].lower().startswith("watch the video carefully")
+    assert goals[1].endswith(("in the video", "as in the video", "shown in the video"))
+
+
+def test_layout_is_the_upstream_one(make: Any) -> None:
+    from dataforge.pipelines.robomme.layouts import upstream_layout
+
+    rec = record("RouteStick", 3)
+    base = make("RouteStick", rec["difficulty"], rec["seed"]).unwrapped
+    first = copy.deepcopy(base.layout)
+    lay = upstream_layout("RouteStick", rec["seed"], rec["difficulty"])
+    assert first["params"]["route"] == lay.params["route"]
+    assert json.loads(json.dumps(first)) == first  # JSON-able, recorded in the metadata
+    base.reset(seed=rec["seed"])
+    assert base.layout == first
+
+
+# (task, val episode) whose oracle episode succeeds: every manner of MoveCube, every
+# difficulty of the stick tasks
 SUCCESS_CASES = [
-    ("MoveCube", "easy", 11),  # pick-and-place
-    ("MoveCube", "medium", 1),  # push
-    ("MoveCube", "hard", 0),  # hook
-    ("InsertPeg", "easy", 0),
-    ("InsertPeg", "medium", 1),
-    ("InsertPeg", "hard", 0),
-    ("PatternLock", "easy", 11),
-    ("PatternLock", "medium", 11),
-    ("PatternLock", "hard", 11),
-    ("RouteStick", "easy", 1),
-    ("RouteStick", "medium", 1),
-    ("RouteStick", "hard", 11),
+    ("MoveCube", 0),  # peg_push
+    ("MoveCube", 1),  # grasp_putdown
+    ("MoveCube", 5),  # gripper_push
+    ("InsertPeg", 0),
+    ("InsertPeg", 1),
+    ("PatternLock", 0),
+    ("PatternLock", 2),
+    ("PatternLock", 3),
+    ("RouteStick", 0),
+    ("RouteStick", 2),
+    ("RouteStick", 3),
 ]
 
 
-def episode(task: str, difficulty: str, seed: int) -> tuple[Any, Any]:
-    env = make_env(task, difficulty, render=False)
-    env.reset(seed=seed)
-    return env, env.unwrapped
+@pytest.mark.parametrize(("task", "episode"), SUCCESS_CASES)
+def test_oracle_succeeds_with_upstream_subgoals(make: Any, task: str, episode: int) -> None:
+    rec = record(task, episode)
+    env = make(task, rec["difficulty"], rec["seed"])
+    base = env.unwrapped
+    out = Executor(env).run(base.plan())
+    assert out.success[-1] and not any(out.success[:-1])
+    assert out.video[0] and not out.video[-1]
+    assert base.phase == "exec" and base.failure_reason is None
+    recorded = [n for n in rec["attrs"]["task_list"] if n != "NO RECORD"]
+    assert [sg["simple"] for sg in out.subgoals] == recorded
+    options = {label for label, _ in json.loads(CHOICES.read_text())[task]}
+    for sg in out.subgoals:
+        assert sg["choice"] in options or (sg["simple"] == "static" and sg["choice"] == "")
+        # upstream's subgoal_segment is the name with " at <>" after each segment object
+        pixels = [tuple(map(int, p)) for p in PIXEL.findall(sg["grounded"])]
+        assert all(0 <= r < 256 and 0 <= c < 256 for r, c in pixels), sg["grounded"]
+        assert PIXEL_AT.sub("", sg["grounded"]) == sg["simple"]
+        assert bool(pixels) == (task in ("MoveCube", "InsertPeg") and sg["simple"] != "static")
 
 
 def video_then(base: Any, execution: Callable[[], Iterator[Subgoal]]) -> Iterator[Subgoal]:
-    """The oracle's video phase, then ``execution`` instead of the oracle's own."""
+    """The oracle's video phase (restaging included), then ``execution``."""
     for sg in base.plan():
         if not sg.video:
             break
@@ -49,155 +151,116 @@ def video_then(base: Any, execution: Callable[[], Iterator[Subgoal]]) -> Iterato
     yield from execution()
 
 
-@pytest.mark.parametrize(("task", "difficulty", "seed"), SUCCESS_CASES)
-def test_oracle_succeeds(task: str, difficulty: str, seed: int) -> None:
-    env, base = episode(task, difficulty, seed)
+def with_params(base: Any, changes: dict[str, Any], make_plan: Callable[[], Any]) -> list[Any]:
+    """``make_plan()`` evaluated with the layout's params temporarily changed."""
+    params = base.layout["params"]
+    saved = {k: params[k] for k in changes}
+    params.update(changes)
     try:
-        rec = Executor(env).run(base.plan())
-        assert rec.success[-1] and not any(rec.success[:-1])
-        assert rec.video[0] and not rec.video[-1]
-        assert base.phase == "exec" and base.failure_reason is None
-        assert base.goal().startswith("watch the video carefully")
+        return list(make_plan())
     finally:
-        env.close()
+        params.update(saved)
 
 
-def test_same_seed_same_layout() -> None:
-    env, base = episode("RouteStick", "hard", 3)
-    try:
-        first = base.layout
-        env.reset(seed=3)
-        assert base.layout == first
-    finally:
-        env.close()
+def test_patternlock_wrong_target_fails(make: Any) -> None:
+    rec = record("PatternLock", 0)
+    env = make("PatternLock", rec["difficulty"], rec["seed"])
+    base = env.unwrapped
+    path = base.path
+    wrong = next(k for k in range(len(base.targets)) if k not in path[:2])
+
+    def touch() -> Iterator[Subgoal]:
+        yield base.subgoal("wrong", "wrong", base.swing_onto(wrong), video=False)
+
+    with pytest.raises(TaskFailed, match="out of the shown order"):
+        Executor(env).run(video_then(base, touch))
 
 
-def test_movecube_other_manner_fails() -> None:
-    env, base = episode("MoveCube", "easy", 1)
-    try:
-        assert base.layout["manner"] == "push"
-        with pytest.raises(TaskFailed, match="by pick"):
-            Executor(env).run(video_then(base, lambda: base.by_pick(video=False)))
-    finally:
-        env.close()
+def test_routestick_wrong_way_fails(make: Any) -> None:
+    rec = record("RouteStick", 0)
+    env = make("RouteStick", rec["difficulty"], rec["seed"])
+    base = env.unwrapped
+    flipped = [
+        "clockwise" if d == "counterclockwise" else "counterclockwise"
+        for d in base.layout["params"]["directions"]
+    ]
+
+    def other_way() -> Iterator[Subgoal]:
+        wps = with_params(base, {"directions": flipped}, lambda: base.move_waypoints(1))
+        yield base.subgoal("other way", "other way", wps, video=False)
+
+    with pytest.raises(TaskFailed, match="went round the stick"):
+        Executor(env).run(video_then(base, other_way))
 
 
-def test_insertpeg_wrong_end_fails() -> None:
-    env, base = episode("InsertPeg", "easy", 0)
-    try:
-        right = base.layout["end"]
+def test_insertpeg_other_end_fails(make: Any) -> None:
+    rec = record("InsertPeg", 0)
+    env = make("InsertPeg", rec["difficulty"], rec["seed"])
+    base = env.unwrapped
+    other = "tail" if base.layout["params"]["grasp_end"] == "head" else "head"
 
-        def wrong() -> Iterator[Subgoal]:
-            base.layout["end"] = "tail" if right == "head" else "head"
-            subgoals = list(base.demonstrate(video=False))
-            base.layout["end"] = right
-            yield from subgoals
+    def wrong_end() -> Iterator[Subgoal]:
+        wps = with_params(base, {"grasp_end": other}, base.grasp_waypoints)
+        yield base.subgoal("wrong end", "wrong end", wps, video=False)
 
-        with pytest.raises(TaskFailed, match="grasped the peg by its"):
-            Executor(env).run(video_then(base, wrong))
-    finally:
-        env.close()
+    with pytest.raises(TaskFailed, match="by the other end"):
+        Executor(env).run(video_then(base, wrong_end))
 
 
-def test_patternlock_out_of_order_fails() -> None:
-    env, base = episode("PatternLock", "easy", 11)
-    try:
-        wrong = next(k for k in range(len(base.targets)) if k != base.sequence[0])
+def test_movecube_other_manner_fails(make: Any) -> None:
+    rec = record("MoveCube", 0)
+    env = make("MoveCube", rec["difficulty"], rec["seed"])
+    base = env.unwrapped
+    assert base.manner == "peg_push"
 
-        def touch() -> Iterator[Subgoal]:
-            yield base.subgoal("touch", "touch", base.touch_down(wrong), video=False)
+    def push() -> Iterator[Subgoal]:
+        wps = with_params(base, {"manner": "gripper_push"}, base.gripper_push)
+        yield base.subgoal("push", "push", wps, video=False)
 
-        with pytest.raises(TaskFailed, match="out of the demonstrated order"):
-            Executor(env).run(video_then(base, touch))
-    finally:
-        env.close()
-
-
-def test_routestick_wrong_way_fails() -> None:
-    env, base = episode("RouteStick", "easy", 1)
-    try:
-
-        def other_way() -> Iterator[Subgoal]:
-            yield base.subgoal("start", "start", base.touch_down(base.sequence[0]), video=False)
-            sides = base.layout["sides"]
-            base.layout["sides"] = [-s for s in sides]
-            arc = base.arc(0)
-            base.layout["sides"] = sides
-            assert all(wp.gripper == CLOSED for wp in arc)
-            yield base.subgoal("circle", "circle", arc, video=False)
-
-        with pytest.raises(TaskFailed, match="the wrong way"):
-            Executor(env).run(video_then(base, other_way))
-    finally:
-        env.close()
+    with pytest.raises(TaskFailed, match="before picking up the peg"):
+        Executor(env).run(video_then(base, push))
 
 
-def test_stick_follows_tcp() -> None:
-    env, base = episode("PatternLock", "medium", 1)
-    try:
-        env.step(np.concatenate([base.agent.robot.get_qpos()[0, :7].numpy(), [CLOSED]]))
-        assert np.allclose(base.stick.pose.p[0].numpy(), base.agent.tcp.pose.p[0].numpy())
-    finally:
-        env.close()
+def test_patternlock_highlights_last_40_steps(make: Any) -> None:
+    """Upstream ``step()``: a trace sphere under the tip at z 0.01 on every step the tip is
+    below 0.1 m, kept 40 steps; a reached target's red ring shown for 40 steps."""
+    from dataforge.pipelines.robomme.tasks.imitation import HIGHLIGHT_STEPS, REACH_Z, TRACE_Z
 
-
-def test_insertpeg_wrong_side_fails() -> None:
-    env, base = episode("InsertPeg", "easy", 1)
-    try:
-        right = base.layout["side"]
-
-        def wrong() -> Iterator[Subgoal]:
-            base.layout["side"] = "left" if right == "right" else "right"
-            subgoals = list(base.demonstrate(video=False))
-            base.layout["side"] = right
-            yield from subgoals
-
-        with pytest.raises(TaskFailed, match=r"from the (left|right) side"):
-            Executor(env).run(video_then(base, wrong))
-    finally:
-        env.close()
-
-
-@pytest.mark.parametrize(("task", "seed"), [("PatternLock", 11), ("RouteStick", 1)])
-def test_stick_trace_follows_the_tip_and_restaging_clears_it(task: str, seed: int) -> None:
-    from dataforge.pipelines.robomme.tasks.imitation import TIP_LOW, TRACE_DOT_Z, TRACE_DOTS
-
-    env, base = episode(task, "medium", seed)
-
-    def on_table() -> np.ndarray:
-        return np.array(
-            [d.pose.p[0].cpu().numpy() for d in base.trace_dots if float(d.pose.p[0, 2]) > 0]
-        ).reshape(-1, 3)
-
-    at_restage: list[int] = []
-    restage = base.restage
-
-    def watched_restage() -> None:
-        at_restage.append(len(on_table()))
-        restage()
-        at_restage.append(len(on_table()))
-
-    tips: list[np.ndarray] = []
+    rec = record("PatternLock", 0)
+    env = make("PatternLock", rec["difficulty"], rec["seed"])
+    base = env.unwrapped
+    low_steps: list[int] = []
+    reached: dict[int, int] = {}
     tick = base.tick
 
     def watched_tick() -> None:
         tick()
-        tip = base.tip()
-        if base.phase == "exec" and tip[2] <= TIP_LOW:
-            tips.append(tip[:2])
+        t = base.t
+        if base.tip()[2] < REACH_Z:
+            low_steps.append(t)
+        for k in range(len(base.targets)):
+            if base.reaches(k, base.REACH_R):
+                reached[k] = t
+        on_table = [s for s in base.trace if abs(float(s.pose.p[0, 2]) - TRACE_Z) < 1e-6]
+        assert len(on_table) == sum(1 for s in low_steps if t - s <= HIGHLIGHT_STEPS)
+        for k, ring in enumerate(base.overlays):
+            shown = float(ring.pose.p[0, 2]) > -0.5
+            assert shown == (k in reached and t - reached[k] <= HIGHLIGHT_STEPS), (t, k)
 
-    base.restage, base.tick = watched_restage, watched_tick
+    base.tick = watched_tick
     try:
         Executor(env).run(base.plan())
-        assert at_restage[0] > 5 and at_restage[1] == 0, at_restage
-        dots = on_table()
-        assert 5 < len(dots) == min(base.dots_laid, TRACE_DOTS)
-        np.testing.assert_allclose(dots[:, 2], TRACE_DOT_Z, atol=1e-6)
-        path = np.array(tips)
-        gaps = np.linalg.norm(dots[:, None, :2] - path[None], axis=2).min(axis=1)
-        assert gaps.max() < 0.002, "every dot lies on the tip's path"
-        for k in base.sequence:
-            near = np.linalg.norm(dots[:, :2] - base.target_xy[k], axis=1).min()
-            assert near < base.VISIT_R, f"no trace at visited target {k}"
     finally:
-        env.close()
+        del base.tick
+    assert low_steps and reached.keys() >= set(base.path)
+
+
+def test_stick_follows_tcp(make: Any) -> None:
+    rec = record("RouteStick", 0)
+    env = make("RouteStick", rec["difficulty"], rec["seed"])
+    base = env.unwrapped
+    q = base.agent.robot.get_qpos()[0].cpu().numpy()
+    env.step(np.concatenate([q[:7], [-1.0]]))
+    np.testing.assert_allclose(
+        base.stick.pose.p[0].cpu().numpy(), base.agent.tcp.pose.p[0].cpu().numpy(), atol=1e-6
+    )
