@@ -128,6 +128,7 @@ def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) 
     scene; checked before replaying, so a mismatch can never mis-assign states silently."""
     from dataforge.errors import DataforgeError
     from dataforge.manip.replay import render_states
+    from dataforge.pipelines.robomme.env import FRONT_SIZE
     from dataforge.pipelines.robomme.sim import shared_env
 
     env = shared_env(spec.task, spec.difficulty, render=True, size=size)
@@ -142,7 +143,12 @@ def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) 
     rec = run.recording
     firsts = {sg["start"] for sg in rec.subgoals if sg.get("segment")}
     frames = render_states(env, [*rec.state[1:], rec.final_state], cameras, segment=firsts)
-    ground_subgoals(rec.subgoals, frames[cameras[0]].segmentation, segment_ids(env.unwrapped))
+    ground_subgoals(
+        rec.subgoals,
+        frames[cameras[0]].segmentation,
+        segment_ids(env.unwrapped),
+        scale=size / FRONT_SIZE,  # task texts project into the 256 px camera
+    )
     return frames
 
 
@@ -158,31 +164,39 @@ def segment_ids(env: Any) -> dict[str, set[int]]:
 
 
 def ground_subgoals(
-    subgoals: list[dict[str, Any]], segmentation: dict[int, np.ndarray], ids: dict[str, set[int]]
+    subgoals: list[dict[str, Any]],
+    segmentation: dict[int, np.ndarray],
+    ids: dict[str, set[int]],
+    scale: float = 1.0,
 ) -> None:
     """RoboMME's grounded texts: each ``<row, col>`` of a subgoal that names its ``segment``
     actors becomes the integer mean row and column of that actor's pixels in the front camera
     at the subgoal's first step; where one is not in view, the text falls back to the simple
-    one. The projected point stays in ``point`` (``choice_action`` names it)."""
+    one. Other pixels (projections of an actor's origin in the 256 px camera) are scaled by
+    ``scale`` to the rendered size, and the first one is kept in ``point`` (``choice_action``
+    names it). The text as planned stays in ``projected``: grounding again gives the same."""
     for sg in subgoals:
+        planned = sg.setdefault("projected", sg["grounded"])
+        matches = list(POINT.finditer(planned))
+        scaled = [[round(int(m.group(1)) * scale), round(int(m.group(2)) * scale)] for m in matches]
+        if scaled:
+            sg["point"] = scaled[0]
         names = sg.get("segment") or []
-        matches = list(POINT.finditer(sg["grounded"]))
-        if matches:
-            sg.setdefault("point", [int(matches[0].group(1)), int(matches[0].group(2))])
-        if not names or sg["start"] not in segmentation:
-            continue
-        seg = segmentation[sg["start"]]
-        text, pieces, last = sg["grounded"], [], 0
-        for m, name in zip(matches, names, strict=False):
-            rows, cols = np.nonzero(np.isin(seg, list(ids.get(name, ()))))
-            if len(rows) == 0:
-                text = sg["simple"]
-                break
-            pieces += [text[last : m.start()], f"<{int(rows.mean())}, {int(cols.mean())}>"]
+        seg = segmentation.get(sg["start"]) if names else None
+        pieces, last = [], 0
+        for k, m in enumerate(matches):
+            r, c = scaled[k]
+            if seg is not None and k < len(names):
+                rows, cols = np.nonzero(np.isin(seg, list(ids.get(names[k], ()))))
+                if len(rows) == 0:  # out of view: RoboMME gives the simple text
+                    break
+                r, c = int(rows.mean()), int(cols.mean())
+            pieces += [planned[last : m.start()], f"<{r}, {c}>"]
             last = m.end()
         else:
-            text = "".join(pieces) + text[last:]
-        sg["grounded"] = text
+            sg["grounded"] = "".join(pieces) + planned[last:]
+            continue
+        sg["grounded"] = sg["simple"]
 
 
 def choices(task: str) -> list[dict[str, Any]]:

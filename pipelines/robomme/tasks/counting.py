@@ -59,8 +59,9 @@ BUTTON_RADIUS = assets.BUTTON_BASE_HALF[0] * np.sqrt(2)
 class _Task:
     """One entry of upstream's ``task_list``: ``name`` (the simple subgoal), ``segment`` (the
     ``subgoal_segment`` text, ``<>`` where the pixel of ``anchor()`` goes), ``done`` (its
-    ``func``), ``fail`` (its ``failure_func``: a reason, or None) and ``solve`` (the oracle's
-    waypoints, computed when the subgoal starts)."""
+    ``func``), ``fail`` (its ``failure_func``: a reason, or None), ``solve`` (the oracle's
+    waypoints, computed when the subgoal starts) and ``actor`` (the name of the actor or
+    articulation of its ``segment`` field, whose pixel centroid pass 2 puts at ``<>``)."""
 
     name: str
     segment: str
@@ -69,6 +70,7 @@ class _Task:
     fail: Callable[[], str | None] = field(default=lambda: None)
     anchor: Callable[[], np.ndarray] | None = None
     pick: str = ""  # a pick entry (``solve_pickup``): the name of the cube the oracle takes
+    actor: str = ""
 
 
 class _Checker:
@@ -193,8 +195,9 @@ class _Counting(RobommeEnv):
 
     # -- texts -----------------------------------------------------------------------------
     def grounded(self, task: _Task) -> str:
-        """The ``subgoal_segment`` with ``<>`` as ``<row, col>`` of the anchor's pixel; the
-        simple name when the anchor is outside the image (upstream: not visible)."""
+        """The ``subgoal_segment`` with ``<>`` as ``<row, col>`` of the anchor's projected
+        pixel (pass 2 replaces it by the centroid of ``task.actor``'s pixels, as upstream);
+        the simple name when the anchor is outside the image (upstream: not visible)."""
         if task.anchor is None or "<>" not in task.segment:
             return task.segment
         row, col = pixel_of(self, task.anchor())
@@ -216,7 +219,8 @@ class _Counting(RobommeEnv):
         for task in self.tasks:
             self._missed_here = bool(task.pick) and picks == self._missed_pick()
             picks += bool(task.pick)
-            yield Subgoal(task.name, self.grounded(task), task.solve())
+            segment = (task.actor,) if task.actor else ()
+            yield Subgoal(task.name, self.grounded(task), task.solve(), segment=segment)
 
     def _missed_pick(self) -> int | None:
         """Which pick entry RoboMME's recovery misses first (None: no recovery)."""
@@ -320,8 +324,8 @@ class PickXtimes(_Counting):
     (approach 12 cm above the cube, lift 15 cm above the grasp; of the two face-aligned grasps
     the one with room for the open fingers) rather than upstream's fixed 15 cm heights and
     OBB grasp frame; the place releases where the cube touches the table (upstream pushes
-    down to the target's height); grounded pixels project the actor's origin instead of
-    averaging its segmentation mask (all four tasks).
+    down to the target's height). A button's grounded pixel is the centroid of the whole
+    ``button`` articulation (upstream: its cap link) (all four tasks).
     """
 
     TASK = "PickXtimes"
@@ -361,6 +365,7 @@ class PickXtimes(_Counting):
                     fail=fail,
                     anchor=lambda: _position(cube),
                     pick=self.layout["goal_cube"],
+                    actor=self.layout["goal_cube"],
                 )
             )
             tasks.append(
@@ -371,6 +376,7 @@ class PickXtimes(_Counting):
                     solve=lambda: self.put_onto(self.target, PLACE_Z),
                     fail=fail,
                     anchor=lambda: _position(self.target),
+                    actor="target",
                 )
             )
         tasks.append(
@@ -381,6 +387,7 @@ class PickXtimes(_Counting):
                 solve=self.press,
                 fail=lambda: self.any_picked(list(self.cubes.values())),
                 anchor=self.cap_point,
+                actor="button",
             )
         )
         return tasks
@@ -493,6 +500,7 @@ class BinFill(_Counting):
                         fail=self.press_failure,
                         anchor=lambda cube=cube: _position(cube),
                         pick=names[k],
+                        actor=names[k],
                     )
                 )
                 tasks.append(
@@ -503,6 +511,7 @@ class BinFill(_Counting):
                         solve=lambda i=put_index: self.drop_into_bin(i),
                         fail=self.press_failure,
                         anchor=lambda: _position(self.board),
+                        actor="board_with_hole",
                     )
                 )
         tasks.append(
@@ -515,6 +524,7 @@ class BinFill(_Counting):
                     self.counts_wrong(), "another cube was put in" if self.put_any_in() else None
                 ),
                 anchor=self.cap_point,
+                actor="button",
             )
         )
         return tasks
@@ -673,6 +683,7 @@ class SwingXtimes(_Counting):
                 fail=fail,
                 anchor=lambda: _position(cube),
                 pick=self.layout["goal_cube"],
+                actor=self.layout["goal_cube"],
             )
         ]
         for k in range(self.layout["repeats"]):
@@ -685,6 +696,7 @@ class SwingXtimes(_Counting):
                         solve=lambda s=s: self.swing_to(s),
                         fail=fail,
                         anchor=lambda s=s: _position(self.targets[s]),
+                        actor=self.layout[f"target_{s}"],
                     )
                 )
         tasks.append(
@@ -704,6 +716,7 @@ class SwingXtimes(_Counting):
                 solve=self.press,
                 fail=lambda: _first(self.any_picked(others), self.too_many()),
                 anchor=self.cap_point,
+                actor="button",
             )
         )
         return tasks
@@ -850,6 +863,7 @@ class StopCube(_Counting):
                 done=self.hovering,
                 solve=self.hover,
                 anchor=self.cap_point,
+                actor="button",
             )
         ]
         for point in self.checkpoints():
@@ -868,6 +882,7 @@ class StopCube(_Counting):
                 done=lambda: self.stopped_onto(self.stop),
                 solve=self.press_on_visit,
                 anchor=lambda: _position(self.target),
+                actor="target",
             )
         )
         return tasks

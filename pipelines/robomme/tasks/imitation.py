@@ -13,11 +13,15 @@ entries with ``demonstration=True``), then upstream's NO-RECORD restaging — th
 strong reset and, for MoveCube and InsertPeg, objects teleported (to their second poses /
 back to their initial poses) — then the execution phase repeats the demonstrated behaviour.
 The restaging teleports run inside ``tick()`` once the video is over and the arm has
-returned, so replaying the recorded actions (or states) reproduces them. Our executor records
-every step: the restaging motion is recorded, as the tail of the video's last subgoal
-(upstream writes none of it). Subgoal texts are upstream's task ``name``s, grounded texts its
+returned, so replaying the actions (or states) reproduces them. Each upstream "NO RECORD"
+entry is its own subgoal at upstream's place in the list, simulated but not recorded
+(``record=False``: left out of the stored demonstration, as upstream writes none of it); its
+strong reset is a screw motion to the start configuration's TCP pose (upstream holds the reset
+joint action). Subgoal texts are upstream's task ``name``s, grounded texts its
 ``subgoal_segment``s with each ``<>`` filled by a ``<row, col>`` front-camera pixel, choices its
-``choice_label``s; checks (immediate failures, success) apply to the execution phase.
+``choice_label``s, ``segment`` the actors whose pixels each ``<row, col>`` names (upstream's
+``segment``; a peg's link: the peg articulation); checks (immediate failures, success) apply
+to the execution phase.
 """
 
 from __future__ import annotations
@@ -89,10 +93,19 @@ class _Imitation(RobommeEnv):
         *,
         video: bool,
         choice: str = "",
+        segment: Sequence[str] = (),
     ) -> Subgoal:
         """A subgoal whose waypoints the screw planner reaches; ``choice``: upstream's
-        ``choice_label`` of the task-list entry."""
-        return Subgoal(simple, grounded, self.reachable(waypoints), video=video, choice=choice)
+        ``choice_label`` of the task-list entry; ``segment``: the actors (articulations) whose
+        pixels the grounded text's ``<row, col>`` s name, in order (upstream's ``segment``)."""
+        wps = self.reachable(waypoints)
+        return Subgoal(simple, grounded, wps, video=video, choice=choice, segment=tuple(segment))
+
+    def no_record(self, waypoints: Sequence[Waypoint]) -> Subgoal:
+        """Upstream's "NO RECORD" task-list entry (``demonstration=True``): simulated, left out
+        of the stored demonstration."""
+        wps = self.reachable(waypoints)
+        return Subgoal("NO RECORD", "NO RECORD", wps, video=True, record=False)
 
     def reachable(self, waypoints: Sequence[Waypoint]) -> list[Waypoint]:
         """The waypoints, each nudged up or down by a fraction of a millimetre where needed
@@ -274,6 +287,7 @@ class _StickTask(_Imitation):
     the expected one and the previous one (1 cm, z < 0.1: ``_wrong_button_touch``) fails."""
 
     REACH_R = 0.01  # the highlight's reach radius
+    STRONG_RESET = 30  # solve_strong_reset: steps the reset action is held
     MOVE_R = 0.01  # a move's check: the tip within this of the next target
     MOVE_Z = REACH_Z
 
@@ -371,6 +385,10 @@ class _StickTask(_Imitation):
             return
         if self.progress >= len(path):
             return
+        if self.progress == 1 and self.reaches(path[0], self.MOVE_R, self.MOVE_Z):
+            # upstream traces from the end of the NO-RECORD entries (the tip back on the first
+            # target): the way back there, through the start pose, is not part of move 1
+            self.xy_trace = []
         self.xy_trace.append(self.tip()[:2].copy())
         expected, last = path[self.progress], path[self.progress - 1]
         if self.reaches(expected, self.MOVE_R, self.MOVE_Z):
@@ -418,16 +436,17 @@ class _StickTask(_Imitation):
             Waypoint(pose, CLOSED, hold=SETTLE, noisy=False),
         ]
 
-    def back_to_start(self) -> list[Waypoint]:
-        """Upstream's NO-RECORD strong resets end with the arm back on the first target
-        (``swing_qpos``): lift off the last target, wait for the env to switch to execution,
-        go back onto the first target. Recorded here (the tail of the video's last subgoal);
-        the detour through the start pose is left out, so as little as possible is."""
+    def strong_reset(self) -> list[Waypoint]:
+        """Upstream's first NO-RECORD strong reset (``solve_strong_reset``: the reset action
+        held ``STRONG_RESET`` steps): lift off the last target (the env switches to execution
+        once the tip is up), then a screw motion to the start configuration's TCP pose (read
+        after reset) and ``STRONG_RESET`` steps held there."""
         last = self.target_xy[self.path[-1]]
         return [
             Waypoint(tip_pose(np.array([last[0], last[1], SWING_Z + 0.06])), CLOSED),
             self.restaged(CLOSED),
-            *self.to_first(),
+            Waypoint(self.start_tcp, CLOSED, noisy=False),
+            Waypoint(None, CLOSED, hold=self.STRONG_RESET),
         ]
 
     def move_waypoints(self, step: int) -> list[Waypoint]:
@@ -443,16 +462,20 @@ class _StickTask(_Imitation):
         raise NotImplementedError
 
     def plan(self) -> Iterator[Subgoal]:
+        """Upstream's task list: onto the first target (NO RECORD), the moves, the strong reset
+        (NO RECORD), back onto the first target (NO RECORD: upstream's strong reset to
+        ``swing_qpos``), the moves again."""
+        self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         n = len(self.path) - 1
+        yield self.no_record([Waypoint(None, CLOSED, hold=skills.GRIP_STEPS), *self.to_first()])
         for video in (True, False):
             for step in range(1, n + 1):
-                wps = self.move_waypoints(step)
-                if video and step == 1:
-                    wps = [Waypoint(None, CLOSED, hold=skills.GRIP_STEPS), *self.to_first(), *wps]
-                if video and step == n:
-                    wps = [*wps, *self.back_to_start()]
                 name = self.move_name(step)
+                wps = self.move_waypoints(step)
                 yield self.subgoal(name, name, wps, video=video, choice=name)
+            if video:
+                yield self.no_record(self.strong_reset())
+                yield self.no_record(self.to_first())
 
 
 # -- PatternLock ------------------------------------------------------------------------------
@@ -467,8 +490,8 @@ class PatternLock(_StickTask):
     other target than the expected and the previous one.
 
     Departs from upstream: ``panda_wristcam`` with a visual stick (the tip plays upstream's
-    ``panda_stick`` TCP); the restaging motion (lift, back onto the first target)
-    is recorded, at the end of the video's last subgoal."""
+    ``panda_stick`` TCP); the strong resets are screw motions (to the start configuration's
+    TCP pose, then onto the first target) instead of held joint actions."""
 
     TASK = "PatternLock"
 
@@ -534,9 +557,11 @@ class RouteStick(_StickTask):
 
     Departs from upstream: ``panda_wristcam`` with a visual stick (the tip plays upstream's
     ``panda_stick`` TCP); the Bezier followed through 4 screw segments instead of 45 IK
-    points; the restaging motion is recorded (end of the video's last subgoal)."""
+    points; the strong resets are screw motions (to the start configuration's TCP pose, held
+    200 steps, then onto the first target) instead of held joint actions."""
 
     TASK = "RouteStick"
+    STRONG_RESET = 200  # RouteStick.py: solve_strong_reset(timestep=200)
     REACH_R = 0.03  # RouteStick.py step(): highlights use distance_threshold=0.03
     MOVE_R = ROUTE_R
     MOVE_Z = ROUTE_Z
@@ -635,10 +660,10 @@ class MoveCube(_Imitation):
     the cube or the peg; grasp_putdown picking the peg or the cube reaching the target before
     the cube is picked.
 
-    Departs from upstream: the restaging (return to the start pose, teleports) is recorded at
-    the end of the video's "static" subgoal; low pushes start from 0.1 m above their start
-    point (upstream moves there in one screw motion); the place lowers the held cube onto the
-    target instead of commanding the TCP to the target's centre height."""
+    Departs from upstream: low pushes start from 0.1 m above their start point (upstream
+    moves there in one screw motion); the place lowers the held cube onto the target instead
+    of commanding the TCP to the target's centre height; the strong reset is a screw motion
+    (rise, to the start configuration's TCP pose) instead of the held reset action."""
 
     TASK = "MoveCube"
 
@@ -887,16 +912,25 @@ class MoveCube(_Imitation):
             return skills.pick(self, self.cube)
         return skills.place(objects.actor_position(self.goal_site) * np.array([1, 1, 0]))
 
-    def static_and_return(self) -> list[Waypoint]:
-        """ "static" (``solve_hold_obj``: 30 / 60 steps), then the NO-RECORD strong reset,
-        recorded: rise, back to the start pose, wait for the restaging."""
+    def strong_reset(self) -> list[Waypoint]:
+        """The NO-RECORD strong reset: rise, back to the start pose (a screw motion to the
+        start configuration's TCP pose; upstream holds the reset action 30 steps), wait for
+        the restaging."""
         tcp = self.tcp_position()
         return [
-            Waypoint(None, OPEN, hold=STATIC_STEPS[self.manner]),
             Waypoint(objects.top_grasp(np.array([tcp[0], tcp[1], START_Z]), 0.0), OPEN),
             Waypoint(self.start_tcp, OPEN),
             self.restaged(OPEN),
         ]
+
+    def segment_names(self) -> list[list[str]]:
+        """Upstream's ``segment`` of each task (the peg's grasped link: the peg)."""
+        cube, goal = self.cube.name, self.goal_site.name
+        if self.manner == "peg_push":
+            return [[self.peg.name], [cube, goal]]
+        if self.manner == "gripper_push":
+            return [[cube, goal]]
+        return [[cube], [goal]]
 
     def demonstrate(self, video: bool) -> Iterator[Subgoal]:
         for stage, (name, segment, choice) in enumerate(self.manner_tasks()):
@@ -905,12 +939,17 @@ class MoveCube(_Imitation):
             for p in points:
                 grounded = grounded.replace("<>", angle_px(self, p), 1)
             wps = self.stage_waypoints(stage)
-            yield self.subgoal(name, grounded, wps, video=video, choice=choice)
+            yield self.subgoal(
+                name, grounded, wps, video=video, choice=choice,
+                segment=self.segment_names()[stage],
+            )  # fmt: skip
 
     def plan(self) -> Iterator[Subgoal]:
         self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         yield from self.demonstrate(video=True)
-        yield self.subgoal("static", "static", self.static_and_return(), video=True)
+        hold = [Waypoint(None, OPEN, hold=STATIC_STEPS[self.manner])]  # solve_hold_obj
+        yield self.subgoal("static", "static", hold, video=True)
+        yield self.no_record(self.strong_reset())
         yield from self.demonstrate(video=False)
 
 
@@ -927,6 +966,7 @@ PRE_INSERT_UP = 0.15  # ... and this high above the hole
 INSERT_Z = 0.04  # the box's centre height (box_with_hole at z = radius * 4)
 INSERT_RETREAT = 0.05  # insert_peg: back off 5 cm along the axis after the insertion
 SUCCESS_DELAY = 3  # InsertPeg.evaluate: success at end_steps + 3
+RESET_STATIC = 100  # InsertPeg.py: the second NO-RECORD entry's static_check steps
 HOLE_MARK_RED = 20  # InsertPeg.step: the hole marker is red for 20 steps after an insertion
 HOLE_MARK = (0.015, 0.055)  # highlight_obj(disk_radius=0.015, disk_half_length=0.055)
 
@@ -959,9 +999,9 @@ class InsertPeg(_Imitation):
     one, with the TCP on the stated side; success 3 steps after the insertion. Failures in
     execution: the wrong end picked or inserted, the other side, another peg picked up.
 
-    Departs from upstream: the restaging (release, return, pegs teleported back; upstream's
-    strong reset and 100-step wait are not recorded) is recorded at the end of the video; the
-    insertion approach is our own straight-line waypoints (upstream composes the TCP pose
+    Departs from upstream: the first NO-RECORD entry also releases the peg and rises before
+    the strong reset (upstream's strong reset opens the gripper in place); the insertion
+    approach is our own straight-line waypoints (upstream composes the TCP pose
     from the box's and the link's frames); all failure checks apply during the whole
     execution phase rather than per task-list entry."""
 
@@ -1168,8 +1208,9 @@ class InsertPeg(_Imitation):
         ]
 
     def release_and_return(self, last: Waypoint) -> list[Waypoint]:
-        """The NO-RECORD restaging, recorded: release, rise from ``last`` (the insertion's
-        last waypoint), back to the start pose, wait for the env to put the pegs back."""
+        """The first NO-RECORD entry (strong reset): release, rise from ``last`` (the
+        insertion's last waypoint), back to the start pose (a screw motion to the start
+        configuration's TCP pose), wait for the env to put the pegs back."""
         up = np.array(last.pose, dtype=np.float64)
         up[2] = START_Z
         return [
@@ -1191,14 +1232,18 @@ class InsertPeg(_Imitation):
                 self.grasp_waypoints(),
                 video=video,
                 choice="pick up the peg by grasping one end",
+                segment=[self.pegs[0].name],
             )
             wps = self.insert_waypoints()
-            if video:
-                wps = [*wps, *self.release_and_return(wps[-1])]
             yield self.subgoal(
                 insert,
                 f"{insert} at {angle_px(self, self.pos(self.box))}",
                 wps,
                 video=video,
                 choice=choice_insert,
+                segment=[self.box.name],
             )
+            if video:
+                yield self.no_record(self.release_and_return(wps[-1]))
+                # solve_hold_obj(static_steps=100, close=False)
+                yield self.no_record([Waypoint(None, OPEN, hold=RESET_STATIC)])

@@ -27,8 +27,8 @@ during a pick or put-down entry fails (``is_any_bin_pickup``).
 
 Where all four still depart from upstream, and why:
 
-- grounded texts fill ``<>`` with the front-camera pixel of the segment actor's origin
-  (:func:`~dataforge.pipelines.robomme.env.pixel_of`), not the centroid of its segmentation mask;
+- a button's grounded pixel is the centroid of the whole button articulation's pixels (upstream:
+  its cap link's); a container's is its own, as upstream;
 - the press is :func:`skills.press_spring_button` (``solve_button``'s keyframes, but its
   gripper close holds 8 steps, upstream 6);
 - the Button tasks' oracle waits, gripper closed, until the scene script is over before its
@@ -442,6 +442,8 @@ class _Permanence(RobommeEnv):
         return actor_position(self.bins[e.target])
 
     def grounded(self, e: Entry) -> str:
+        """The grounded template with ``<>`` as the projected ``<row, col>`` of the segment
+        actor (pass 2 replaces it by the centroid of the actor's pixels, as upstream)."""
         if "<>" not in e.segment:
             return e.segment
         row, col = pixel_of(self, self.segment_point(e))
@@ -472,6 +474,7 @@ class _Permanence(RobommeEnv):
                 self.waypoints(e, bool(presses) and k == presses[-1]),
                 video=e.kind == "static",
                 choice=e.choice,
+                segment=(e.target,) if "<>" in e.segment else (),
             )
 
 

@@ -19,10 +19,13 @@ on). Success and failure follow upstream's ``sequential_task_check`` over the ta
 ``tick()`` from ``self.t``: upstream applies them at the start of ``step()`` with
 ``elapsed_steps`` = ``self.t - 1`` (the state seen after the step is the same).
 
-Departures shared by the video tasks: upstream's "NO RECORD" strong reset between the video and
-the execution (30 unrecorded steps back to the start pose) is left out of both the plan and the
-task list, so the execution starts where the video left the arm (we cannot leave steps out of
-the recording).
+Upstream's "NO RECORD" strong reset between the video and the execution is its own unrecorded
+subgoal (``record=False``): the arm back to the start pose, then 30 steps held. It is simulated
+but not stored, and left out of our task list (upstream's ``reset_check`` entry), whose other
+entries are upstream's. Departure: upstream holds the reset joint action for 30 steps; ours
+moves the TCP by a screw motion to the start configuration's TCP pose (read after reset), then
+holds 30 steps. Each grounded ``<row, col>`` names its actor in ``segment`` (upstream's
+task-list ``segment``; the button's cap link: the ``button`` articulation).
 
 Oracle departures (motions, not rules): putting a cube down releases it with its centre 2.4 cm
 above the table (upstream lowers the TCP to 1 cm, pressing the cube into the table); the hand
@@ -60,6 +63,7 @@ READY_Z = 0.15  # hover / lift height of solve_pickup, solve_putonto_whenhold, s
 RESET_TCP = (0.0, 0.0, 0.2)  # solve_reset
 RELEASE_Z = assets.CUBE_HALF + 0.004  # ours: the held cube's centre when it is let go
 GRIP_STEPS = 8
+STRONG_RESET = 30  # solve_strong_reset: timestep
 BASE_X = -0.615  # the robot base (env.py)
 FINGER_REACH = 0.05  # an open finger's centre from the grasp centre
 FINGER_CLEAR = 0.045  # fingers this far from another cube's centre miss it
@@ -257,8 +261,20 @@ def subgoal(
     *,
     choice: str = "",
     video: bool = False,
+    names: tuple[str, ...] | None = None,
 ) -> Subgoal:
-    return Subgoal(name, grounded(env, segment, actor), waypoints, video=video, choice=choice)
+    """A subgoal whose grounded text fills ``<>`` with ``actor``'s pixel; ``segment`` names
+    that actor (upstream's task-list ``segment``; ``names`` overrides it, e.g. an
+    articulation's name for one of its links)."""
+    text = grounded(env, segment, actor)
+    if names is None:
+        names = (actor.name,) if actor is not None and text != segment else ()
+    return Subgoal(name, text, waypoints, video=video, choice=choice, segment=names)
+
+
+def no_record(waypoints: list[Waypoint]) -> Subgoal:
+    """Upstream's "NO RECORD" task-list entry: simulated, left out of the stored demo."""
+    return Subgoal("NO RECORD", "NO RECORD", waypoints, video=True, record=False)
 
 
 def tcp_quat(env: Any) -> np.ndarray:
@@ -367,6 +383,13 @@ def reset_waypoints(env: Any, until: Callable[[], bool]) -> list[Waypoint]:
     return [Waypoint(pose, OPEN), Waypoint(None, OPEN, hold=600, until=until)]
 
 
+def strong_reset_waypoints(env: Any) -> list[Waypoint]:
+    """``solve_strong_reset``: the arm back to the start pose (upstream holds the reset joint
+    action for 30 steps; ours: a screw motion to the TCP pose of ``env.START_QPOS``, read
+    after reset, then 30 steps held), gripper open."""
+    return [Waypoint(env.start_tcp, OPEN, noisy=False), Waypoint(None, OPEN, hold=STRONG_RESET)]
+
+
 def hold_waypoints(until: Callable[[], bool]) -> list[Waypoint]:
     """``solve_hold_obj``: hold still (gripper open) until ``until()``."""
     return [Waypoint(None, OPEN, hold=600, until=until)]
@@ -409,7 +432,15 @@ class _Upstream(RobommeEnv):
 
     def press_subgoal(self, name: str, segment: str, choice: str, *, video: bool) -> Subgoal:
         waypoints = skills.press_spring_button(self.button)
-        return subgoal(self, name, segment, self.cap, waypoints, choice=choice, video=video)
+        return subgoal(
+            self, name, segment, self.cap, waypoints, choice=choice, video=video,
+            names=(self.button.name,),
+        )  # fmt: skip
+
+    def read_start_tcp(self) -> None:
+        """The TCP pose of the start configuration (the strong reset's goal); call at the
+        start of ``plan`` (right after reset)."""
+        self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
 
     def check(self) -> tuple[bool, str | None]:
         return self.tasks.completed and self.tasks.failed is None, self.tasks.failed
@@ -570,7 +601,7 @@ class VideoRepick(_Upstream):
     the correct cube for the <k> time", "put it down"], "press the button to finish". Failure:
     picking another cube, or pressing the button 50-500 steps into the repetitions.
 
-    Departures: see the module docstring (no strong reset)."""
+    Departures: see the module docstring."""
 
     TASK = "VideoRepick"
     VIDEO = True
@@ -691,6 +722,7 @@ class VideoRepick(_Upstream):
         return self.goals()[0]
 
     def plan(self) -> Iterator[Subgoal]:
+        self.read_start_tcp()
         cube = self.goal_cube
         waypoints = pick_waypoints(self, cube, self.other_cubes(cube))
         yield subgoal(
@@ -707,6 +739,7 @@ class VideoRepick(_Upstream):
             else:
                 waypoints = hold_waypoints(self.passed(i))
             yield subgoal(self, "static", "static", None, waypoints, video=True)
+        yield no_record(strong_reset_waypoints(self))
         for k in range(self.params["repeats"]):
             name = f"pick up the correct cube for the {ORDINALS[k]} time"
             segment = f"pick up the correct cube at <> for the {ORDINALS[k]} time"
@@ -836,6 +869,7 @@ class _PlaceSequence(_Upstream):
         )  # fmt: skip
 
     def plan(self) -> Iterator[Subgoal]:
+        self.read_start_tcp()
         for step in self.video_steps():
             if isinstance(step, str):
                 yield self.press_subgoal(
@@ -856,6 +890,7 @@ class _PlaceSequence(_Upstream):
         yield subgoal(self, "static", "static", None, waypoints, video=True)
         waypoints = hold_waypoints(self.passed(first_static + 1))
         yield subgoal(self, "static", "static", None, waypoints, video=True)
+        yield no_record(strong_reset_waypoints(self))
         yield self.pick_subgoal(video=False)
         name = "place the cube onto the correct target"
         segment = "place the cube onto the correct target at <>"

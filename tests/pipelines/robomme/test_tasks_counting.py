@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -51,6 +52,21 @@ def assert_pose(name: str, pose: Any, want: list[float]) -> None:
     np.testing.assert_allclose(p[:3], want[:3], atol=1e-3, err_msg=name)
     dot = min(1.0, abs(float(np.dot(p[3:], np.asarray(want[3:]) / np.linalg.norm(want[3:])))))
     assert 2 * np.arccos(dot) < 0.01, f"{name}: rotated {2 * np.arccos(dot):.4f} rad"
+
+
+PIXEL = re.compile(r"<(-?\d+), (-?\d+)>")
+
+
+def assert_segments_are_scene_actors(b: Any, subgoals: list[dict[str, Any]]) -> None:
+    """Each recorded subgoal with ``<row, col>`` pixels names one segment actor (or
+    articulation) of the scene per pixel, as upstream's task-list ``segment`` field."""
+    from dataforge.pipelines.robomme.episode import segment_ids
+
+    names = set(segment_ids(b))
+    for s in subgoals:
+        pixels = PIXEL.findall(s["grounded"])
+        assert len(s["segment"]) == len(pixels), s
+        assert set(s["segment"]) <= names, s
 
 
 def sg(waypoints: list[Waypoint]) -> Subgoal:
@@ -130,8 +146,39 @@ def test_grounded_texts_name_the_pixel_of_the_segment_actor(make: Any) -> None:
     assert subgoal.grounded.startswith("pick up the red cube at <")
     row, col = (int(v) for v in subgoal.grounded.split("<")[1].rstrip(">").split(","))
     assert 0 <= row < 256 and 0 <= col < 256
+    assert subgoal.segment == (b.layout["goal_cube"],)
     put_down = next(t for t in b.tasks if "on the table" in t.name)
     assert b.grounded(put_down) == "put the red cube on the table"
+    segments = [(t.name, t.actor) for t in b.tasks]
+    assert segments[1:3] == [
+        ("move to the top of the right-side target for the first time", b.layout["target_right"]),
+        ("move to the top of the left-side target for the first time", b.layout["target_left"]),
+    ]
+    assert segments[-2:] == [("put the red cube on the table", ""), ("press the button", "button")]
+
+
+def test_generated_grounded_pixels_are_the_segment_centroids(tmp_path: Path) -> None:
+    """End to end: pass 2 replaces each projected pixel by the centroid of the segment actor's
+    pixels in the front camera (RoboMME's rule); the projection stays in ``point``, a few
+    pixels away (an actor's origin vs. the mean of its visible pixels)."""
+    from dataforge.store import open_dataset
+
+    out = tmp_path / "out"
+    r = dfhelpers.run_cli(
+        "robomme", "generate", "--tasks", "PickXtimes", "--episodes-per-task", "1",
+        "--size", "256", "--out", str(out), "--quiet", timeout=900,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with open_dataset(out) as ds:
+        (ep,) = list(ds.episodes())
+        subgoals = ep.metadata["subgoals"]
+    assert subgoals and all(s["segment"] for s in subgoals)
+    for s in subgoals:
+        (pixel,) = PIXEL.findall(s["grounded"])
+        row, col = int(pixel[0]), int(pixel[1])
+        assert 0 <= row < 256 and 0 <= col < 256, s
+        assert s["grounded"].replace(f" at <{row}, {col}>", "") == s["simple"], s
+        assert np.hypot(row - s["point"][0], col - s["point"][1]) <= 6, s
 
 
 # -- the oracle ----------------------------------------------------------------------------------
@@ -146,6 +193,9 @@ def test_oracle_succeeds_on_released_episodes(make: Any, task: str, episode: int
     assert rec.success[-1] and b.failure_reason is None
     assert [s["simple"] for s in rec.subgoals] == b.task_names()
     assert b.checker.complete
+    assert_segments_are_scene_actors(b, rec.subgoals)
+    pixelled = [s["segment"] for s in rec.subgoals if PIXEL.search(s["grounded"])]
+    assert pixelled[-1] == ["target" if task == "StopCube" else "button"]
     if task == "BinFill":  # counted, and taken away to upstream's (10, 10, 0)
         assert b.in_bin == b.layout["targets"]
         gone = [n for n, c in b.cubes.items() if np.allclose(c.pose.p[0, :2], [10, 10], atol=0.5)]

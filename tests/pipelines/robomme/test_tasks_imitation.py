@@ -129,10 +129,20 @@ def test_oracle_succeeds_with_upstream_subgoals(make: Any, task: str, episode: i
     assert out.success[-1] and not any(out.success[:-1])
     assert out.video[0] and not out.video[-1]
     assert base.phase == "exec" and base.failure_reason is None
-    recorded = [n for n in rec["attrs"]["task_list"] if n != "NO RECORD"]
-    assert [sg["simple"] for sg in out.subgoals] == recorded
-    options = {label for label, _ in json.loads(CHOICES.read_text())[task]}
+    # upstream's "NO RECORD" entries are simulated in their place but not recorded
+    assert [sg["simple"] for sg in out.subgoals] == rec["attrs"]["task_list"]
     for sg in out.subgoals:
+        assert sg["record"] == (sg["simple"] != "NO RECORD"), sg
+        assert sg["simple"] != "NO RECORD" or (sg["video"] and sg["end"] > sg["start"]), sg
+    stored = [sg for sg in out.subgoals if sg["record"]]
+    recorded = [n for n in rec["attrs"]["task_list"] if n != "NO RECORD"]
+    assert [sg["simple"] for sg in stored] == recorded
+    options = {label for label, _ in json.loads(CHOICES.read_text())[task]}
+    names = set(base.scene.actors) | set(base.scene.articulations)
+    for sg in stored:
+        # each pixel names the actor (articulation) whose pixels pass 2 averages
+        assert len(sg["segment"]) == len(PIXEL.findall(sg["grounded"])), sg
+        assert set(sg["segment"]) <= names, sg
         assert sg["choice"] in options or (sg["simple"] == "static" and sg["choice"] == "")
         # upstream's subgoal_segment is the name with " at <>" after each segment object
         pixels = [tuple(map(int, p)) for p in PIXEL.findall(sg["grounded"])]

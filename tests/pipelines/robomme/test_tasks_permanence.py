@@ -180,11 +180,16 @@ def test_oracle_succeeds_with_upstreams_texts(make: Any, task: str, episode: int
     assert [s["simple"] for s in subgoals] == rec["attrs"]["task_list"]
     assert [s["video"] for s in subgoals] == [s["simple"] == "static" for s in subgoals]
     assert task.startswith("Video") == b.VIDEO == subgoals[0]["video"]
+    from dataforge.pipelines.robomme.episode import segment_ids
+
+    names = set(segment_ids(b))
     for s, e in zip(subgoals, b.task_list, strict=True):
         if "<>" in e.segment:
             assert re.fullmatch(re.escape(e.segment).replace("<>", r"<\d+, \d+>"), s["grounded"])
+            # upstream's ``segment``: the bin picked, or the button pressed (its cap link)
+            assert s["segment"] == [e.target] and e.target in names
         else:
-            assert s["grounded"] == e.segment
+            assert s["grounded"] == e.segment and s["segment"] == []
     last = b.bins[b.layout["goal_bins"][-1]]
     assert pose7(last)[2] > 0.15  # is_bin_pickup
     colours = rec["attrs"]["color_names"]
@@ -233,7 +238,7 @@ def test_missed_grasp_then_pick_reaims(make: Any) -> None:
     rec = record("VideoUnmask", 4)
     env = reset(make, rec)
     b = env.unwrapped
-    miss = missed_grasp("VideoUnmask", 4, rec["seed"], upstream_pick(*_spec(rec), b.layout))
+    miss = missed_grasp("VideoUnmask", 4, rec["seed"], upstream_pick(*_spec(rec)))
     assert miss is not None and miss.mode == "xy"
     target = b.bins[b.layout["goal_bins"][0]]
     start = xy(target).copy()

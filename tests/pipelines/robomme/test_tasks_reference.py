@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -30,6 +31,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_initial.json.gz"
 TASKS = ("PickHighlight", "VideoRepick", "VideoPlaceButton", "VideoPlaceOrder")
 EPISODES = range(8)  # val episodes 0-7 of each task: every difficulty, recovery on for 0-5
 POS_M, ROT_RAD = 1e-3, 0.01
+PIXEL = re.compile(r"<(\d+), (\d+)>")
 
 
 @cache
@@ -64,7 +66,7 @@ def assert_pose(actual: Any, want: list[float], what: str) -> None:
 
 
 def upstream_names(rec: dict[str, Any]) -> list[str]:
-    """Upstream's task list as its recorder sees it (the NO RECORD reset is not ours)."""
+    """Upstream's task list as its recorder stores it (without the "NO RECORD" entries)."""
     return [n for n in rec["attrs"]["task_list"] if n != "NO RECORD"]
 
 
@@ -96,9 +98,17 @@ def test_initial_scene_is_upstreams(make: Any, task: str, episode: int) -> None:
 
 # -- oracle episodes ----------------------------------------------------------------------------
 def oracle(make: Any, task: str, episode: int) -> tuple[Any, Any, dict[str, Any]]:
+    """The oracle episode; its "NO RECORD" subgoals (upstream's, in upstream's place, not
+    recorded) are checked, then left out of ``out.subgoals`` as the stored demo leaves them."""
     rec = record(task, episode)
     env = reset(make, rec)
-    return env.unwrapped, run(env, env.unwrapped.plan()), rec
+    out = run(env, env.unwrapped.plan())
+    assert [s["simple"] for s in out.subgoals] == rec["attrs"]["task_list"]
+    for s in out.subgoals:
+        assert s["record"] == (s["simple"] != "NO RECORD"), s
+        assert s["simple"] != "NO RECORD" or (s["video"] and s["end"] > s["start"]), s
+    out.subgoals = [s for s in out.subgoals if s["record"]]
+    return env.unwrapped, out, rec
 
 
 def check_common(b: Any, out: Any, rec: dict[str, Any]) -> None:
@@ -107,8 +117,12 @@ def check_common(b: Any, out: Any, rec: dict[str, Any]) -> None:
     flags = [s["video"] for s in out.subgoals]
     assert any(flags) == b.VIDEO and flags == sorted(flags, reverse=True)
     options = {c["action"] for c in choices(b.TASK)} | {""}
+    names = set(b.actors) | {b.button.name}
     for s in out.subgoals:  # every <> filled with a pixel; choices among the task's options
         assert "<>" not in s["grounded"]
+        # each pixel names the actor whose pixels pass 2 averages (upstream's ``segment``)
+        assert len(s["segment"]) == len(PIXEL.findall(s["grounded"])), s
+        assert set(s["segment"]) <= names, s
         assert s["choice"] in options, s
         assert s["simple"] != "static" or s["choice"] == "", s  # upstream: no choice_label
 
