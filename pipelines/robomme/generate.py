@@ -17,10 +17,9 @@ Outputs
     ``record_dataset_<Task>.h5`` in RoboMME's released layout.
 Invariants checked by validate
     see ``checks.INVARIANTS``.
-Where it departs from the paper
-    RoboMME's own task code is not public in this form: the tasks are re-implemented from the
-    paper's appendix E (objects, difficulty tables, success and failure rules); see
-    ``docs/robomme.md``.
+Where it departs from the public benchmark
+    the tasks follow RoboMME's public code (seed -> layout, objects, task lists, rules, recovery,
+    HDF5 writer); what remains different, with reasons: ``docs/robomme.md``.
 """
 
 from __future__ import annotations
