@@ -5,11 +5,8 @@ files (which cube, how many, when) end a wrong episode."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -21,37 +18,15 @@ from robommehelpers import run
 dfhelpers.skip_module_without_maniskill()
 pytestmark = pytest.mark.slow  # the simulator
 
+from robommehelpers import assert_pose, upstream_fixture  # noqa: E402
+from robommehelpers import reset_as_released as reset_to  # noqa: E402
+from robommehelpers import upstream_record as record  # noqa: E402
+
 from dataforge.manip.executor import CLOSED, OPEN, Executor, Subgoal, TaskFailed, Waypoint  # noqa: E402
 from dataforge.pipelines.robomme import skills  # noqa: E402
 
-FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_initial.json.gz"
 TASKS = ("PickXtimes", "BinFill", "SwingXtimes", "StopCube")
 EPISODES = range(8)  # per task: the recovery episodes 0-5 and two plain ones
-
-
-@cache
-def released() -> dict[str, Any]:
-    with gzip.open(FIXTURE, "rt") as f:
-        return json.load(f)
-
-
-def record(task: str, episode: int) -> dict[str, Any]:
-    return next(r for r in released()["records"] if r["task"] == task and r["episode"] == episode)
-
-
-def reset_to(make: Any, rec: dict[str, Any]) -> Any:
-    """Our env reset to a released record (recovery on where upstream's generator had it)."""
-    env = make(rec["task"], rec["difficulty"], rec["seed"])
-    recovery = released()["header"]["recovery_kwargs_for_episodes_0_5"] and rec["episode"] <= 5
-    env.reset(seed=rec["seed"], options={"recovery": recovery})
-    return env
-
-
-def assert_pose(name: str, pose: Any, want: list[float]) -> None:
-    p = pose.raw_pose[0].cpu().numpy().astype(np.float64)
-    np.testing.assert_allclose(p[:3], want[:3], atol=1e-3, err_msg=name)
-    dot = min(1.0, abs(float(np.dot(p[3:], np.asarray(want[3:]) / np.linalg.norm(want[3:])))))
-    assert 2 * np.arccos(dot) < 0.01, f"{name}: rotated {2 * np.arccos(dot):.4f} rad"
 
 
 PIXEL = re.compile(r"<(-?\d+), (-?\d+)>")
@@ -205,7 +180,7 @@ def test_oracle_succeeds_on_released_episodes(make: Any, task: str, episode: int
 def test_binfill_streaming_cubes_come_back_at_50_k(make: Any) -> None:
     rec = next(
         r
-        for r in released()["records"]
+        for r in upstream_fixture()["records"]
         if r["task"] == "BinFill" and r["attrs"]["dynamic"] and r["episode"] > 5
     )
     env = reset_to(make, rec)
@@ -232,7 +207,7 @@ def test_binfill_early_press_fails(make: Any) -> None:
 def test_binfill_an_extra_cube_in_the_bin_fails_at_the_press(make: Any) -> None:
     rec = next(
         r
-        for r in released()["records"]
+        for r in upstream_fixture()["records"]
         if r["task"] == "BinFill"
         and len(r["attrs"]["task_list"]) == 3
         and not r["attrs"]["dynamic"]
@@ -264,7 +239,7 @@ def test_pickxtimes_wrong_cube_fails(make: Any) -> None:
 def test_pickxtimes_press_before_the_placements_fails(make: Any) -> None:
     rec = next(
         r
-        for r in released()["records"]
+        for r in upstream_fixture()["records"]
         if r["task"] == "PickXtimes" and r["attrs"]["num_repeats"] >= 2 and r["episode"] > 5
     )
     env = reset_to(make, rec)

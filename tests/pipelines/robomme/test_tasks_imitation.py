@@ -6,7 +6,6 @@ the immediate failures, and the stick tasks' highlights."""
 from __future__ import annotations
 
 import copy
-import gzip
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -16,6 +15,8 @@ from typing import Any
 import dfhelpers
 import numpy as np
 import pytest
+from robommehelpers import assert_pose
+from robommehelpers import upstream_record as record
 
 dfhelpers.skip_module_without_maniskill()
 pytestmark = pytest.mark.slow  # the simulator
@@ -23,7 +24,6 @@ pytestmark = pytest.mark.slow  # the simulator
 from dataforge.manip.executor import Executor, Subgoal, TaskFailed  # noqa: E402
 
 TASKS = ("MoveCube", "InsertPeg", "PatternLock", "RouteStick")
-FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_initial.json.gz"
 CHOICES = Path(__file__).parents[3] / "templates" / "robomme" / "multi_choice.json"
 ROBOTS = ("panda_wristcam", "panda_stick")  # ours is panda_wristcam for every task
 EPISODES = range(8)  # val records checked per task
@@ -32,26 +32,7 @@ PIXEL_AT = re.compile(r" at <\d+, \d+>")
 
 
 def records(task: str, episodes: range = EPISODES) -> list[dict[str, Any]]:
-    with gzip.open(FIXTURE, "rt") as f:
-        data = json.load(f)
-    return [r for r in data["records"] if r["task"] == task and r["episode"] in episodes]
-
-
-def record(task: str, episode: int) -> dict[str, Any]:
-    return records(task, range(episode, episode + 1))[0]
-
-
-def rotation_angle(q1: np.ndarray, q2: np.ndarray) -> float:
-    """The angle (rad) between two wxyz rotations."""
-    dot = abs(float(np.dot(q1 / np.linalg.norm(q1), q2 / np.linalg.norm(q2))))
-    return 2.0 * float(np.arccos(min(1.0, dot)))
-
-
-def assert_pose(name: str, ours: Any, expected: list[float]) -> None:
-    raw = ours.pose.raw_pose[0].cpu().numpy().astype(np.float64)
-    exp = np.asarray(expected, dtype=np.float64)
-    assert np.abs(raw[:3] - exp[:3]).max() < 1e-3, (name, raw[:3], exp[:3])
-    assert rotation_angle(raw[3:], exp[3:]) < 0.01, (name, raw[3:], exp[3:])
+    return [record(task, e) for e in episodes]
 
 
 @pytest.mark.parametrize("task", TASKS)

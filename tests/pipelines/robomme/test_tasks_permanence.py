@@ -6,26 +6,23 @@ RoboMME's missed-grasp recovery), and lifting a wrong container fails at once.""
 
 from __future__ import annotations
 
-import functools
-import gzip
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import dfhelpers
 import numpy as np
 import pytest
-from robommehelpers import run
+from robommehelpers import assert_pose, pose7, run, upstream_fixture
+from robommehelpers import reset_as_released as reset
+from robommehelpers import upstream_record as record
 
 dfhelpers.skip_module_without_maniskill()
 pytestmark = pytest.mark.slow  # the simulator
 
 from dataforge.manip.executor import Executor, Subgoal, TaskFailed  # noqa: E402
 
-FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_initial.json.gz"
 TASKS = ("VideoUnmask", "ButtonUnmask", "VideoUnmaskSwap", "ButtonUnmaskSwap")
 EPISODES = range(8)  # released val episodes checked against the fixture
 HOLD = np.array([0.0, 0.0, 0.0, -np.pi / 2, 0.0, np.pi / 2, np.pi / 4, 1.0])  # the start pose
@@ -64,50 +61,20 @@ UPSTREAM_ROLLS = {
 }
 
 
-@functools.cache
-def fixture() -> dict[str, Any]:
-    with gzip.open(FIXTURE, "rt") as f:
-        return json.load(f)
-
-
-def record(task: str, episode: int) -> dict[str, Any]:
-    return next(r for r in fixture()["records"] if r["task"] == task and r["episode"] == episode)
-
-
-def reset(make: Any, rec: dict[str, Any]) -> Any:
-    """The task's env reset to a released record (recovery on for episodes 0-5, as the
-    fixture's upstream envs were made)."""
-    env = make(rec["task"], rec["difficulty"], rec["seed"])
-    if rec["episode"] <= 5:
-        env.reset(seed=rec["seed"], options={"recovery": True})
-    return env
-
-
-def pose7(x: Any) -> np.ndarray:
-    return x.pose.raw_pose[0].cpu().numpy().astype(np.float64)
-
-
-def assert_pose(ours: np.ndarray, theirs: list[float], what: str) -> None:
-    """Position within 1 mm, orientation within 0.01 rad."""
-    np.testing.assert_allclose(ours[:3], theirs[:3], atol=1e-3, err_msg=what)
-    dot = abs(float(np.dot(ours[3:], np.asarray(theirs[3:]))))
-    assert 2 * np.arccos(min(1.0, dot)) < 0.01, what
-
-
 @pytest.mark.parametrize("task", TASKS)
 def test_initial_scene_is_upstreams(make: Any, task: str) -> None:
-    skipped = set(fixture()["header"]["skipped_actors"])
+    skipped = set(upstream_fixture()["header"]["skipped_actors"])
     for episode in EPISODES:
         rec = record(task, episode)
         b = reset(make, rec).unwrapped
         ours = {name: a for name, a in b.scene.actors.items() if name not in skipped}
         assert list(ours) == list(rec["actors"]), episode  # names and build order
         for name, pose in rec["actors"].items():
-            assert_pose(pose7(ours[name]), pose, f"{task} ep {episode} {name}")
+            assert_pose(f"{task} ep {episode} {name}", ours[name], pose)
         assert sorted(b.scene.articulations) == sorted(rec["articulations"])
         for name, art in rec["articulations"].items():
             ours_art = b.scene.articulations[name]
-            assert_pose(pose7(ours_art), art["root"], f"{task} ep {episode} {name}")
+            assert_pose(f"{task} ep {episode} {name}", ours_art, art["root"])
             qpos = ours_art.get_qpos()[0].cpu().numpy()
             np.testing.assert_allclose(qpos, art["qpos"], atol=1e-4)
         assert [e.name for e in b.task_list] == rec["attrs"]["task_list"]

@@ -6,18 +6,16 @@ discs over steps 10-100, swaps), and upstream's failure checks end an episode at
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from collections.abc import Iterator
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import dfhelpers
 import numpy as np
 import pytest
-from robommehelpers import run
+from robommehelpers import assert_pose, run
+from robommehelpers import reset_as_released as reset
+from robommehelpers import upstream_record as record
 
 dfhelpers.skip_module_without_maniskill()
 pytestmark = pytest.mark.slow  # the simulator
@@ -27,42 +25,9 @@ from dataforge.pipelines.robomme import skills  # noqa: E402
 from dataforge.pipelines.robomme.episode import choices  # noqa: E402
 from dataforge.pipelines.robomme.objects import actor_position  # noqa: E402
 
-FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_initial.json.gz"
 TASKS = ("PickHighlight", "VideoRepick", "VideoPlaceButton", "VideoPlaceOrder")
 EPISODES = range(8)  # val episodes 0-7 of each task: every difficulty, recovery on for 0-5
-POS_M, ROT_RAD = 1e-3, 0.01
 PIXEL = re.compile(r"<(\d+), (\d+)>")
-
-
-@cache
-def records() -> list[dict[str, Any]]:
-    with gzip.open(FIXTURE, "rt") as f:
-        data = json.load(f)
-    assert data["header"]["recovery_kwargs_for_episodes_0_5"]
-    return [r for r in data["records"] if r["task"] in TASKS and r["episode"] in EPISODES]
-
-
-def record(task: str, episode: int) -> dict[str, Any]:
-    return next(r for r in records() if r["task"] == task and r["episode"] == episode)
-
-
-def reset(make: Any, rec: dict[str, Any]) -> Any:
-    """The env of ``rec``'s task reset as upstream's harness makes that episode."""
-    env = make(rec["task"], rec["difficulty"], rec["seed"])
-    env.reset(seed=rec["seed"], options={"recovery": rec["episode"] <= 5})
-    return env
-
-
-def angle(q1: Any, q2: Any) -> float:
-    dot = abs(float(np.dot(np.asarray(q1, float), np.asarray(q2, float))))
-    return 2 * float(np.arccos(min(1.0, dot)))
-
-
-def assert_pose(actual: Any, want: list[float], what: str) -> None:
-    p = actual.p[0].cpu().numpy()
-    q = actual.q[0].cpu().numpy()
-    assert np.abs(p - want[:3]).max() <= POS_M, f"{what}: {p} vs {want[:3]}"
-    assert angle(q, want[3:]) <= ROT_RAD, f"{what}: {q} vs {want[3:]}"
 
 
 def upstream_names(rec: dict[str, Any]) -> list[str]:
@@ -79,15 +44,15 @@ def test_initial_scene_is_upstreams(make: Any, task: str, episode: int) -> None:
     b = reset(make, rec).unwrapped
     for name, pose in rec["actors"].items():
         assert name in b.actors, f"{name} missing"
-        assert_pose(b.actors[name].pose, pose, name)
+        assert_pose(name, b.actors[name], pose)
     for name, art in rec["articulations"].items():
         if name.startswith("panda"):
             qpos = b.agent.robot.get_qpos()[0].cpu().numpy()
             np.testing.assert_allclose(qpos, art["qpos"], atol=1e-4)
-            assert_pose(b.agent.robot.pose, art["root"], name)
+            assert_pose(name, b.agent.robot, art["root"])
         else:
             assert name == "button"
-            assert_pose(b.button.pose, art["root"], name)
+            assert_pose(name, b.button, art["root"])
             assert abs(float(b.button.get_qpos()[0, 0]) - art["qpos"][0]) < 1e-4
     # the upstream actors come first, in build order
     assert list(b.actors)[: len(rec["actors"])] == list(rec["actors"])
