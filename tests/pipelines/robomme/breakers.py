@@ -67,7 +67,9 @@ def video(root: Path) -> None:
 
 def subgoals(root: Path) -> None:
     def edit(a: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
-        a["subgoal"][-1] = 0  # the last step goes back to the first subgoal
+        # the online view two subgoals ahead (the planner view is left alone: boundaries
+        # follow it)
+        a["subgoal_online"][0] = a["subgoal"][0] + 2
 
     edit_episode(root, EPISODE, edit)
 
