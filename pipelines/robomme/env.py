@@ -11,8 +11,9 @@ A task subclass defines, for its ``difficulty``:
 - ``tick()``: scripted scene dynamics after each control step (containers sliding, cubes
   appearing, a button's effect), driven by ``self.t`` and the task's own event flags;
 - ``check() -> (success, failure_reason | None)``;
-- ``goal()`` (the language goal) and ``plan()`` (the oracle: a generator of
-  :class:`~dataforge.manip.executor.Subgoal` s, reading the scene between subgoals).
+- ``goals()`` (the language goal's phrasings; ``goal()`` is the first) and ``plan()`` (the
+  oracle: a generator of :class:`~dataforge.manip.executor.Subgoal` s, reading the scene
+  between subgoals).
 
 Everything a camera sees must be an actor pose (hidden actors are parked below the floor), so
 replaying saved env states through the cameras reproduces every frame.
@@ -228,13 +229,13 @@ class RobommeEnv(BaseEnv):
         the task's ``tick`` has set ``self.done`` (reset to False at every episode start)."""
         return self.done, None
 
-    def goal(self) -> str:
+    def goals(self) -> list[str]:
+        """Every phrasing of the language goal (RoboMME's ``task_goal`` list)."""
         raise NotImplementedError
 
-    def goals(self) -> list[str]:
-        """Every phrasing of the language goal (RoboMME's ``task_goal`` list); the first is
-        :meth:`goal`."""
-        return [self.goal()]
+    def goal(self) -> str:
+        """The language goal: the first phrasing."""
+        return self.goals()[0]
 
     def plan(self) -> Iterator[Subgoal]:
         raise NotImplementedError

@@ -205,9 +205,6 @@ class _Counting(RobommeEnv):
             return task.name
         return task.segment.replace("<>", f"<{row}, {col}>")
 
-    def goal(self) -> str:
-        return self.goals()[0]
-
     @staticmethod
     def _two(first: str, second: str) -> list[str]:
         """``get_language_goal``'s list: both phrasings, one when they are equal."""

@@ -520,9 +520,6 @@ class PatternLock(_StickTask):
             "the same pattern shown in the video",
         ]
 
-    def goal(self) -> str:
-        return self.goals()[0]
-
 
 # -- RouteStick -------------------------------------------------------------------------------
 
@@ -623,9 +620,6 @@ class RouteStick(_StickTask):
             "watch the video carefully, then use the stick attached to the robot to navigate "
             "around the sticks on the table, following the same path shown in the video",
         ]
-
-    def goal(self) -> str:
-        return self.goals()[0]
 
 
 # -- MoveCube ---------------------------------------------------------------------------------
@@ -839,9 +833,6 @@ class MoveCube(_Imitation):
             "watch the video carefully, then move the cube to the target in the same manner "
             "shown in the video",
         ]
-
-    def goal(self) -> str:
-        return self.goals()[0]
 
     # -- the oracle -----------------------------------------------------------------------
     def pick_peg(self) -> list[Waypoint]:
@@ -1144,9 +1135,6 @@ class InsertPeg(_Imitation):
             "watch the video carefully, then grasp the same peg at the same end and insert it "
             "into the same side of the box as in the video",
         ]
-
-    def goal(self) -> str:
-        return self.goals()[0]
 
     # -- the oracle -----------------------------------------------------------------------
     def grasp_waypoints(self) -> list[Waypoint]:

@@ -431,9 +431,6 @@ class _Permanence(RobommeEnv):
             text += f", {GOAL_PICK_2.format(goals[1])}"
         return [text]
 
-    def goal(self) -> str:
-        return self.goals()[0]
-
     # -- oracle ----------------------------------------------------------------------------
     def segment_point(self, e: Entry) -> np.ndarray:
         if e.target in self.buttons:

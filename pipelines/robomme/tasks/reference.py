@@ -568,9 +568,6 @@ class PickHighlight(_Upstream):
             "button again to stop",
         ]
 
-    def goal(self) -> str:
-        return self.goals()[0]
-
     def plan(self) -> Iterator[Subgoal]:
         yield self.press_subgoal(
             "press the button", "press the button at <>", "press button", video=False
@@ -717,9 +714,6 @@ class VideoRepick(_Upstream):
             "watch the video carefully, then pick up the same cube that was previously picked "
             "up again, finally press the button to stop",
         ]
-
-    def goal(self) -> str:
-        return self.goals()[0]
 
     def plan(self) -> Iterator[Subgoal]:
         self.read_start_tcp()
@@ -926,9 +920,6 @@ class VideoPlaceButton(_PlaceSequence):
             f"placed immediately {rel} the button was pressed",
         ]
 
-    def goal(self) -> str:
-        return self.goals()[0]
-
 
 class VideoPlaceOrder(_PlaceSequence):
     """VideoPlaceOrder.py: 1/3/3 cubes, 4 targets, goal site r 10 cm (always at (-0.1, 0)).
@@ -960,6 +951,3 @@ class VideoPlaceOrder(_PlaceSequence):
             f"watch the video carefully and place the {color} cube on the {num} target where it "
             "was placed",
         ]
-
-    def goal(self) -> str:
-        return self.goals()[0]
