@@ -100,6 +100,9 @@ class Recording:
     # between the video and the execution until the next one
     waypoint_action: list[np.ndarray] = field(default_factory=list)
     subgoal: list[int] = field(default_factory=list)
+    # the subgoal the task's own check is at after each step, where the env reports it as
+    # ``info["subgoal_online"]`` (RoboMME's online subgoal view)
+    online: list[int] = field(default_factory=list)
     video: list[bool] = field(default_factory=list)
     success: list[bool] = field(default_factory=list)
     subgoals: list[dict[str, Any]] = field(default_factory=list)
@@ -120,7 +123,9 @@ def keyframe(pose: np.ndarray, gripper: float) -> np.ndarray:
 
 class Executor:
     """Executes plans on ``env`` (a gymnasium-wrapped ManiSkill env, one sub-env, CPU sim) whose
-    control mode is ``pd_joint_pos`` (7 arm joints + a normalised gripper)."""
+    control mode is ``pd_joint_pos`` (7 arm joints + a normalised gripper, or the arm alone
+    for a robot without a gripper: its waypoints' gripper commands are ignored, and it is
+    recorded as closed, the -1 pad RoboMME stores for its stick robot)."""
 
     def __init__(
         self,
@@ -145,7 +150,8 @@ class Executor:
         self._state = StateReader(self.base)  # the env is reset: its scene is built
         q = self._qpos()
         self.arm_cmd = q[: self.planner.dof].copy()
-        self.gripper = OPEN
+        self.has_gripper = len(q) > self.planner.dof
+        self.gripper = OPEN if self.has_gripper else CLOSED
         self._waypoint = NO_WAYPOINT
         self._sg = -1
         self._video = False
@@ -166,6 +172,7 @@ class Executor:
         q = self._qpos()
         rec.state.append(self._state.read())
         action = np.concatenate([np.asarray(arm, dtype=np.float64), [self.gripper]])
+        sent = action if self.has_gripper else action[:-1]
         full = q.copy()
         full[: len(arm)] = arm
         rec.joint_action.append(action)
@@ -173,9 +180,11 @@ class Executor:
         rec.waypoint_action.append(self._waypoint)
         rec.subgoal.append(self._sg)
         rec.video.append(self._video)
-        _, _, _, _, info = self.env.step(action)
+        _, _, _, _, info = self.env.step(sent)
         rec.qpos.append(self._qpos())
         rec.tcp.append(self._tcp())
+        if "subgoal_online" in info:
+            rec.online.append(int(np.asarray(info["subgoal_online"]).reshape(-1)[0]))
         success = bool(np.asarray(info.get("success", False)).reshape(-1)[0])
         self.completed = self.completed or success
         rec.success.append(self.completed)
@@ -201,6 +210,9 @@ class Executor:
         for arm in self.planner.plan(q, pose)[1:]:
             self.step(arm)
 
+    def _gripper(self, command: float) -> float:
+        return command if self.has_gripper else CLOSED
+
     def run_waypoint(self, wp: Waypoint) -> None:
         pose = wp.pose() if callable(wp.pose) else wp.pose
         if pose is not None:
@@ -213,9 +225,9 @@ class Executor:
                     {"step": len(self.rec), "offset_m": np.round(offset, 4).tolist()}
                 )
                 self.move(detour)
-            self._waypoint = keyframe(pose, wp.gripper)
+            self._waypoint = keyframe(pose, self._gripper(wp.gripper))
             self.move(np.asarray(pose, dtype=np.float64))
-        self.gripper = wp.gripper
+        self.gripper = self._gripper(wp.gripper)
         self.hold(wp.hold, wp.until)
 
     def run(self, plan: Iterable[Subgoal]) -> Recording:
@@ -224,8 +236,8 @@ class Executor:
         ``finish_subgoal`` the last step of that subgoal's motion.
 
         Each subgoal's span is [start, end); ``online_end`` (when it has several waypoints) is
-        where its last waypoint starts: an online observer may already name the next subgoal
-        from there (RoboMME's ``*_online`` subgoal texts)."""
+        where its last waypoint starts: an online observer of an env that reports no
+        ``subgoal_online`` may name the next subgoal from there."""
         try:
             for sg in plan:
                 self._sg = len(self.rec.subgoals)

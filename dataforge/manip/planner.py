@@ -20,10 +20,21 @@ class PlanningFailed(RuntimeError):
     """A waypoint could not be reached by a screw motion."""
 
 
-class ArmPlanner:
-    """Plans for ``env.agent`` (a ManiSkill agent with an mplib-compatible URDF/SRDF)."""
+VEL_SCALE = ACC_SCALE = 0.9  # ManiSkill's motion-planning solvers' defaults
 
-    def __init__(self, env: Any, move_group: str = "panda_hand_tcp", speed: float = 0.9) -> None:
+
+class ArmPlanner:
+    """Plans for ``env.agent`` (a ManiSkill agent with an mplib-compatible URDF/SRDF). The
+    joint velocity and acceleration limits are the URDF's scaled by ``vel_scale`` and
+    ``acc_scale``; an env may set its own velocity scale as ``env.joint_vel_scale``."""
+
+    def __init__(
+        self,
+        env: Any,
+        move_group: str = "panda_hand_tcp",
+        vel_scale: float | None = None,
+        acc_scale: float = ACC_SCALE,
+    ) -> None:
         import mplib
 
         agent = env.agent
@@ -38,8 +49,10 @@ class ArmPlanner:
         base = robot.pose
         self.base_p = base.p[0].cpu().numpy().astype(np.float64)
         self.planner.set_base_pose(np.hstack([self.base_p, base.q[0].cpu().numpy()]))
-        self.planner.joint_vel_limits = np.asarray(self.planner.joint_vel_limits) * speed
-        self.planner.joint_acc_limits = np.asarray(self.planner.joint_acc_limits) * speed
+        if vel_scale is None:
+            vel_scale = float(getattr(env, "joint_vel_scale", VEL_SCALE))
+        self.planner.joint_vel_limits = np.asarray(self.planner.joint_vel_limits) * vel_scale
+        self.planner.joint_acc_limits = np.asarray(self.planner.joint_acc_limits) * acc_scale
         self.dt = float(env.control_timestep)
         self.dof = len(self.planner.move_group_joint_indices)
         self._ee = self.planner.move_group_link_id

@@ -3,14 +3,15 @@ camera, and the hooks every task fills in.
 
 A task subclass defines, for its ``difficulty``:
 
-- ``sample_layout(rng)``: everything random about the episode (counts, colours, positions,
-  repetitions, ...) drawn from the episode seed's own numpy stream — the same seed gives the
-  same episode on any machine;
+- ``sample_layout()``: everything random about the episode (counts, colours, poses,
+  repetitions, ...): RoboMME's own draws from the episode seed (``layouts/``), so a released
+  seed and difficulty give the released scene;
 - ``build()``: its actors (called at every reset: the scene is rebuilt so counts may vary);
 - ``place()``: their initial poses;
 - ``tick()``: scripted scene dynamics after each control step (containers sliding, cubes
   appearing, a button's effect), driven by ``self.t`` and the task's own event flags;
-- ``check() -> (success, failure_reason | None)``;
+- ``check() -> (success, failure_reason | None)``, and ``online_entry()``: the task-list entry
+  that check is at;
 - ``goals()`` (the language goal's phrasings; ``goal()`` is the first) and ``plan()`` (the
   oracle: a generator of :class:`~dataforge.manip.executor.Subgoal` s, reading the scene
   between subgoals).
@@ -25,7 +26,7 @@ driver.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,10 +39,12 @@ from mani_skill.utils.scene_builder.table import TableSceneBuilder
 
 from dataforge.manip.executor import Subgoal
 from dataforge.manip.grasp import GraspSensor
+from dataforge.manip.planner import ArmPlanner, PlanningFailed
+from dataforge.pipelines.robomme.robots import ARM_ROBOT, STICK_ROBOT
 
 DIFFICULTIES = ("easy", "medium", "hard")
 FRONT_CAMERA = "front_camera"
-WRIST_CAMERA = "hand_camera"  # ManiSkill's panda_wristcam sensor
+WRIST_CAMERA = "hand_camera"  # panda_wristcam's sensor (and robots.STICK_ROBOT's)
 # RoboMME's cameras (every upstream task's ``_default_sensor_configs``): the front camera
 # across the table looking down at the robot, 256 px (the pixels named in grounded subgoal
 # texts are in this image), fov 90 degrees, far plane 100 m; the wrist camera is the robot's
@@ -50,14 +53,16 @@ FRONT_EYE, FRONT_TARGET = (0.3, 0.0, 0.4), (0.0, 0.0, -0.2)
 FRONT_FOVY = np.pi / 2
 FRONT_SIZE = 256
 CAMERA_NEAR, CAMERA_FAR = 0.01, 100.0
-# The arm's start (RoboMME ``utils/reset_panda.py``): joints 1-7 and both fingers open.
+# The arm's start (RoboMME ``utils/reset_panda.py``): joints 1-7 and both fingers open (the
+# stick robot: the 7 joints).
 START_QPOS = (0.0, 0.0, 0.0, -np.pi / 2, 0.0, np.pi / 2, np.pi / 4, 0.04, 0.04)
 PARK_Z = -3.0  # hidden actors wait here, below the floor (z = -0.92)
 TABLE_Z = 0.0
 
 
 class RobommeEnv(BaseEnv):
-    SUPPORTED_ROBOTS: ClassVar = ["panda_wristcam"]
+    ROBOT: ClassVar[str] = ARM_ROBOT  # PatternLock and RouteStick: the gripperless stick
+    SUPPORTED_ROBOTS: ClassVar = [ARM_ROBOT, STICK_ROBOT]
     TASK: ClassVar[str] = ""
     SUITE: ClassVar[str] = ""
     VIDEO: ClassVar[bool] = False  # the episode starts with a conditioning video
@@ -69,14 +74,13 @@ class RobommeEnv(BaseEnv):
         self.episode_seed = 0
         self.recovery = False  # RoboMME's recovery draw is part of this episode's layout
         self.recovery_mode: str | None = None  # and its kind: "z" (above) or "xy" (beside)
-        self.rng = np.random.default_rng(0)
         self.layout: dict[str, Any] = {}
         self.t = 0
         self.failure_reason: str | None = None
         self._parked = 0
         self._grasp: GraspSensor | None = None
         self.state_dim = 0
-        kwargs.setdefault("robot_uids", "panda_wristcam")
+        kwargs.setdefault("robot_uids", self.ROBOT)
         kwargs.setdefault("control_mode", "pd_joint_pos")
         kwargs.setdefault("sim_backend", "cpu")
         kwargs.setdefault("render_backend", "cpu")
@@ -109,8 +113,7 @@ class RobommeEnv(BaseEnv):
         mode = options.pop("recovery", None)
         self.recovery_mode: str | None = mode if isinstance(mode, str) else None
         self.recovery = bool(mode)
-        self.rng = np.random.default_rng(self.episode_seed)
-        self.layout = self.sample_layout(self.rng)
+        self.layout = self.sample_layout()
         self.t = 0
         self.failure_reason = None
         self._grasp = None
@@ -152,7 +155,8 @@ class RobommeEnv(BaseEnv):
     def _initialize_episode(self, env_idx: Any, options: dict) -> None:
         with torch.device(self.device):
             self.table_scene.initialize(env_idx)
-            self.agent.reset(torch.tensor(START_QPOS, dtype=torch.float32))
+            qpos = START_QPOS if self.has_gripper else START_QPOS[:7]
+            self.agent.reset(torch.tensor(qpos, dtype=torch.float32))
             self.done = False
             self.reset_events()
             self.place()
@@ -173,10 +177,11 @@ class RobommeEnv(BaseEnv):
         if reason is not None and self.failure_reason is None:
             self.failure_reason = reason
         fail = self.failure_reason is not None
-        return {
-            "success": torch.tensor([bool(success) and not fail]),
-            "fail": torch.tensor([fail]),
-        }
+        out = {"success": torch.tensor([bool(success) and not fail]), "fail": torch.tensor([fail])}
+        online = self.online_entry()
+        if online is not None:
+            out["subgoal_online"] = torch.tensor([online])
+        return out
 
     def _get_obs_extra(self, info: dict) -> dict[str, Any]:
         return {"tcp_pose": self.agent.tcp.pose.raw_pose}
@@ -196,19 +201,50 @@ class RobommeEnv(BaseEnv):
     def tcp_position(self) -> np.ndarray:
         return self.agent.tcp.pose.p[0].cpu().numpy().astype(np.float64)
 
+    @property
+    def has_gripper(self) -> bool:
+        return self.ROBOT != STICK_ROBOT
+
     def is_grasping(self, actor: Any) -> bool:
         """ManiSkill's ``Panda.is_grasping`` (both fingers press on ``actor``), computed once
-        per physics state for all actors."""
+        per physics state for all actors (never, for the stick robot)."""
+        if not self.has_gripper:
+            return False
         if self._grasp is None or self._grasp.scene is not self.scene:
             self._grasp = GraspSensor(self.scene, self.agent.finger1_link, self.agent.finger2_link)
         return self._grasp.is_grasping(actor)
 
     def gripper_closed(self) -> bool:
-        """The fingers are commanded closed (their joint targets below 1 cm)."""
+        """The fingers are commanded closed (their joint targets below 1 cm); the stick robot
+        counts as closed (RoboMME pads its actions with -1, "closed")."""
+        if not self.has_gripper:
+            return True
         return float(self.agent.robot.get_qpos()[0, -1]) < 0.01
 
+    def planner_at_command(self) -> tuple[ArmPlanner, np.ndarray]:
+        """This env's planner (built once) and the robot's joints with the arm at its
+        commanded targets, where the executor plans from."""
+        if getattr(self, "_arm_planner", None) is None:
+            self._arm_planner = ArmPlanner(self)
+        planner = self._arm_planner
+        q = self.agent.robot.get_qpos()[0].cpu().numpy().astype(np.float64)
+        target = self.agent.controller.controllers["arm"]._target_qpos
+        q[: planner.dof] = target[0].cpu().numpy()
+        return planner, q
+
+    def chain_reaches(self, poses: Sequence[np.ndarray]) -> bool:
+        """Whether the screw planner reaches ``poses`` one after the other from the arm's
+        commanded joints."""
+        planner, q = self.planner_at_command()
+        try:
+            for pose in poses:
+                q[: planner.dof] = planner.plan(q, pose)[-1]
+        except (PlanningFailed, RuntimeError):
+            return False
+        return True
+
     # -- the task's hooks ------------------------------------------------------------------
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+    def sample_layout(self) -> dict[str, Any]:
         raise NotImplementedError
 
     def build(self) -> None:
@@ -228,6 +264,14 @@ class RobommeEnv(BaseEnv):
         """(success, immediate-failure reason or None) after this step. Default: success once
         the task's ``tick`` has set ``self.done`` (reset to False at every episode start)."""
         return self.done, None
+
+    def online_entry(self) -> int | None:
+        """The task-list entry the task's sequential check examined at this step, counted
+        over the plan's recorded subgoals (RoboMME's ``simple_subgoal_online``: it moves on
+        the step after an entry's check first passes and stays on the last entry once all
+        are done); None where the task has no such check (the writer then names the next
+        subgoal from the start of the current one's last waypoint)."""
+        return None
 
     def goals(self) -> list[str]:
         """Every phrasing of the language goal (RoboMME's ``task_goal`` list)."""

@@ -214,8 +214,10 @@ def choices(task: str) -> list[dict[str, Any]]:
 
 
 def step_subgoals(rec: Recording) -> tuple[np.ndarray, np.ndarray]:
-    """Per step: the planner-view subgoal index and the online-view one (which moves on to the
-    next subgoal from the start of the current subgoal's last waypoint)."""
+    """Per step: the planner-view subgoal index and the online-view one. The online view is
+    the entry the task's sequential check examined at that step (RoboMME's rule; the check's
+    entries are the plan's recorded subgoals, in order); for a task without such a check it
+    moves on to the next subgoal from the start of the current subgoal's last waypoint."""
     n = len(rec)
     planner = np.zeros(n, np.int16)
     online = np.zeros(n, np.int16)
@@ -225,6 +227,10 @@ def step_subgoals(rec: Recording) -> tuple[np.ndarray, np.ndarray]:
         online[sg["start"] : sg["end"]] = k
         if "online_end" in sg and k < last:
             online[sg["online_end"] : sg["end"]] = k + 1
+    checked = [k for k, sg in enumerate(rec.subgoals) if sg.get("record", True)]
+    if len(rec.online) == n and checked:
+        entry = np.clip(np.asarray(rec.online), 0, len(checked) - 1)
+        online = np.asarray(checked, np.int16)[entry]
     return planner, online
 
 
@@ -297,6 +303,8 @@ def episode_arrays(
     """The stored arrays of one episode (RoboMME's obs/action/info fields, step-major)."""
     rec = run.recording
     qpos = np.asarray(rec.qpos, dtype=np.float64)
+    # the finger joints; RoboMME writes zeros for its gripperless stick robot (7 joints)
+    fingers = qpos[:, 7:9] if qpos.shape[1] > 7 else np.zeros((len(qpos), 2))
     tcp = np.asarray(rec.tcp, dtype=np.float64)
     eef_rpy = continuous_rpy(tcp[:, 3:])
     eef = np.asarray(rec.eef_action, dtype=np.float64)
@@ -311,8 +319,8 @@ def episode_arrays(
         "wrist_depth": frames[wrist].depth,
         "joint_state": qpos[:, :7].astype(np.float32),
         "eef_state": np.concatenate([tcp[:, :3], eef_rpy], 1).astype(np.float32),
-        "gripper_state": qpos[:, 7:9].astype(np.float32),
-        "is_gripper_close": np.any(qpos[:, 7:9] < GRIPPER_CLOSED_M, axis=1),
+        "gripper_state": fingers.astype(np.float32),
+        "is_gripper_close": np.any(fingers < GRIPPER_CLOSED_M, axis=1),
         "front_camera_extrinsic": frames[front].extrinsic,
         "wrist_camera_extrinsic": frames[wrist].extrinsic,
         "joint_action": np.asarray(rec.joint_action, dtype=np.float64),

@@ -452,6 +452,66 @@ def _body_obstacles(body: Body, pad: float, out: list[Obb2D]) -> None:
         out.append(obb)
 
 
+def _avoid_obstacles(avoid: Sequence[Avoid], pad: float, out: list[Obb2D]) -> None:
+    """Append the boxes of ``avoid`` as cubes and bins take them: ready boxes as given,
+    ``(body, pad)`` padded by its pad, bare bodies padded by ``pad``."""
+    for item in avoid:
+        if _is_obb(item):
+            out.append(item)  # type: ignore[arg-type]
+        elif isinstance(item, tuple):
+            _body_obstacles(item[0], float(item[1]), out)
+        else:
+            _body_obstacles(item, pad, out)
+
+
+_Bounds = tuple[float, float, float, float]
+"""A sampler's ``(x_lo, x_hi, y_lo, y_hi)``."""
+
+
+def _bounds(center: np.ndarray, half: Sequence[float] | np.ndarray, margin: float) -> _Bounds:
+    """``lo, hi = c -+ half +- margin`` per axis (the object stays inside the region)."""
+    return (
+        center[0] - half[0] + margin,
+        center[0] + half[0] - margin,
+        center[1] - half[1] + margin,
+        center[1] + half[1] - margin,
+    )
+
+
+def _draw_xy(generator: torch.Generator, bounds: _Bounds) -> tuple[float, float]:
+    """One trial's position: ``x = u1 * (hi - lo) + lo``, then ``y`` likewise (2 draws).
+
+    Upstream's cube sampler writes ``lo + u1 * (hi - lo)``: the same float (+ and * commute).
+    """
+    x_lo, x_hi, y_lo, y_hi = bounds
+    x = float(rand(generator) * (x_hi - x_lo) + x_lo)
+    y = float(rand(generator) * (y_hi - y_lo) + y_lo)
+    return x, y
+
+
+def _free_point(
+    generator: torch.Generator,
+    bounds: _Bounds,
+    reach: float,
+    boxes: Sequence[Obb2D],
+    circles: Sequence[tuple[np.ndarray, float]] = (),
+    max_trials: int = MAX_TRIALS,
+) -> np.ndarray | None:
+    """Rejection-sample the point of a target or bin (:func:`_draw_xy` per trial).
+
+    A point is rejected when closer than ``reach`` to an obstacle box, or closer than
+    ``reach + r`` to an obstacle circle ``(centre, r)``. None after ``max_trials`` trials.
+    """
+    for _ in range(int(max_trials)):
+        point = np.array(_draw_xy(generator, bounds), dtype=np.float64)
+        if any(point_obb2d_distance(point, obb) < reach for obb in boxes):
+            continue
+        if any(np.linalg.norm(point - c) < reach + rc for c, rc in circles):
+            continue
+        return point
+    return None
+
+
 # --------------------------------------------------------------------------------------------
 # Samplers
 # --------------------------------------------------------------------------------------------
@@ -520,25 +580,16 @@ def spawn_random_cube(
     else:
         area = np.array([float(region_half_size)] * 2, dtype=np.float64)
     hs = float(half_size)
-    x_lo, x_hi = center[0] - area[0] + hs, center[0] + area[0] - hs
-    y_lo, y_hi = center[1] - area[1] + hs, center[1] + area[1] - hs
+    bounds = _bounds(center, area, hs)
 
     obstacles: list[Obb2D] = []
     if include_existing and spawned is not None:
         for body in ([spawned.main_cube] if spawned.main_cube else []) + spawned.cubes:
             _body_obstacles(body, 0.0, obstacles)
-    for item in avoid:
-        if _is_obb(item):
-            obstacles.append(item)  # type: ignore[arg-type]
-        elif isinstance(item, tuple):
-            _body_obstacles(item[0], float(item[1]), obstacles)
-        else:
-            _body_obstacles(item, 0.0, obstacles)
+    _avoid_obstacles(avoid, 0.0, obstacles)
 
     for _ in range(int(max_trials)):
-        u1, u2 = rand(generator), rand(generator)
-        x = float(x_lo + u1 * (x_hi - x_lo))
-        y = float(y_lo + u2 * (y_hi - y_lo))
+        x, y = _draw_xy(generator, bounds)
         yaw = float(rand(generator) * 2 * np.pi) if random_yaw else 0.0
         candidate = _cube_candidate_obb2d(x, y, hs + float(min_gap), yaw)
         if any(obb2d_intersect(obb, candidate) for obb in obstacles):
@@ -583,8 +634,6 @@ def spawn_random_target(
     """
     center = np.array(region_center, dtype=np.float64)
     half, r = float(region_half_size), float(radius)
-    x_lo, x_hi = center[0] - half + r, center[0] + half - r
-    y_lo, y_hi = center[1] - half + r, center[1] + half - r
 
     boxes: list[Obb2D] = []
     circles: list[tuple[np.ndarray, float]] = []
@@ -603,20 +652,14 @@ def spawn_random_target(
         else:
             _body_obstacles(body, float(pad), boxes)
 
-    reach = r + float(min_gap)
-    for _ in range(int(max_trials)):
-        x = float(rand(generator) * (x_hi - x_lo) + x_lo)
-        y = float(rand(generator) * (y_hi - y_lo) + y_lo)
-        point = np.array([x, y], dtype=np.float64)
-        if any(point_obb2d_distance(point, obb) < reach for obb in boxes):
-            continue
-        if any(np.linalg.norm(point - c) < reach + rc for c, rc in circles):
-            continue
-        body = Body(name, pose7((x, y, thickness), target_quaternion()), (), r)
-        if spawned is not None:
-            spawned.targets.append(body)
-        return body
-    raise PlacementError(f"spawn_random_target: no free spot for {name}")
+    bounds = _bounds(center, (half, half), r)
+    point = _free_point(generator, bounds, r + float(min_gap), boxes, circles, max_trials)
+    if point is None:
+        raise PlacementError(f"spawn_random_target: no free spot for {name}")
+    body = Body(name, pose7((*point, thickness), target_quaternion()), (), r)
+    if spawned is not None:
+        spawned.targets.append(body)
+    return body
 
 
 def bin_half_size(cube_half_size: float = CUBE_HALF_SIZE) -> float:
@@ -651,28 +694,16 @@ def spawn_random_bin(
     center = np.array(region_center, dtype=np.float64)
     area = float(region_half_size)
     bin_half = bin_half_size(cube_half_size)
-    x_lo, x_hi = center[0] - area + bin_half, center[0] + area - bin_half
-    y_lo, y_hi = center[1] - area + bin_half, center[1] + area - bin_half
+    bounds = _bounds(center, (area, area), bin_half)
 
     boxes: list[Obb2D] = []
-    for item in avoid:
-        if _is_obb(item):
-            boxes.append(item)  # type: ignore[arg-type]
-        elif isinstance(item, tuple):
-            _body_obstacles(item[0], float(item[1]), boxes)
-        else:
-            _body_obstacles(item, float(min_gap), boxes)
+    _avoid_obstacles(avoid, float(min_gap), boxes)
 
-    reach = bin_half + float(min_gap)
-    for _ in range(int(max_trials)):
-        x = float(rand(generator) * (x_hi - x_lo) + x_lo)
-        y = float(rand(generator) * (y_hi - y_lo) + y_lo)
-        point = np.array([x, y], dtype=np.float64)
-        if any(point_obb2d_distance(point, obb) < reach for obb in boxes):
-            continue
-        yaw_deg = float(rand(generator) * 90.0)
-        return Body(name, bin_pose(x, y, yaw_deg), bin_shapes(cube_half_size))
-    raise PlacementError(f"spawn_random_bin: no free spot for {name}")
+    point = _free_point(generator, bounds, bin_half + float(min_gap), boxes, (), max_trials)
+    if point is None:
+        raise PlacementError(f"spawn_random_bin: no free spot for {name}")
+    yaw_deg = float(rand(generator) * 90.0)
+    return Body(name, bin_pose(*point, yaw_deg), bin_shapes(cube_half_size))
 
 
 def fixed_cube(

@@ -13,11 +13,15 @@ used by the harness) makes upstream draw the mode too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import torch
 
 from dataforge.pipelines.robomme import placement as pl
 from dataforge.pipelines.robomme.layouts import LayoutFn, UpstreamLayout
+from dataforge.pipelines.robomme.layouts.imitation import spawn_cube, spawn_target
 
 CUBE_HALF = pl.CUBE_HALF_SIZE
 COLORS_RBG = ("red", "blue", "green")  # PickXtimes / SwingXtimes / BinFill colour groups
@@ -64,16 +68,7 @@ def _spawn_colour_cubes(
     cubes = []
     for colour in colours[:n_colours]:
         try:
-            cube = pl.spawn_random_cube(
-                generator,
-                name=f"cube_{colour}_0",
-                region_center=(-0.1, 0.0),
-                region_half_size=region_half,
-                half_size=CUBE_HALF,
-                min_gap=CUBE_HALF,
-                avoid=avoid,
-                include_existing=False,
-            )
+            cube = spawn_cube(generator, f"cube_{colour}_0", (-0.1, 0.0), region_half, avoid)
         except pl.PlacementError:
             if stop_on_failure:
                 raise
@@ -83,47 +78,82 @@ def _spawn_colour_cubes(
     return cubes
 
 
-def pick_x_times(
-    seed: int, difficulty: str, *, recovery: bool = False, recovery_mode: str | None = "z"
-) -> UpstreamLayout:
-    """PickXtimes: button, 1/3/3 cubes, one purple target; ``G0`` draws the repeat count."""
-    n_colours, lo, hi = PICKX_CONFIG[difficulty]
-    layout = _layout("PickXtimes", seed, difficulty)
+@dataclass
+class _ColourScene:
+    """What PickXtimes and SwingXtimes draw before their targets (:func:`_colour_scene`)."""
+
+    layout: UpstreamLayout
+    g: torch.Generator
+    repeats: int
+    button: pl.Button
+    avoid: list[pl.Avoid]
+    colours: list[str]
+    unused_colour: int
+    cubes: list[pl.Body]
+
+
+def _colour_scene(
+    task: str,
+    seed: int,
+    difficulty: str,
+    config: dict[str, tuple[int, int, int]],
+    region_half: float,
+    *,
+    stop_on_failure: bool,
+) -> _ColourScene:
+    """The start shared by PickXtimes and SwingXtimes.
+
+    ``__init__`` (``G0``): the repeat count ``randint(lo, hi + 1)``. ``_load_scene`` (``G``):
+    button at (-0.2, 0), ``randperm(3)`` colour order, an unused ``randint(3)``
+    (``target_color_idx``, overwritten later), then :func:`_spawn_colour_cubes`.
+    """
+    n_colours, lo, hi = config[difficulty]
+    layout = _layout(task, seed, difficulty)
     repeats = pl.randint(pl.make_generator(seed), lo, hi + 1)  # __init__, G0
 
     g = pl.make_generator(seed)  # _load_scene
     button = pl.place_button(g, (-0.2, 0.0))
     avoid: list[pl.Avoid] = [button.obb]
     colours = [COLORS_RBG[i] for i in pl.randperm(g, 3)]
-    unused_colour = pl.randint(g, 0, 3)  # target_color_idx, overwritten below
-    cubes = _spawn_colour_cubes(g, colours, n_colours, avoid, 0.2, stop_on_failure=False)
-    target = pl.spawn_random_target(
-        g,
-        name="target",
-        region_center=(-0.1, 0.0),
-        region_half_size=0.2,
-        radius=CUBE_HALF * 2,
-        thickness=0.005,
-        min_gap=CUBE_HALF * 2,
-        avoid=avoid,
-        include_existing=False,
+    unused_colour = pl.randint(g, 0, 3)
+    cubes = _spawn_colour_cubes(
+        g, colours, n_colours, avoid, region_half, stop_on_failure=stop_on_failure
     )
-    goal = cubes[pl.randint(g, 0, len(cubes))] if cubes else None
-    # task list: repeats x [pick, place] + press; the picks are the even entries
-    _add_recovery(layout, g, [2 * i for i in range(repeats)], recovery, recovery_mode)
+    return _ColourScene(layout, g, repeats, button, avoid, colours, unused_colour, cubes)
 
-    for body in (*cubes, target):
+
+def _colour_layout(
+    scene: _ColourScene, targets: list[pl.Body], goal: pl.Body | None, **params: Any
+) -> UpstreamLayout:
+    """``scene.layout`` filled: cubes then ``targets`` as actors, the button, the params."""
+    layout = scene.layout
+    for body in (*scene.cubes, *targets):
         layout.actors[body.name] = body.pose
-    layout.articulations["button"] = button.pose
+    layout.articulations["button"] = scene.button.pose
     layout.params.update(
-        repeats=repeats,
-        colour_order=colours,
-        unused_colour_index=unused_colour,
-        cubes=[c.name for c in cubes],
+        repeats=scene.repeats,
+        colour_order=scene.colours,
+        unused_colour_index=scene.unused_colour,
+        cubes=[c.name for c in scene.cubes],
         goal_cube=goal.name if goal else None,
         goal_colour=goal.name.split("_")[1] if goal else None,
+        **params,
     )
     return layout
+
+
+def pick_x_times(
+    seed: int, difficulty: str, *, recovery: bool = False, recovery_mode: str | None = "z"
+) -> UpstreamLayout:
+    """PickXtimes: button, 1/3/3 cubes, one purple target; ``G0`` draws the repeat count."""
+    scene = _colour_scene("PickXtimes", seed, difficulty, PICKX_CONFIG, 0.2, stop_on_failure=False)
+    g, cubes = scene.g, scene.cubes
+    target = spawn_target(g, "target", (-0.1, 0.0), 0.2, scene.avoid, min_gap=CUBE_HALF * 2)
+    goal = cubes[pl.randint(g, 0, len(cubes))] if cubes else None
+    # task list: repeats x [pick, place] + press; the picks are the even entries
+    picks = [2 * i for i in range(scene.repeats)]
+    _add_recovery(scene.layout, g, picks, recovery, recovery_mode)
+    return _colour_layout(scene, [target], goal)
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,16 +227,7 @@ def bin_fill(
     cubes = []
     for colour, k in jobs:
         try:
-            cube = pl.spawn_random_cube(
-                g,
-                name=f"cube_{colour}_{k}",
-                region_center=(-0.1, 0.0),
-                region_half_size=(0.2, 0.25),
-                half_size=CUBE_HALF,
-                min_gap=CUBE_HALF,
-                avoid=avoid,
-                include_existing=False,
-            )
+            cube = spawn_cube(g, f"cube_{colour}_{k}", (-0.1, 0.0), (0.2, 0.25), avoid)
         except pl.PlacementError:
             continue
         cubes.append(cube)
@@ -250,56 +271,22 @@ def bin_fill(
 SWING_CONFIG = {"easy": (1, 1, 3), "medium": (3, 1, 2), "hard": (3, 3, 3)}
 
 
-def _swing_target(g: torch.Generator, name: str, center_y: float, avoid: list[pl.Avoid]) -> pl.Body:
-    """A gray target r 0.04 in (-0.1, center_y) +- 0.1, gap 0.02 (SwingXtimes._load_scene)."""
-    return pl.spawn_random_target(
-        g,
-        name=name,
-        region_center=(-0.1, center_y),
-        region_half_size=0.1,
-        radius=CUBE_HALF * 2,
-        thickness=0.005,
-        min_gap=CUBE_HALF,
-        avoid=avoid,
-        include_existing=False,
-    )
-
-
 def swing_x_times(
     seed: int, difficulty: str, *, recovery: bool = False, recovery_mode: str | None = "z"
 ) -> UpstreamLayout:
     """SwingXtimes: as PickXtimes, cubes in +-0.25, then two gray targets (right = smaller y)."""
-    n_colours, lo, hi = SWING_CONFIG[difficulty]
-    layout = _layout("SwingXtimes", seed, difficulty)
-    repeats = pl.randint(pl.make_generator(seed), lo, hi + 1)  # __init__, G0
-
-    g = pl.make_generator(seed)
-    button = pl.place_button(g, (-0.2, 0.0))
-    avoid: list[pl.Avoid] = [button.obb]
-    colours = [COLORS_RBG[i] for i in pl.randperm(g, 3)]
-    unused_colour = pl.randint(g, 0, 3)
-    cubes = _spawn_colour_cubes(g, colours, n_colours, avoid, 0.25, stop_on_failure=True)
-    first = _swing_target(g, "temp_target_0", -0.2, avoid)
+    scene = _colour_scene("SwingXtimes", seed, difficulty, SWING_CONFIG, 0.25, stop_on_failure=True)
+    g, avoid = scene.g, scene.avoid
+    # SwingXtimes._load_scene: gray targets r 0.04 in (-0.1, -+0.2) +- 0.1, gap 0.02
+    first = spawn_target(g, "temp_target_0", (-0.1, -0.2), 0.1, avoid)
     avoid.append(first)
-    second = _swing_target(g, "temp_target_1", 0.2, avoid)
+    second = spawn_target(g, "temp_target_1", (-0.1, 0.2), 0.1, avoid)
     right, left = (first, second) if first.pose[1] < second.pose[1] else (second, first)
-    goal = cubes[pl.randint(g, 0, len(cubes))]
-    _add_recovery(layout, g, [0], recovery, recovery_mode)  # only the first task picks
-
-    for body in (*cubes, first, second):
-        layout.actors[body.name] = body.pose
-    layout.articulations["button"] = button.pose
-    layout.params.update(
-        repeats=repeats,
-        colour_order=colours,
-        unused_colour_index=unused_colour,
-        cubes=[c.name for c in cubes],
-        goal_cube=goal.name,
-        goal_colour=goal.name.split("_")[1],
-        target_right=right.name,
-        target_left=left.name,
+    goal = scene.cubes[pl.randint(g, 0, len(scene.cubes))]
+    _add_recovery(scene.layout, g, [0], recovery, recovery_mode)  # only the first task picks
+    return _colour_layout(
+        scene, [first, second], goal, target_right=right.name, target_left=left.name
     )
-    return layout
 
 
 # --------------------------------------------------------------------------------------------

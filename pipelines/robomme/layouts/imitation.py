@@ -8,7 +8,7 @@ values. None of these four tasks calls ``inject_fail_grasp``, so ``recovery`` ch
 (section 5 of ``docs/robomme_upstream.md``). MoveCube and InsertPeg ignore the difficulty
 (section 1.4); PatternLock and RouteStick take their grid size / walk length from it.
 
-The small helpers at the top are also used by ``reference.py``.
+The small helpers at the top are also used by ``reference.py`` and ``counting.py``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataforge.pipelines.robomme.placement import make_generator as generator
 from dataforge.pipelines.robomme.placement import rand, randint, randperm
 
 # ---------------------------------------------------------------------------------------------
-# Shared helpers (also imported by reference.py)
+# Shared helpers (also imported by reference.py and counting.py)
 # ---------------------------------------------------------------------------------------------
 
 PANDA_QPOS = pl.PANDA_RESET_QPOS  # utils/reset_panda.py, set by every _initialize_episode
@@ -61,6 +61,55 @@ def layout(task: str, seed: int, difficulty: str, **fields: Any) -> UpstreamLayo
     return UpstreamLayout(task=task, seed=seed, difficulty=difficulty, **fields)
 
 
+def spawn_cube(
+    g: torch.Generator,
+    name: str,
+    center: Sequence[float],
+    half: float | Sequence[float],
+    avoid: Sequence[pl.Avoid],
+    *,
+    min_gap: float = CUBE_HALF,
+) -> pl.Body:
+    """``spawn_random_cube`` as the tasks call it: a 2 cm cube in ``center`` +- ``half``, gap
+    ``min_gap`` (default 0.02), avoiding only ``avoid`` (``include_existing`` off)."""
+    return pl.spawn_random_cube(
+        g,
+        name=name,
+        region_center=center,
+        region_half_size=half,
+        half_size=CUBE_HALF,
+        min_gap=min_gap,
+        avoid=avoid,
+        include_existing=False,
+    )
+
+
+def spawn_target(
+    g: torch.Generator,
+    name: str,
+    center: Sequence[float],
+    half: float,
+    avoid: Sequence[pl.Avoid] = (),
+    *,
+    radius: float = CUBE_HALF * 2,
+    min_gap: float = CUBE_HALF,
+) -> pl.Body:
+    """``spawn_random_target`` as the tasks call it: a 5 mm thick disc (default r 0.04) in
+    ``center`` +- ``half``, gap ``min_gap`` (default 0.02), avoiding only ``avoid``
+    (``include_existing`` off)."""
+    return pl.spawn_random_target(
+        g,
+        name=name,
+        region_center=center,
+        region_half_size=half,
+        radius=radius,
+        thickness=0.005,
+        min_gap=min_gap,
+        avoid=avoid,
+        include_existing=False,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # MoveCube (MoveCube.py)
 # ---------------------------------------------------------------------------------------------
@@ -90,20 +139,6 @@ def _movecube_cube_center(g: torch.Generator, goal: pl.Body) -> tuple[float, flo
         if np.linalg.norm(candidate - goal_xy) > CUBE_HALF * 5:
             return float(candidate[0]), float(candidate[1])
     raise pl.PlacementError("MoveCube: no cube centre away from the goal site")
-
-
-def _movecube_goal(g: torch.Generator, name: str, half: float) -> pl.Body:
-    """A purple goal target r 0.04 (2 cube halves), gap 0.02, nothing avoided."""
-    return pl.spawn_random_target(
-        g,
-        name=name,
-        region_center=(0.0, 0.0),
-        region_half_size=half,
-        radius=CUBE_HALF * 2,
-        thickness=0.005,
-        min_gap=CUBE_HALF,
-        include_existing=False,
-    )
 
 
 def _movecube_cube(g: torch.Generator, name: str, goal: pl.Body, spawned: pl.Spawned) -> pl.Body:
@@ -137,8 +172,8 @@ def movecube_layout(seed: int, difficulty: str, *, recovery: bool = False) -> Up
     peg_2 = _movecube_peg_pose(g)
     randint(g, 0, 2)  # obj_sample: evaluate() forces obj_flag = -1 (grasp the tail)
     randint(g, 0, 2)  # dir_sample: unused
-    goal = _movecube_goal(g, "goal_site", 0.15)
-    goal_2 = _movecube_goal(g, "goal_site_2", 0.1)
+    goal = spawn_target(g, "goal_site", (0.0, 0.0), 0.15)  # purple, nothing avoided
+    goal_2 = spawn_target(g, "goal_site_2", (0.0, 0.0), 0.1)
     spawned = pl.Spawned()
     cube = _movecube_cube(g, "fixed_cube", goal, spawned)
     spawned.main_cube = cube  # self.cube

@@ -14,7 +14,9 @@ which is also where the containers come back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -85,20 +87,16 @@ def _fill(
 UNMASK_CONFIG = {"easy": (3, 1), "medium": (5, 1), "hard": (15, 2)}  # bins, picks
 
 
-def _unmask(
-    task: str,
-    seed: int,
-    difficulty: str,
-    *,
-    with_button: bool,
-    recovery: bool,
-    recovery_mode: str | None,
+def unmask(
+    task: str, seed: int, difficulty: str, recovery: bool = False, recovery_mode: str | None = "z"
 ) -> UpstreamLayout:
-    """Shared body of VideoUnmask and ButtonUnmask (``_load_scene`` generator ``G``).
+    """VideoUnmask or ButtonUnmask (``task``), on the ``_load_scene`` generator ``G``.
 
-    ButtonUnmask first places its button (range (0.1, 0.1)) and bins avoid its square; its
+    VideoUnmask: 3/5/15 containers, cubes red/green/blue shuffled under bins 0-2. ButtonUnmask:
+    the same, but it first places its button (range (0.1, 0.1)) and bins avoid its square; its
     recovery draw uses ``G0`` (made in ``__init__`` after one unused ``randint(1, 6)``).
     """
+    with_button = task == "ButtonUnmask"
     n_bins, picks = UNMASK_CONFIG[difficulty]
     layout = _layout(task, seed, difficulty)
     g0 = pl.make_generator(seed)
@@ -130,34 +128,6 @@ def _unmask(
         cover_step=COVER_STEP,
     )
     return layout
-
-
-def video_unmask(
-    seed: int, difficulty: str, *, recovery: bool = False, recovery_mode: str | None = "z"
-) -> UpstreamLayout:
-    """VideoUnmask: 3/5/15 containers, cubes red/green/blue shuffled under bins 0-2."""
-    return _unmask(
-        "VideoUnmask",
-        seed,
-        difficulty,
-        with_button=False,
-        recovery=recovery,
-        recovery_mode=recovery_mode,
-    )
-
-
-def button_unmask(
-    seed: int, difficulty: str, *, recovery: bool = False, recovery_mode: str | None = "z"
-) -> UpstreamLayout:
-    """ButtonUnmask: VideoUnmask plus a button the containers avoid."""
-    return _unmask(
-        "ButtonUnmask",
-        seed,
-        difficulty,
-        with_button=True,
-        recovery=recovery,
-        recovery_mode=recovery_mode,
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,17 +188,13 @@ def _swap_picks(
     return colours, cubes
 
 
-def video_unmask_swap(
-    seed: int, difficulty: str, *, recovery: bool = False, recovery_mode: str | None = "z"
-) -> UpstreamLayout:
-    """VideoUnmaskSwap: 3 bins on a rotated triangle/line or 4 on a rotated square."""
-    n_bins, swap_range, pick_range = SWAP_CONFIG[difficulty]
-    layout = _layout("VideoUnmaskSwap", seed, difficulty)
-    g0 = pl.make_generator(seed)
-    swaps = pl.randint(g0, swap_range[0], swap_range[1] + 1)
-    picks = pl.randint(g0, pick_range[0], pick_range[1] + 1)
+SwapScene = tuple[list[pl.Body], list[pl.Button], dict[str, Any]]
+"""What a swap task's ``_load_scene`` places before :func:`_swap_picks`: bins, buttons and
+the params of its bin layout (shape, rotation, region centres)."""
 
-    g = pl.make_generator(seed)
+
+def _video_swap_scene(g: torch.Generator, n_bins: int) -> SwapScene:
+    """VideoUnmaskSwap: 3 bins on a rotated triangle/line or 4 on a rotated square."""
     line = pl.randint(g, 0, 2) == 1  # drawn even when the 4-bin square is used
     if n_bins == 4:
         shape, points = "square", VIDEO_SWAP_SQUARE
@@ -236,34 +202,11 @@ def video_unmask_swap(
         shape, points = ("line", VIDEO_SWAP_LINE) if line else ("triangle", VIDEO_SWAP_TRIANGLE)
     angle, centres = _rotate_points(g, points)
     bins = _spawn_bins(g, centres[:n_bins], SWAP_REGION_HALF, pl.CUBE_HALF_SIZE, [])
-    _, cubes = _swap_picks(g, bins, layout)
-    if recovery:  # task list: static (video), pick, [put down, pick]
-        layout.params["recovery"] = pl.recovery_draw(g, _pick_tasks(1, picks), recovery_mode)
-
-    _fill(layout, bins, cubes, [])
-    layout.params.update(
-        swap_times=swaps,
-        pick_times=picks,
-        shape=shape,
-        rotation_rad=angle,
-        region_centres=centres[:n_bins],
-        bins=[b.name for b in bins],
-    )
-    return layout
+    return bins, [], {"shape": shape, "rotation_rad": angle, "region_centres": centres[:n_bins]}
 
 
-def button_unmask_swap(
-    seed: int, difficulty: str, *, recovery: bool = False, recovery_mode: str | None = "z"
-) -> UpstreamLayout:
-    """ButtonUnmaskSwap: two buttons, jittered (not rotated) points; recovery in
-    ``_initialize_episode`` on the kept ``G`` (made twice; the second draw is used)."""
-    n_bins, swap_range, pick_range = SWAP_CONFIG[difficulty]
-    layout = _layout("ButtonUnmaskSwap", seed, difficulty)
-    g0 = pl.make_generator(seed)
-    swaps = pl.randint(g0, swap_range[0], swap_range[1] + 1)
-    picks = pl.randint(g0, pick_range[0], pick_range[1] + 1)
-
-    g = pl.make_generator(seed)
+def _button_swap_scene(g: torch.Generator, n_bins: int) -> SwapScene:
+    """ButtonUnmaskSwap: two buttons, then bins on jittered (not rotated) points."""
     left = pl.place_button(g, (-0.2, -0.1), (0.05, 0.05), name="button_left")
     right = pl.place_button(g, (-0.2, 0.1), (0.05, 0.05), name="button_right")
     y1, y2 = pl.rand(g) * 0.1, pl.rand(g) * 0.1
@@ -279,25 +222,48 @@ def button_unmask_swap(
         shape, centres = ("line", line_pts) if line else ("triangle", triangle)
     # only button_left's square is avoided (ButtonUnmaskSwap._load_scene: avoid = [obb_1])
     bins = _spawn_bins(g, centres[:n_bins], SWAP_REGION_HALF, pl.CUBE_HALF_SIZE, [left.obb])
-    _, cubes = _swap_picks(g, bins, layout)
-    if recovery:  # task list: press, press, pick, [put down, pick]; drawn in each reset
-        for _ in range(2):
-            layout.params["recovery"] = pl.recovery_draw(g, _pick_tasks(2, picks), recovery_mode)
+    return bins, [left, right], {"shape": shape, "region_centres": centres[:n_bins]}
 
-    _fill(layout, bins, cubes, [left, right])
-    layout.params.update(
-        swap_times=swaps,
-        pick_times=picks,
-        shape=shape,
-        region_centres=centres[:n_bins],
-        bins=[b.name for b in bins],
-    )
+
+# task -> (scene, task index of the first pick, recovery draws). VideoUnmaskSwap: static
+# (video), pick, [put down, pick], one draw after the scene. ButtonUnmaskSwap: press, press,
+# pick, [put down, pick], drawn in each ``_initialize_episode`` on the kept ``G`` (made twice;
+# the second draw is used).
+SWAP_SCENES: dict[str, tuple[Callable[[torch.Generator, int], SwapScene], int, int]] = {
+    "VideoUnmaskSwap": (_video_swap_scene, 1, 1),
+    "ButtonUnmaskSwap": (_button_swap_scene, 2, 2),
+}
+
+
+def unmask_swap(
+    task: str, seed: int, difficulty: str, recovery: bool = False, recovery_mode: str | None = "z"
+) -> UpstreamLayout:
+    """VideoUnmaskSwap or ButtonUnmaskSwap (``task``).
+
+    ``G0`` (``__init__``) draws the swap and pick counts; ``G`` (``_load_scene``) the task's
+    scene (:data:`SWAP_SCENES`), :func:`_swap_picks`, then, with ``recovery``, the pick draw(s).
+    """
+    scene, first_pick, draws = SWAP_SCENES[task]
+    n_bins, swap_range, pick_range = SWAP_CONFIG[difficulty]
+    layout = _layout(task, seed, difficulty)
+    g0 = pl.make_generator(seed)
+    swaps = pl.randint(g0, swap_range[0], swap_range[1] + 1)
+    picks = pl.randint(g0, pick_range[0], pick_range[1] + 1)
+
+    g = pl.make_generator(seed)
+    bins, buttons, scene_params = scene(g, n_bins)
+    _, cubes = _swap_picks(g, bins, layout)
+    for _ in range(draws if recovery else 0):
+        pick_tasks = _pick_tasks(first_pick, picks)
+        layout.params["recovery"] = pl.recovery_draw(g, pick_tasks, recovery_mode)
+
+    _fill(layout, bins, cubes, buttons)
+    layout.params.update(swap_times=swaps, pick_times=picks, **scene_params)
+    layout.params["bins"] = [b.name for b in bins]
     return layout
 
 
 LAYOUTS: dict[str, LayoutFn] = {
-    "VideoUnmask": video_unmask,
-    "ButtonUnmask": button_unmask,
-    "VideoUnmaskSwap": video_unmask_swap,
-    "ButtonUnmaskSwap": button_unmask_swap,
+    **{task: functools.partial(unmask, task) for task in ("VideoUnmask", "ButtonUnmask")},
+    **{task: functools.partial(unmask_swap, task) for task in SWAP_SCENES},
 }

@@ -34,6 +34,8 @@ from dataforge.pipelines.robomme.layouts.imitation import (
     rand,
     randint,
     randperm,
+    spawn_cube,
+    spawn_target,
 )
 
 # The colour lists the tasks index into (names as used in actor names).
@@ -46,10 +48,23 @@ def _recovery(g: torch.Generator, pick_task_indices: list[int]) -> dict[str, Any
     return {"recovery": pl.recovery_draw(g, pick_task_indices, "z")}
 
 
-def _cube(g: torch.Generator, name: str, avoid: list[pl.Avoid], **region: Any) -> pl.Body:
-    """``spawn_random_cube`` with ``include_existing=False`` (the tasks pass ``avoid`` instead)."""
-    return pl.spawn_random_cube(
-        g, name=name, avoid=avoid, include_existing=False, half_size=CUBE_HALF, **region
+def _button_layout(
+    task: str,
+    seed: int,
+    difficulty: str,
+    actors: dict[str, Pose7],
+    button: pl.Button,
+    params: dict[str, Any],
+) -> UpstreamLayout:
+    """A layout of these tasks: ``actors``, the ``button`` articulation, the Panda reset qpos."""
+    return layout(
+        task,
+        seed,
+        difficulty,
+        actors=actors,
+        articulations={"button": button.pose},
+        robot_qpos=PANDA_QPOS,
+        params=params,
     )
 
 
@@ -77,9 +92,10 @@ def pickhighlight_layout(seed: int, difficulty: str, *, recovery: bool = False) 
     colors: list[str] = []
     for i in range(PICKHIGHLIGHT_CUBES[difficulty]):
         color = RBG[randint(g, 0, len(RBG))]
-        region = {"region_center": (-0.1, 0.0), "region_half_size": 0.2, "min_gap": CUBE_HALF * 2}
         try:
-            cube = _cube(g, f"cube_{color}_{i}", avoid, **region)
+            cube = spawn_cube(
+                g, f"cube_{color}_{i}", (-0.1, 0.0), 0.2, avoid, min_gap=CUBE_HALF * 2
+            )
         except pl.PlacementError:
             break  # PickHighlight.py: RuntimeError -> stop spawning
         cubes.append(cube)
@@ -93,15 +109,7 @@ def pickhighlight_layout(seed: int, difficulty: str, *, recovery: bool = False) 
     }
     if recovery:
         params |= _recovery(g, [1 + 2 * j for j in range(len(chosen))])
-    return layout(
-        "PickHighlight",
-        seed,
-        difficulty,
-        actors=body_dict(cubes),
-        articulations={"button": button.pose},
-        robot_qpos=PANDA_QPOS,
-        params=params,
-    )
+    return _button_layout("PickHighlight", seed, difficulty, body_dict(cubes), button, params)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,10 +141,9 @@ def _videorepick_hard(
     """Hard: 5 x (``randperm(3)`` colour order, one cube each: region (-0.1, 0) half
     (0.2, 0.25), gap 0.02); ``randint(15)`` goal cube; no swaps."""
     cubes: list[pl.Body] = []
-    region = {"region_center": (-0.1, 0.0), "region_half_size": (0.2, 0.25), "min_gap": CUBE_HALF}
     for rnd in range(VIDEOREPICK_HARD_ROUNDS):
         for k in randperm(g, len(RBG)):
-            cube = _cube(g, f"cube_{RBG[k]}_{rnd}", avoid, **region)
+            cube = spawn_cube(g, f"cube_{RBG[k]}_{rnd}", (-0.1, 0.0), (0.2, 0.25), avoid)
             cubes.append(cube)
             avoid.append(cube)
     goal = cubes[randint(g, 0, len(cubes))]
@@ -209,15 +216,7 @@ def videorepick_layout(seed: int, difficulty: str, *, recovery: bool = False) ->
     if recovery:
         picks = _videorepick_pick_indices(repeats, swaps)
         params |= [_recovery(g, picks) for _ in range(2)][-1]
-    return layout(
-        "VideoRepick",
-        seed,
-        difficulty,
-        actors=body_dict(cubes),
-        articulations={"button": button.pose},
-        robot_qpos=PANDA_QPOS,
-        params=params,
-    )
+    return _button_layout("VideoRepick", seed, difficulty, body_dict(cubes), button, params)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,44 +241,18 @@ def _videoplace_scene(
     first two targets swap. Every sampler avoids all earlier objects (the goal site as a circle
     for targets; cubes cannot avoid it, it has no collision).
     """
-    goal_site = pl.spawn_random_target(
-        g,
-        name="goal_site",
-        region_center=(-0.1, 0.0),
-        region_half_size=0.1,
-        radius=goal_radius,
-        thickness=0.005,
-        min_gap=CUBE_HALF,
-        include_existing=False,
-    )
+    goal_site = spawn_target(g, "goal_site", (-0.1, 0.0), 0.1, radius=goal_radius)
     button = pl.place_button(g, (0.1, 0.0), (0.05, 0.3))
     avoid: list[pl.Avoid] = [goal_site, button.obb]
     colors = [RBG[i] for i in randperm(g, len(RBG))][: VIDEOPLACE_COLORS[difficulty]]
     cubes = []
     for color in colors:
-        cube = _cube(
-            g,
-            f"cube_{color}_0",
-            avoid,
-            region_center=(0.0, 0.0),
-            region_half_size=0.2,
-            min_gap=CUBE_HALF,
-        )
+        cube = spawn_cube(g, f"cube_{color}_0", (0.0, 0.0), 0.2, avoid)
         cubes.append(cube)
         avoid.append(cube)
     targets = []
     for i in range(n_targets):
-        target = pl.spawn_random_target(
-            g,
-            name=f"target_{i}",
-            region_center=(0.0, 0.0),
-            region_half_size=0.2,
-            radius=CUBE_HALF * 2,
-            thickness=0.005,
-            min_gap=CUBE_HALF,
-            avoid=avoid,
-            include_existing=False,
-        )
+        target = spawn_target(g, f"target_{i}", (0.0, 0.0), 0.2, avoid)
         targets.append(target)
         avoid.append(target)
     params: dict[str, Any] = {
@@ -305,15 +278,7 @@ def _videoplace_layout(
     actors: dict[str, Pose7] = {"goal_site": parked(goal_site, GOAL_SITE_PARKED_Z)}
     actors |= body_dict(cubes) | body_dict(targets)
     params = {**scene_params, "goal_site_xy": list(goal_site.pose[:2]), **params}
-    return layout(
-        task,
-        seed,
-        difficulty,
-        actors=actors,
-        articulations={"button": button.pose},
-        robot_qpos=PANDA_QPOS,
-        params=params,
-    )
+    return _button_layout(task, seed, difficulty, actors, button, params)
 
 
 def videoplacebutton_layout(

@@ -80,6 +80,7 @@ class _Checker:
     def __init__(self, tasks: list[_Task]) -> None:
         self.tasks = tasks
         self.index = 0
+        self.examined = 0  # the entry the last update checked (RoboMME's online subgoal)
 
     @property
     def complete(self) -> bool:
@@ -90,6 +91,7 @@ class _Checker:
         if self.complete:
             return True, None
         task = self.tasks[self.index]
+        self.examined = self.index
         reason = task.fail()
         if reason is not None:
             return False, f"{reason} (during '{task.name}')"
@@ -122,8 +124,8 @@ class _Counting(RobommeEnv):
     SUITE = "Counting"
 
     # -- layout and scene ------------------------------------------------------------------
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        """Upstream's layout for this episode (``rng`` unused: the seed decides)."""
+    def sample_layout(self) -> dict[str, Any]:
+        """Upstream's layout for this episode's seed and difficulty."""
         from dataforge.pipelines.robomme.layouts import upstream_layout
 
         up = upstream_layout(self.TASK, self.episode_seed, self.difficulty, recovery=self.recovery)
@@ -155,6 +157,32 @@ class _Counting(RobommeEnv):
     def task_list(self) -> list[_Task]:
         raise NotImplementedError
 
+    def pick_goal_task(self, cube: Any, suffix: str, fail: Callable[[], str | None]) -> _Task:
+        """The entry "pick up the <colour> cube<suffix>" of the goal cube ``cube``."""
+        colour, name = self.layout["goal_colour"], self.layout["goal_cube"]
+        return _Task(
+            f"pick up the {colour} cube{suffix}",
+            f"pick up the {colour} cube at <>{suffix}",
+            done=lambda: self.picked(cube),
+            solve=lambda: self.pick(cube),
+            fail=fail,
+            anchor=lambda: _position(cube),
+            pick=name,
+            actor=name,
+        )
+
+    def press_task(self, suffix: str, fail: Callable[[], str | None]) -> _Task:
+        """The entry "press the button<suffix>" (``is_button_pressed``, ``solve_button``)."""
+        return _Task(
+            f"press the button{suffix}",
+            f"press the button at <>{suffix}",
+            done=self.pressed,
+            solve=self.press,
+            fail=fail,
+            anchor=self.cap_point,
+            actor="button",
+        )
+
     def task_names(self) -> list[str]:
         """The names of upstream's task-list entries, in order (the simple subgoals)."""
         return [t.name for t in self.tasks]
@@ -163,6 +191,9 @@ class _Counting(RobommeEnv):
         if self.failure_reason is not None:
             return False, None
         return self.checker.update()
+
+    def online_entry(self) -> int | None:
+        return self.checker.examined
 
     # -- upstream's event tests (utils/subgoal_evaluate_func.py) -----------------------------
     def picked(self, actor: Any) -> bool:
@@ -254,13 +285,19 @@ class _Counting(RobommeEnv):
         yaw = grasp_yaw(actor_yaw(actor))  # skills.pick's
         turned = yaw - np.pi / 2 if yaw > 0 else yaw + np.pi / 2
         room = self._finger_room(actor, yaw)
-        if room >= ROOM_M or self._finger_room(actor, turned) <= room:
-            return waypoints
-        q = quat_mul(yaw_quat(turned), DOWN)
-        return [
-            wp if wp.pose is None else replace(wp, pose=np.concatenate([wp.pose[:3], q]))
-            for wp in waypoints
-        ]
+        if room < ROOM_M and self._finger_room(actor, turned) > room:
+            yaw, turned = turned, yaw
+        # the same two grasps with the wrist turned half a round, where a screw motion cannot
+        # reach the first choice (upstream falls back to RRT there)
+        for y in (yaw, turned, yaw + np.pi, turned + np.pi):
+            q = quat_mul(yaw_quat(y), DOWN)
+            turned_wps = [
+                wp if wp.pose is None else replace(wp, pose=np.concatenate([wp.pose[:3], q]))
+                for wp in waypoints
+            ]
+            if self.chain_reaches([wp.pose for wp in turned_wps if wp.pose is not None]):
+                return turned_wps
+        return waypoints
 
     def obstacles(self, actor: Any) -> list[tuple[np.ndarray, float]]:
         """(xy, radius) of what the fingers must keep clear of when grasping ``actor``."""
@@ -327,8 +364,8 @@ class PickXtimes(_Counting):
 
     TASK = "PickXtimes"
 
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        lay = super().sample_layout(rng)
+    def sample_layout(self) -> dict[str, Any]:
+        lay = super().sample_layout()
         if lay["goal_cube"] is None:
             raise PlacementError("PickXtimes: no cube could be placed")
         return lay
@@ -353,18 +390,7 @@ class PickXtimes(_Counting):
 
         tasks: list[_Task] = []
         for k in range(self.layout["repeats"]):
-            tasks.append(
-                _Task(
-                    f"pick up the {colour} cube for the {ORDINALS[k]} time",
-                    f"pick up the {colour} cube at <> for the {ORDINALS[k]} time",
-                    done=lambda: self.picked(cube),
-                    solve=lambda: self.pick(cube),
-                    fail=fail,
-                    anchor=lambda: _position(cube),
-                    pick=self.layout["goal_cube"],
-                    actor=self.layout["goal_cube"],
-                )
-            )
+            tasks.append(self.pick_goal_task(cube, f" for the {ORDINALS[k]} time", fail))
             tasks.append(
                 _Task(
                     f"place the {colour} cube onto the target",
@@ -377,15 +403,7 @@ class PickXtimes(_Counting):
                 )
             )
         tasks.append(
-            _Task(
-                "press the button to stop",
-                "press the button at <> to stop",
-                done=self.pressed,
-                solve=self.press,
-                fail=lambda: self.any_picked(list(self.cubes.values())),
-                anchor=self.cap_point,
-                actor="button",
-            )
+            self.press_task(" to stop", lambda: self.any_picked(list(self.cubes.values())))
         )
         return tasks
 
@@ -439,6 +457,7 @@ class BinFill(_Counting):
         self.place_from_layout(
             {"board_with_hole": self.board, **self.cubes}, {"button": self.button}
         )
+        self.place_rim()
 
     def reset_events(self) -> None:
         self.in_bin = dict.fromkeys(GOAL_COLOURS, 0)
@@ -474,6 +493,25 @@ class BinFill(_Counting):
                 self.in_bin[_cube_colour(name)] += 1
                 return True
         return False
+
+    def obstacles(self, actor: Any) -> list[tuple[np.ndarray, float]]:
+        """The button, the other cubes, and the board's rim (points 1 cm apart along it): a
+        finger set down on the 5 cm board closes above the cube."""
+        return super().obstacles(actor) + self._rim
+
+    def place_rim(self) -> None:
+        """The board rim's obstacle points (it never moves)."""
+        mid = (assets.BOARD_SIDE + assets.BOARD_HOLE) / 4  # the rim's centre line
+        width = (assets.BOARD_SIDE - assets.BOARD_HOLE) / 4
+        yaw = actor_yaw(self.board)
+        rot = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
+        s = np.linspace(-mid, mid, 10)
+        line = [
+            *((x, y) for x in (-mid, mid) for y in s),
+            *((x, y) for y in (-mid, mid) for x in s),
+        ]
+        centre = _xy(self.board)
+        self._rim = [(centre + rot @ np.array(p), width + 0.005) for p in line]
 
     def counts_wrong(self) -> str | None:
         want = {c: self.layout["targets"][c] for c in GOAL_COLOURS}
@@ -512,16 +550,11 @@ class BinFill(_Counting):
                     )
                 )
         tasks.append(
-            _Task(
-                "press the button",
-                "press the button at <>",
-                done=self.pressed,
-                solve=self.press,
-                fail=lambda: _first(
+            self.press_task(
+                "",
+                lambda: _first(
                     self.counts_wrong(), "another cube was put in" if self.put_any_in() else None
                 ),
-                anchor=self.cap_point,
-                actor="button",
             )
         )
         return tasks
@@ -671,18 +704,7 @@ class SwingXtimes(_Counting):
         def fail() -> str | None:
             return _first(self.any_picked(others), self.press_failure(), self.too_many())
 
-        tasks = [
-            _Task(
-                f"pick up the {colour} cube",
-                f"pick up the {colour} cube at <>",
-                done=lambda: self.picked(cube),
-                solve=lambda: self.pick(cube),
-                fail=fail,
-                anchor=lambda: _position(cube),
-                pick=self.layout["goal_cube"],
-                actor=self.layout["goal_cube"],
-            )
-        ]
+        tasks = [self.pick_goal_task(cube, "", fail)]
         for k in range(self.layout["repeats"]):
             for s in self.SIDES:
                 tasks.append(
@@ -705,17 +727,7 @@ class SwingXtimes(_Counting):
                 fail=fail,
             )
         )
-        tasks.append(
-            _Task(
-                "press the button",
-                "press the button at <>",
-                done=self.pressed,
-                solve=self.press,
-                fail=lambda: _first(self.any_picked(others), self.too_many()),
-                anchor=self.cap_point,
-                actor="button",
-            )
-        )
+        tasks.append(self.press_task("", lambda: _first(self.any_picked(others), self.too_many())))
         return tasks
 
     def swing_to(self, side: str) -> list[Waypoint]:

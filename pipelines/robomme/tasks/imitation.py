@@ -35,15 +35,15 @@ import numpy as np
 import sapien
 
 from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
-from dataforge.manip.planner import ArmPlanner, PlanningFailed
+from dataforge.manip.planner import PlanningFailed
 from dataforge.pipelines.robomme import assets, objects, skills
 from dataforge.pipelines.robomme.env import PARK_Z, RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
+from dataforge.pipelines.robomme.robots import STICK_ROBOT
 
 NUDGES = (0.0, 0.0005, -0.0005, 0.001, -0.001, 0.0015)
 START_TCP = np.array([-0.0605, 0.0, 0.5211])  # the TCP at env.START_QPOS (panda_wristcam)
 RESTAGE_WAIT = 60  # the video's last waypoint waits at most this long for the restaging
-STICK_TIP = 0.10  # the attached stick's tip lies this far below the TCP (along the TCP's z)
 AXIS_Z = [np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0]  # a cylinder's x axis turned onto z
 PEG_LIFT = 0.2  # subgoal_planner_func.py grasp_and_lift_peg_side: lift_height
 PICKED_Z = 0.05  # subgoal_evaluate_func.py is_obj_pickup: above 0.05 m and grasped
@@ -85,6 +85,25 @@ class _Imitation(RobommeEnv):
     def check(self) -> tuple[bool, str | None]:
         return self.phase == "exec" and self.done, None
 
+    def online_entry(self) -> int | None:
+        """Upstream's task list is the video's entries, NO-RECORD ones, the execution's: the
+        entry its check is at, counted over the recorded ones (``phase_entries`` per phase,
+        ``entries_passed`` of this phase's done; past the video's last, the execution's
+        first)."""
+        video, run = self.phase_entries()
+        passed = self.entries_passed()
+        if self.phase == "video":
+            return min(passed, video)
+        return video + min(passed, run - 1)
+
+    def phase_entries(self) -> tuple[int, int]:
+        """The recorded task-list entries of the video and of the execution."""
+        raise NotImplementedError
+
+    def entries_passed(self) -> int:
+        """This phase's recorded entries whose check has passed."""
+        raise NotImplementedError
+
     def subgoal(
         self,
         simple: str,
@@ -113,12 +132,7 @@ class _Imitation(RobommeEnv):
         whose last integration step happens to be shorter than 1e-4, which depends only on
         the start joints and the goal. The chain is planned from the arm's commanded joints,
         as the executor does (its noise detours, when enabled, are not foreseen)."""
-        if getattr(self, "_arm_planner", None) is None:
-            self._arm_planner = ArmPlanner(self)
-        planner = self._arm_planner
-        q = self.agent.robot.get_qpos()[0].cpu().numpy().astype(np.float64)
-        target = self.agent.controller.controllers["arm"]._target_qpos
-        q[: planner.dof] = target[0].cpu().numpy()
+        planner, q = self.planner_at_command()
         out = []
         for wp in waypoints:
             if wp.pose is None:
@@ -136,22 +150,6 @@ class _Imitation(RobommeEnv):
             else:
                 out.append(wp)  # unreachable anyway: the executor reports it
         return out
-
-    def chain_reaches(self, poses: Sequence[np.ndarray]) -> bool:
-        """Whether the screw planner reaches ``poses`` one after the other from the arm's
-        commanded joints."""
-        if getattr(self, "_arm_planner", None) is None:
-            self._arm_planner = ArmPlanner(self)
-        planner = self._arm_planner
-        q = self.agent.robot.get_qpos()[0].cpu().numpy().astype(np.float64)
-        target = self.agent.controller.controllers["arm"]._target_qpos
-        q[: planner.dof] = target[0].cpu().numpy()
-        try:
-            for pose in poses:
-                q[: planner.dof] = planner.plan(q, pose)[-1]
-        except (PlanningFailed, RuntimeError):
-            return False
-        return True
 
     def restaged(self, gripper: float | None = None) -> Waypoint:
         """Hold (the gripper as commanded, default: as it is now) until the env has restaged
@@ -209,10 +207,8 @@ def pose_of(pose7: Sequence[float]) -> sapien.Pose:
 
 # -- a stick attached to the end effector (PatternLock, RouteStick) -------------------------
 
-# Upstream (PatternLock.py / RouteStick.py) runs these two tasks on ManiSkill's gripperless
-# ``panda_stick``, whose TCP is the stick's tip. We keep ``panda_wristcam`` (its wrist camera
-# feeds the pipeline) with a visual stick on the TCP: the tip stands in for upstream's TCP in
-# every rule below.
+# Upstream (PatternLock.py / RouteStick.py) runs these two tasks on the gripperless
+# ``panda_stick`` (``robots.py``), whose TCP is the stick's tip.
 SWING_Z = 0.07  # subgoal_planner_func.py solve_swingonto / solve_swingonto_withDirection
 REACH_Z = 0.1  # subgoal_evaluate_func.py is_obj_swing_onto: z_threshold default
 HIGHLIGHT_STEPS = 40  # PatternLock.py / RouteStick.py step(): highlights last 40 steps
@@ -225,21 +221,6 @@ RING_THICKNESS = 2 * 0.01 * 2 * 1.002
 RING_DZ = -0.01  # statechange.py highlight_obj: the disk 1 cm below the object
 TARGET_R, TARGET_THICKNESS = 0.02, 0.01  # build_gray_white_target(radius=0.02, thickness=0.01)
 SETTLE = 5  # steps held on a reached target (upstream: 5 repeats of the last arc point)
-
-
-def attached_stick(scene: Any, name: str) -> Any:
-    """A thin brown stick, visual only and kinematic, reaching from just inside the closed
-    fingers to ``STICK_TIP`` below the TCP; the task keeps it on the TCP every tick."""
-    b = scene.create_actor_builder()
-    top = -0.02
-    half = (STICK_TIP - top) / 2
-    b.add_box_visual(
-        half_size=[0.005, 0.005, half],
-        pose=sapien.Pose(p=[0, 0, top + half]),
-        material=objects.material("brown"),
-    )
-    b.initial_pose = sapien.Pose()
-    return b.build_kinematic(name=name)
 
 
 def trace_sphere(scene: Any, name: str) -> Any:
@@ -274,8 +255,8 @@ def red_ring(scene: Any, name: str) -> Any:
 
 
 def tip_pose(point: np.ndarray) -> np.ndarray:
-    """The TCP pose (pointing down) that puts the stick tip at ``point``."""
-    return objects.top_grasp(np.array([point[0], point[1], point[2] + STICK_TIP]), 0.0)
+    """The TCP pose (pointing down, as at the start) that puts the stick tip at ``point``."""
+    return objects.top_grasp(np.asarray(point, dtype=np.float64), 0.0)
 
 
 class _StickTask(_Imitation):
@@ -286,13 +267,15 @@ class _StickTask(_Imitation):
     Execution: the path must be followed from its first target; reaching a target other than
     the expected one and the previous one (1 cm, z < 0.1: ``_wrong_button_touch``) fails."""
 
+    ROBOT = STICK_ROBOT
+    joint_vel_scale = 0.3  # upstream's stick planner: PandaStickMotionPlanningSolver(0.3)
     REACH_R = 0.01  # the highlight's reach radius
     STRONG_RESET = 30  # solve_strong_reset: steps the reset action is held
     MOVE_R = 0.01  # a move's check: the tip within this of the next target
     MOVE_Z = REACH_Z
 
     # -- scene ----------------------------------------------------------------------------
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+    def sample_layout(self) -> dict[str, Any]:
         return upstream_dict(self.TASK, self.episode_seed, self.difficulty)
 
     def build_targets(self, names: Sequence[str]) -> None:
@@ -302,10 +285,9 @@ class _StickTask(_Imitation):
         ]
 
     def build_pools(self) -> None:
-        """After upstream's actors: the red rings, the trace spheres, and our stick."""
+        """After upstream's actors: the red rings and the trace spheres."""
         self.overlays = [red_ring(self.scene, f"highlight_{t.name}") for t in self.targets]
         self.trace = [trace_sphere(self.scene, f"trace_{k}") for k in range(TRACE_POOL)]
-        self.stick = attached_stick(self.scene, "stick")
 
     def place_targets(self) -> None:
         actors = self.layout["actors"]
@@ -314,7 +296,6 @@ class _StickTask(_Imitation):
         for actor, p in zip(self.targets, self.target_pose, strict=True):
             actor.set_pose(pose_of(p))
         self.park_pools()
-        self.follow()
 
     def park_pools(self) -> None:
         for actor in (*self.overlays, *self.trace):
@@ -327,15 +308,9 @@ class _StickTask(_Imitation):
         return list(self.layout["params"]["path" if self.TASK == "PatternLock" else "route"])
 
     # -- per-step scene dynamics (upstream step()) -----------------------------------------
-    def follow(self) -> None:
-        self.stick.set_pose(self.agent.tcp.pose)
-
     def tip(self) -> np.ndarray:
-        """The stick tip: ``STICK_TIP`` along the TCP's z axis (read from SAPIEN directly)."""
-        pose = self.agent.tcp._objs[0].entity_pose
-        w, x, y, z = (float(v) for v in pose.q)
-        axis = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
-        return np.asarray(pose.p, dtype=np.float64) + STICK_TIP * axis
+        """The stick tip: the TCP (read from SAPIEN directly)."""
+        return np.asarray(self.agent.tcp._objs[0].entity_pose.p, dtype=np.float64)
 
     def reaches(self, k: int, radius: float, z_max: float = REACH_Z) -> bool:
         """``is_obj_swing_onto``: the tip within ``radius`` of target ``k`` (xy), below z_max."""
@@ -369,14 +344,12 @@ class _StickTask(_Imitation):
         self.xy_trace: list[np.ndarray] = []  # the tip's xy during an execution move
 
     def tick_video(self) -> None:
-        self.follow()
         self.draw_highlights()
         path = self.path
         if self.progress < len(path) and self.reaches(path[self.progress], self.MOVE_R):
             self.progress += 1
 
     def tick_exec(self) -> None:
-        self.follow()
         self.draw_highlights()
         path = self.path
         if self.progress == 0:  # the restaging brings the tip back onto the first target
@@ -407,6 +380,14 @@ class _StickTask(_Imitation):
     def move_done(self, step: int) -> str | None:
         """Extra rule when move ``step`` reaches its target (None: fine)."""
         return None
+
+    def phase_entries(self) -> tuple[int, int]:
+        moves = len(self.path) - 1
+        return moves, moves
+
+    def entries_passed(self) -> int:
+        """The moves done: ``progress`` counts the targets reached, the first included."""
+        return max(self.progress - 1, 0)
 
     def demo_over(self) -> bool:
         return self.progress == len(self.path) and self.tip()[2] > REACH_Z
@@ -467,7 +448,7 @@ class _StickTask(_Imitation):
         ``swing_qpos``), the moves again."""
         self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         n = len(self.path) - 1
-        yield self.no_record([Waypoint(None, CLOSED, hold=skills.GRIP_STEPS), *self.to_first()])
+        yield self.no_record(self.to_first())
         for video in (True, False):
             for step in range(1, n + 1):
                 name = self.move_name(step)
@@ -489,8 +470,7 @@ class PatternLock(_StickTask):
     done when the tip comes within 1 cm of the next target below 0.1 m. Failure: reaching any
     other target than the expected and the previous one.
 
-    Departs from upstream: ``panda_wristcam`` with a visual stick (the tip plays upstream's
-    ``panda_stick`` TCP); the strong resets are screw motions (to the start configuration's
+    Departs from upstream: the strong resets are screw motions (to the start configuration's
     TCP pose, then onto the first target) instead of held joint actions."""
 
     TASK = "PatternLock"
@@ -552,8 +532,7 @@ class RouteStick(_StickTask):
     the move's sign (> 0: clockwise). Failure: a wrong way round, or reaching (1 cm, 0.1 m)
     another target than the expected and the previous one.
 
-    Departs from upstream: ``panda_wristcam`` with a visual stick (the tip plays upstream's
-    ``panda_stick`` TCP); the Bezier followed through 4 screw segments instead of 45 IK
+    Departs from upstream: the Bezier followed through 4 screw segments instead of 45 IK
     points; the strong resets are screw motions (to the start configuration's TCP pose, held
     200 steps, then onto the first target) instead of held joint actions."""
 
@@ -661,7 +640,7 @@ class MoveCube(_Imitation):
 
     TASK = "MoveCube"
 
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+    def sample_layout(self) -> dict[str, Any]:
         return upstream_dict(self.TASK, self.episode_seed, self.difficulty)
 
     def build(self) -> None:
@@ -759,6 +738,13 @@ class MoveCube(_Imitation):
 
     def reset_task_events(self) -> None:
         self.stage = 0
+
+    def phase_entries(self) -> tuple[int, int]:
+        """The manner's tasks and "static" in the video, the manner's tasks after."""
+        return self.stages + 1, self.stages
+
+    def entries_passed(self) -> int:
+        return self.stage  # "static" is held until the restaging: never passed here
 
     def advance(self) -> None:
         if self.stage < self.stages and self.stage_done(self.stage):
@@ -998,7 +984,7 @@ class InsertPeg(_Imitation):
 
     TASK = "InsertPeg"
 
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+    def sample_layout(self) -> dict[str, Any]:
         return upstream_dict(self.TASK, self.episode_seed, self.difficulty)
 
     def build(self) -> None:
@@ -1072,8 +1058,23 @@ class InsertPeg(_Imitation):
     def reset_task_events(self) -> None:
         self.insert_step: int | None = None  # the last step the insertion check held
         self.success_at: int | None = None
+        self.stage = 0  # this phase's pick (1) and insertion (2) checks passed
         if self.phase == "video":
             self.video_inserted = False
+
+    def phase_entries(self) -> tuple[int, int]:
+        return 2, 2
+
+    def entries_passed(self) -> int:
+        return self.stage
+
+    def follow_stage(self, grasp: Any, insert: Any) -> None:
+        """The pick entry (``is_A_pickup_notB``), then the insertion's (``self.insert_step``
+        set at this step)."""
+        if self.stage == 0 and self.picked_up(grasp, insert):
+            self.stage = 1
+        elif self.stage == 1 and self.insert_step == self.t:
+            self.stage = 2
 
     def mark_hole(self) -> None:
         """Upstream ``step()``: the box's marker, red for 20 steps after an insertion."""
@@ -1088,6 +1089,7 @@ class InsertPeg(_Imitation):
         if self.inserted(insert, grasp, self.direction):
             self.insert_step = self.t
             self.video_inserted = True
+        self.follow_stage(grasp, insert)
         self.mark_hole()
 
     def tick_exec(self) -> None:
@@ -1096,6 +1098,7 @@ class InsertPeg(_Imitation):
             self.insert_step = self.t
             if self.success_at is None:
                 self.success_at = self.t + SUCCESS_DELAY
+        self.follow_stage(grasp, insert)
         self.mark_hole()
         if self.picked_up(insert, grasp):
             self.failure_reason = "picked up the peg by the other end"

@@ -175,8 +175,8 @@ class _Permanence(RobommeEnv):
     GOAL_HEAD: ClassVar[str] = "watch the video carefully"
 
     # -- layout ----------------------------------------------------------------------------
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
-        """Upstream's layout of this seed and difficulty (the numpy ``rng`` is not used)."""
+    def sample_layout(self) -> dict[str, Any]:
+        """Upstream's layout of this seed and difficulty."""
         up = upstream_layout(self.TASK, self.episode_seed, self.difficulty, recovery=self.recovery)
         params = dict(up.params)
         picks = int(params["pick_times"])
@@ -265,6 +265,7 @@ class _Permanence(RobommeEnv):
     def reset_events(self) -> None:
         self.task_list = self.entries()
         self.stage = 0  # sequential_task_check's index into the task list
+        self.examined = 0  # the entry its last step checked (RoboMME's online subgoal)
         self.static_from = 0  # static_check's first timestep (set by the reset's evaluate)
         self.unpressed = list(self.BUTTONS)  # is_any_button_pressed_removelist's list
         self.partners: list[str | None] = [None] * int(self.layout.get("swap_times", 0))
@@ -314,11 +315,15 @@ class _Permanence(RobommeEnv):
         lifted = [b for b in self.bins if b != e.target and self.bin_picked(b)]
         return f"lifted {lifted[0]} during '{e.name}'" if lifted else None
 
+    def online_entry(self) -> int | None:
+        return self.examined
+
     def advance(self) -> None:
         """One step of ``sequential_task_check``: the current entry's failure, else its check."""
         if self.stage >= len(self.task_list) or self.failure_reason is not None:
             return
         e = self.task_list[self.stage]
+        self.examined = self.stage
         reason = self.entry_failure(e)
         if reason is not None:
             self.failure_reason = reason

@@ -127,6 +127,7 @@ class TaskList:
     env: Any
     entries: list[Entry]
     index: int = 0
+    examined: int = 0  # the entry the last update checked (RoboMME's online subgoal)
     failed: str | None = None
     _static_from: int | None = None
 
@@ -150,6 +151,7 @@ class TaskList:
         entry = self.current
         if entry is None:
             return
+        self.examined = self.index
         if entry.fail is not None and entry.fail():
             self.failed = self.failed or f"failed during {entry.name!r}"
             return
@@ -311,22 +313,10 @@ def reachable_yaw(env: Any, point: np.ndarray, dz: float, yaw: float) -> float:
     """``yaw``, or the first of its quarter turns and 15-30 degree neighbours for which a screw
     motion from the arm's current joints reaches ``top_grasp(point, yaw, dz)`` (``yaw`` when
     none does: the executor then reports the failure)."""
-    from dataforge.manip.planner import ArmPlanner, PlanningFailed
-
-    planner = getattr(env, "_reference_planner", None)
-    if planner is None:
-        planner = env._reference_planner = ArmPlanner(env)
-    qpos = env.agent.robot.get_qpos()[0].cpu().numpy().astype(np.float64)
-    arm = getattr(env.agent.controller.controllers.get("arm"), "_target_qpos", None)
-    if arm is not None:  # the executor plans from the last commanded arm joints
-        qpos[: planner.dof] = arm[0].cpu().numpy()[: planner.dof]
     steps = (0.0, np.pi / 2, -np.pi / 2, np.pi, np.pi / 12, -np.pi / 12, np.pi / 6, -np.pi / 6)
     for d in steps:
-        try:
-            planner.plan(qpos, top_grasp(point, yaw + d, dz))
-        except PlanningFailed:
-            continue
-        return yaw + d
+        if env.chain_reaches([top_grasp(point, yaw + d, dz)]):
+            return yaw + d
     return yaw
 
 
@@ -400,7 +390,7 @@ class _Upstream(RobommeEnv):
 
     SUITE = "Reference"
 
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+    def sample_layout(self) -> dict[str, Any]:
         return upstream_scene(self)
 
     @property
@@ -445,6 +435,9 @@ class _Upstream(RobommeEnv):
     def check(self) -> tuple[bool, str | None]:
         return self.tasks.completed and self.tasks.failed is None, self.tasks.failed
 
+    def online_entry(self) -> int | None:
+        return self.tasks.examined
+
 
 # ---------------------------------------------------------------------------------------------
 class PickHighlight(_Upstream):
@@ -463,7 +456,7 @@ class PickHighlight(_Upstream):
     HIGHLIGHT = (10, 100)  # PickHighlight.step: highlight_obj(start_step=10, end_step=100)
     DISK_RADIUS, DISK_HALF = 0.05, 0.001  # statechange.py::highlight_obj
 
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+    def sample_layout(self) -> dict[str, Any]:
         return upstream_scene(self)
 
     def build(self) -> None:
@@ -604,7 +597,7 @@ class VideoRepick(_Upstream):
     VIDEO = True
     SWAP_STEPS, SWAP_LANE = 50, 0.07
 
-    def sample_layout(self, rng: np.random.Generator) -> dict[str, Any]:
+    def sample_layout(self) -> dict[str, Any]:
         return upstream_scene(self)
 
     def build(self) -> None:

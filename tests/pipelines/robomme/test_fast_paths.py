@@ -30,7 +30,8 @@ def test_state_reader_is_get_state_bit_for_bit(task: str, make_env) -> None:
         assert got.dtype == np.float32
         np.testing.assert_array_equal(got, expected)
         arm = q0 + rng.normal(0, 0.05, 7)
-        env.step(np.concatenate([arm, [1.0 if k < 6 else -1.0]]).astype(np.float32))
+        grip = [1.0 if k < 6 else -1.0] if base.has_gripper else []  # PatternLock: the stick
+        env.step(np.concatenate([arm, grip]).astype(np.float32))
     # The robot moved: the comparison covered changing articulation and velocity entries.
     assert np.abs(reader.read() - expected).max() > 1e-3
 

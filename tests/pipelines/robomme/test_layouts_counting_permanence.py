@@ -9,13 +9,12 @@ from upstream envs made with ``robomme_failure_recovery=True``.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
+from robommehelpers import FIXTURE, upstream_fixture
 
 torch = pytest.importorskip("torch", reason="upstream layouts need torch")
 pytest.importorskip("trimesh", reason="upstream obstacle boxes need trimesh")
@@ -23,7 +22,6 @@ pytest.importorskip("trimesh", reason="upstream obstacle boxes need trimesh")
 from dataforge.pipelines.robomme import placement as pl  # noqa: E402
 from dataforge.pipelines.robomme.layouts import UpstreamLayout, upstream_layout  # noqa: E402
 
-FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_initial.json.gz"
 TASKS = (
     "PickXtimes",
     "BinFill",
@@ -153,19 +151,15 @@ def _record_errors(rec: dict[str, Any], layout: UpstreamLayout) -> list[str]:
 
 @pytest.fixture(scope="module")
 def fixture_data() -> dict[str, Any]:
+    """``{"header", "records"}`` of the upstream fixture (skips while it is not recorded)."""
     if not FIXTURE.exists():
         pytest.skip(f"{FIXTURE.name} not recorded yet (made from the upstream envs)")
-    with gzip.open(FIXTURE, "rt") as fh:
-        data = json.load(fh)
-    by_task: dict[str, list[dict[str, Any]]] = {}
-    for rec in data["records"]:
-        by_task.setdefault(rec["task"], []).append(rec)
-    return {"header": data["header"], "by_task": by_task}
+    return upstream_fixture()
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_layout_matches_upstream_fixture(task: str, fixture_data: dict[str, Any]) -> None:
-    records = fixture_data["by_task"].get(task, [])
+    records = [rec for rec in fixture_data["records"] if rec["task"] == task]
     if not records:
         pytest.skip(f"no {task} records in the fixture")
     # the recorder passes the harness's recovery kwargs for metadata episodes 0-5 (header)

@@ -5,14 +5,11 @@ which in these tasks only add the pick-index draw after every layout draw)."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
+from robommehelpers import FIXTURE, upstream_fixture
 
 pytest.importorskip("torch")
 pytest.importorskip("trimesh")
@@ -24,7 +21,6 @@ from dataforge.pipelines.robomme.layouts import (
     upstream_layout,
 )
 
-FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_initial.json.gz"
 IMITATION = ("MoveCube", "InsertPeg", "PatternLock", "RouteStick")
 REFERENCE = ("PickHighlight", "VideoRepick", "VideoPlaceButton", "VideoPlaceOrder")
 SCENE_ACTORS = {"table-workspace", "ground"}  # TableSceneBuilder, not part of a layout
@@ -33,16 +29,11 @@ POS_TOL = 1e-3  # m
 ANGLE_TOL = 0.01  # rad
 
 
-@cache
-def _records() -> dict[str, list[dict[str, Any]]]:
+def _records(task: str) -> list[dict[str, Any]]:
+    """The fixture's records of ``task`` (skips while the fixture is not recorded)."""
     if not FIXTURE.exists():
         pytest.skip(f"fixture {FIXTURE.name} not recorded yet")
-    with gzip.open(FIXTURE, "rt") as fh:
-        data = json.load(fh)
-    out: dict[str, list[dict[str, Any]]] = {}
-    for record in data["records"]:
-        out.setdefault(record["task"], []).append(record)
-    return out
+    return [record for record in upstream_fixture()["records"] if record["task"] == task]
 
 
 def _angle(q1: list[float], q2: list[float]) -> float:
@@ -81,7 +72,7 @@ def _record_errors(record: dict[str, Any], ours: UpstreamLayout) -> list[str]:
 
 @pytest.mark.parametrize("task", IMITATION + REFERENCE)
 def test_layouts_match_upstream_fixture(task: str) -> None:
-    records = _records().get(task)
+    records = _records(task)
     assert records, f"no {task} records in the fixture"
     failures = {}
     for record in records:
@@ -167,7 +158,7 @@ def _param_pairs(task: str, p: dict[str, Any], a: dict[str, Any]) -> list[tuple[
 @pytest.mark.parametrize("task", IMITATION + REFERENCE)
 def test_task_params_match_upstream_fixture(task: str) -> None:
     failures = {}
-    for record in _records()[task]:
+    for record in _records(task):
         params = upstream_layout(task, record["seed"], record["difficulty"]).params
         bad = [pair for pair in _param_pairs(task, params, record["attrs"]) if pair[0] != pair[1]]
         if bad:
@@ -181,7 +172,7 @@ def test_recovery_pick_matches_upstream_fixture(task: str) -> None:
     (``fail_grasp_task_index``) equals ours with ``recovery=True``, and the layout is unchanged."""
     fn = reference.LAYOUTS[task]
     checked = 0
-    for record in _records()[task]:
+    for record in _records(task):
         expected = record["attrs"].get("fail_grasp_task_index")
         if expected is None:
             continue

@@ -24,6 +24,7 @@ from robommehelpers import upstream_record as record  # noqa: E402
 
 from dataforge.manip.executor import CLOSED, OPEN, Executor, Subgoal, TaskFailed, Waypoint  # noqa: E402
 from dataforge.pipelines.robomme import skills  # noqa: E402
+from dataforge.pipelines.robomme.episode import step_subgoals  # noqa: E402
 
 TASKS = ("PickXtimes", "BinFill", "SwingXtimes", "StopCube")
 EPISODES = range(8)  # per task: the recovery episodes 0-5 and two plain ones
@@ -169,6 +170,14 @@ def test_oracle_succeeds_on_released_episodes(make: Any, task: str, episode: int
     assert [s["simple"] for s in rec.subgoals] == b.task_names()
     assert b.checker.complete
     assert_segments_are_scene_actors(b, rec.subgoals)
+    # the online view is the entry the check examined at each step (RoboMME's rule): it
+    # moves on the step after the entry's check passes, ahead of the planner or with it
+    planner, online = step_subgoals(rec)
+    assert len(rec.online) == len(rec) and online[-1] == len(rec.subgoals) - 1
+    assert np.all(np.diff(online) >= 0) and set(np.unique(online - planner)) <= {0, 1}
+    for k, sg in enumerate(rec.subgoals[:-1]):
+        moved = int(np.argmax(online > k))
+        assert sg["start"] < moved <= rec.subgoals[k + 1]["start"], (k, sg["simple"])
     pixelled = [s["segment"] for s in rec.subgoals if PIXEL.search(s["grounded"])]
     assert pixelled[-1] == ["target" if task == "StopCube" else "button"]
     if task == "BinFill":  # counted, and taken away to upstream's (10, 10, 0)

@@ -25,7 +25,7 @@ from dataforge.manip.executor import Executor, Subgoal, TaskFailed  # noqa: E402
 
 TASKS = ("MoveCube", "InsertPeg", "PatternLock", "RouteStick")
 CHOICES = Path(__file__).parents[3] / "templates" / "robomme" / "multi_choice.json"
-ROBOTS = ("panda_wristcam", "panda_stick")  # ours is panda_wristcam for every task
+ROBOTS = ("panda_wristcam", "panda_stick")
 EPISODES = range(8)  # val records checked per task
 PIXEL = re.compile(r"<(\d+), (\d+)>")
 PIXEL_AT = re.compile(r" at <\d+, \d+>")
@@ -37,11 +37,16 @@ def records(task: str, episodes: range = EPISODES) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("task", TASKS)
 def test_scene_matches_upstream(make: Any, task: str) -> None:
-    """Every upstream actor and articulation (the robot aside) is built under its upstream
-    name and placed at the released initial pose (1 mm, 0.01 rad)."""
+    """Every upstream actor and articulation is built under its upstream name and placed at
+    the released initial pose (1 mm, 0.01 rad); the robot is upstream's (``panda_stick``, 7
+    joints, for the stick tasks) at its start joints."""
     for rec in records(task):
         env = make(task, rec["difficulty"], rec["seed"])
         scene = env.unwrapped.scene
+        (robot,) = [name for name in rec["articulations"] if name in ROBOTS]
+        assert robot in scene.articulations, (robot, list(scene.articulations))
+        qpos = scene.articulations[robot].get_qpos()[0].cpu().numpy()
+        np.testing.assert_allclose(qpos, rec["articulations"][robot]["qpos"], atol=0.01)
         ours = [name for name in scene.actors if name in rec["actors"]]
         assert ours == list(rec["actors"]), "upstream's build order"
         for name, pose in rec["actors"].items():
@@ -246,12 +251,68 @@ def test_patternlock_highlights_last_40_steps(make: Any) -> None:
     assert low_steps and reached.keys() >= set(base.path)
 
 
-def test_stick_follows_tcp(make: Any) -> None:
+def test_stick_robot_is_gripperless_as_upstream(make: Any) -> None:
+    """PatternLock and RouteStick run on ``panda_stick`` (7 joints, TCP at the stick's tip):
+    the env takes 7-value actions; the executor records them with RoboMME's -1 pad whatever
+    the waypoints' gripper command; the writer stores zero finger states (closed), as
+    RoboMME's writer does for its stick robot."""
+    from types import SimpleNamespace
+
+    from dataforge.manip.executor import OPEN, Waypoint
+    from dataforge.pipelines.robomme.episode import Pass1, episode_arrays
+
     rec = record("RouteStick", 0)
     env = make("RouteStick", rec["difficulty"], rec["seed"])
     base = env.unwrapped
-    q = base.agent.robot.get_qpos()[0].cpu().numpy()
-    env.step(np.concatenate([q[:7], [-1.0]]))
-    np.testing.assert_allclose(
-        base.stick.pose.p[0].cpu().numpy(), base.agent.tcp.pose.p[0].cpu().numpy(), atol=1e-6
-    )
+    assert not base.has_gripper and base.agent.robot.get_qpos().shape == (1, 7)
+    assert "camera_link" in base.agent.robot.links_map  # the fork's wrist camera mount
+    tcp = base.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
+    np.testing.assert_allclose(base.tip(), tcp[:3])
+    low = tcp.copy()
+    low[2] -= 0.05
+    ex = Executor(env)
+    ex.run_waypoint(Waypoint(low, OPEN, hold=3))  # an "open" command: no gripper to open
+    recd = ex.rec
+    assert len(recd) > 5
+    actions = np.asarray(recd.joint_action)
+    assert actions.shape[1] == 8 and np.all(actions[:, 7] == -1.0)
+    assert np.asarray(recd.eef_action)[:, 7].tolist() == [-1.0] * len(recd)
+    assert np.asarray(recd.qpos).shape[1] == 7
+    assert abs(base.tip()[2] - low[2]) < 0.005  # the 7 values drove the arm
+    n = len(recd)
+    cam = SimpleNamespace(
+        rgb=np.zeros((n, 4, 4, 3), np.uint8), depth=np.zeros((n, 4, 4, 1), np.int16),
+        extrinsic=np.zeros((n, 3, 4), np.float32), intrinsic=np.eye(3, dtype=np.float32),
+    )  # fmt: skip
+    recd.subgoals.append({"start": 0, "end": n})
+    recd.final_state = recd.state[-1]
+    arrays = episode_arrays(Pass1(rec["seed"], recd, [], {}), {"f": cam, "w": cam}, "f", "w")
+    assert np.array_equal(arrays["gripper_state"], np.zeros((n, 2), np.float32))
+    assert arrays["is_gripper_close"].all()
+    assert arrays["joint_state"].shape == (n, 7)
+
+
+@pytest.mark.slow
+def test_stick_wrist_camera_sees_the_stick() -> None:
+    """The stick robot's ``hand_camera`` renders from ``camera_link``; the stick (grey, from
+    the hand down) fills the bottom-middle of its image, as in RoboMME's wrist videos."""
+    from dataforge.pipelines.robomme.env import WRIST_CAMERA
+    from dataforge.pipelines.robomme.sim import make_env
+
+    rec = record("PatternLock", 0)
+    env = make_env("PatternLock", rec["difficulty"], render=True, size=64)
+    try:
+        obs, _ = env.reset(seed=rec["seed"])
+        base = env.unwrapped
+        cam = base.scene.sensors[WRIST_CAMERA]
+        mount = base.agent.robot.links_map["camera_link"].pose.raw_pose[0].cpu().numpy()
+        pose = cam.camera.global_pose.raw_pose[0].cpu().numpy()
+        np.testing.assert_allclose(pose, mount, atol=1e-5)
+        rgb = obs["sensor_data"][WRIST_CAMERA]["rgb"][0].cpu().numpy()
+        depth = obs["sensor_data"][WRIST_CAMERA]["depth"][0].cpu().numpy()[..., 0]
+        assert rgb.shape == (64, 64, 3) and rgb.std() > 10
+        # the stick: a few centimetres from the lens, below the image centre
+        assert depth[40:, 24:40].min() < 150  # mm
+        assert np.median(depth[:20]) > 300  # the table far below
+    finally:
+        env.close()
