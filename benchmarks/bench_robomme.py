@@ -28,7 +28,8 @@ def raw_camera_rate(task: str, difficulty: str, seed: int, size: int, steps: int
     env = make_env(task, difficulty, render=True, size=size)
     env.reset(seed=seed)
     hold = env.unwrapped.agent.robot.get_qpos()[0, :7].cpu().numpy()
-    action = np.concatenate([hold, [1.0]]).astype(np.float32)
+    grip = [1.0] if env.unwrapped.has_gripper else []  # the stick robot takes the 7 joints
+    action = np.concatenate([hold, grip]).astype(np.float32)
     env.step(action)
     t = time.perf_counter()
     for _ in range(steps):

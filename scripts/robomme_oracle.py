@@ -83,7 +83,8 @@ def main() -> None:
                         frames = run_pass2(spec, sparse(run, args.render_every), CAMERAS, 32)
                         n = len(range(1, len(run.recording.state), args.render_every)) + 1
                         assert len(frames[FRONT_CAMERA].rgb) == n
-                    steps.append(len(run.recording))
+                    spans = run.recording.subgoals  # the recorded steps (no NO RECORD ones)
+                    steps.append(sum(sg["end"] - sg["start"] for sg in spans if sg["record"]))
             laid = args.episodes - unplaceable
             cells.append(
                 f"{len(steps)}/{laid}" + (f" (+{unplaceable} no layout)" if unplaceable else "")

@@ -98,12 +98,15 @@ def stick_urdf() -> str:
     )
     end = srdf.rindex("</robot>")
     srdf = srdf[:end] + pairs + srdf[end:]
-    digest = hashlib.sha256((urdf + srdf).encode()).hexdigest()[:12]
-    path = _cache_dir() / f"panda_stick_wristcam_{digest}.urdf"
+    # one folder per ManiSkill install (the mesh links point into it) and file contents
+    digest = hashlib.sha256(f"{_PANDA_DIR}\n{urdf}\n{srdf}".encode()).hexdigest()[:16]
+    path = _cache_dir() / digest / "panda_stick_wristcam.urdf"
+    path.parent.mkdir(parents=True, exist_ok=True)
     for meshes in _MESH_DIRS:  # the URDF's relative mesh paths, for SAPIEN and mplib alike
         link = path.parent / meshes
+        if link.is_symlink() and not link.exists():  # its install was removed and remade
+            link.unlink()
         if not link.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(FileExistsError):  # another worker made it
                 link.symlink_to(_PANDA_DIR / meshes, target_is_directory=True)
     _write_once(path.with_suffix(".srdf"), srdf)

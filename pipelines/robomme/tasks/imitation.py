@@ -39,6 +39,7 @@ from dataforge.manip.planner import PlanningFailed
 from dataforge.pipelines.robomme import assets, objects, skills
 from dataforge.pipelines.robomme.env import PARK_Z, RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
+from dataforge.pipelines.robomme.placement import obb2d_intersect
 from dataforge.pipelines.robomme.robots import STICK_ROBOT
 
 NUDGES = (0.0, 0.0005, -0.0005, 0.001, -0.001, 0.0015)
@@ -198,6 +199,12 @@ def angle_px(env: Any, point: np.ndarray) -> str:
     """``<row, col>``: the front-camera pixel of ``point``, as upstream fills a ``<>``."""
     row, col = pixel_of(env, point)
     return f"<{row}, {col}>"
+
+
+def _rot2(yaw: float) -> np.ndarray:
+    """The 2-D rotation by ``yaw`` (its columns: the turned x and y axes)."""
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.array([[c, -s], [s, c]])
 
 
 def pose_of(pose7: Sequence[float]) -> sapien.Pose:
@@ -940,6 +947,13 @@ INSERT_DEPTH = 0.02  # the oracle stops the inserted link's centre this far shor
 # cannot reach that far) ...
 PRE_INSERTS = (0.15, 0.1, 0.07)
 PRE_INSERT_UP = 0.15  # ... and this high above the hole
+HAND_HALF_XY = (0.032 + 0.004, 0.104 + 0.004)  # panda_hand's collision mesh (+4 mm), TCP frame
+BOX_HALF_XY = (0.05, 0.04)  # assets.box_with_hole: half depth along x, outer half along y
+GRASP_SHIFTS = (0.0, 0.005, -0.005, 0.01, -0.01, 0.015, -0.015)  # along the grasped link
+GRASP_TURNS = (0.0, 0.1, -0.1, 0.2, -0.2)  # yaw off the link's (rad)
+FINGER_OUT = 0.04 + 0.013  # an open finger's centre from the TCP, along the closing axis
+FINGER_HALF_XY = (0.0105 + 0.002, 0.0132 + 0.002)  # finger.stl's footprint (+2 mm)
+LINK_HALF_XY = (PEG_L / 2, PEG_R)  # a peg link: 5 cm long, 2 cm square
 INSERT_Z = 0.04  # the box's centre height (box_with_hole at z = radius * 4)
 INSERT_RETREAT = 0.05  # insert_peg: back off 5 cm along the axis after the insertion
 SUCCESS_DELAY = 3  # InsertPeg.evaluate: success at end_steps + 3
@@ -1144,9 +1158,7 @@ class InsertPeg(_Imitation):
         """``grasp_and_lift_peg_side``: above the grasped link at 0.2 m, down onto its centre
         (TCP x along the peg), close, lift to 0.2 m."""
         link = self.link(self.pegs[0], self.ends[0])
-        p = self.pos(link)
-        p[2] = max(p[2], PEG_R)
-        yaw = objects.actor_yaw(link)
+        p, yaw = self.grasp_point(link)
         return [
             Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
             Waypoint(objects.top_grasp(np.array([p[0], p[1], PEG_LIFT]), yaw), OPEN),
@@ -1155,6 +1167,40 @@ class InsertPeg(_Imitation):
             Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
             Waypoint(objects.top_grasp(np.array([p[0], p[1], PEG_LIFT]), yaw), CLOSED),
         ]
+
+    def grasp_point(self, link: Any) -> tuple[np.ndarray, float]:
+        """The grasp point and yaw: the link's centre and its yaw (upstream's grasp), or the
+        nearest of the points up to 1.5 cm along the link and yaws up to 0.2 rad off where the
+        hand keeps off the box and the open fingers off the other links. The box is 8 cm tall
+        and the hand's underside 3.7 cm above the fingertips' centre: a hand over the box, or
+        a finger set down on a neighbouring peg, stops the grasp on the peg's top edge, where
+        the peg then slips out (upstream grasps the centre wherever the neighbours are)."""
+        p = self.pos(link)
+        p[2] = max(p[2], PEG_R)
+        yaw = objects.actor_yaw(link)
+        axis = np.array([np.cos(yaw), np.sin(yaw)])  # along the link; the fingers close across
+        box = self.pos(self.box)
+        obstacles = [(box[:2], _rot2(objects.actor_yaw(self.box)), np.array(BOX_HALF_XY))]
+        fingers_off = [
+            (self.pos(ln)[:2], _rot2(objects.actor_yaw(ln)), np.array(LINK_HALF_XY))
+            for peg in self.pegs
+            for ln in peg.links
+            if ln is not link
+        ]
+        for _cost, s, turn in sorted(
+            (abs(s) / 0.01 + abs(turn) / 0.1, s, turn) for s in GRASP_SHIFTS for turn in GRASP_TURNS
+        ):
+            xy = p[:2] + s * axis
+            rot = _rot2(yaw + turn)
+            hand = (xy, rot, np.array(HAND_HALF_XY))
+            fingers = [(xy + side * FINGER_OUT * rot[:, 1], rot, np.array(FINGER_HALF_XY))
+                       for side in (1.0, -1.0)]  # fmt: skip
+            if any(obb2d_intersect(hand, o) for o in obstacles) or any(
+                obb2d_intersect(f, o) for f in fingers for o in fingers_off
+            ):
+                continue
+            return np.array([xy[0], xy[1], p[2]]), yaw + turn
+        return p, yaw
 
     def held_offset(self) -> tuple[np.ndarray, np.ndarray]:
         """The inserted link's centre and the peg's direction (grasped -> inserted link), both
