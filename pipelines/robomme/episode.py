@@ -153,13 +153,16 @@ def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) 
 
 
 def segment_ids(env: Any) -> dict[str, set[int]]:
-    """Segmentation ids by name: an actor's own; an articulation's, all its links'."""
+    """Segmentation ids by name: an actor's own; an articulation's, all its links'; one link's
+    as ``<articulation>/<link>`` (RoboMME's segments name a button's cap, a peg's link)."""
     ids: dict[str, set[int]] = {}
     for actor in env.scene.actors.values():
         ids.setdefault(actor.name, set()).add(int(actor._objs[0].per_scene_id))
     for art in env.scene.articulations.values():
-        for link in art.links:
-            ids.setdefault(art.name, set()).add(int(link._objs[0].entity.per_scene_id))
+        for key, link in art.links_map.items():
+            link_id = int(link._objs[0].entity.per_scene_id)
+            ids.setdefault(art.name, set()).add(link_id)
+            ids[f"{art.name}/{key}"] = {link_id}
     return ids
 
 

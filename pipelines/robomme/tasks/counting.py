@@ -54,6 +54,9 @@ CUBE_RADIUS = assets.CUBE_HALF * np.sqrt(2)  # ... obstacles' footprint radii
 BUTTON_RADIUS = assets.BUTTON_BASE_HALF[0] * np.sqrt(2)
 
 
+CAP_SEGMENT = "button/button_cap"  # upstream's ``segment`` of a press: the cap link
+
+
 # -- the task list and its sequential check -----------------------------------------------------
 @dataclass
 class _Task:
@@ -180,7 +183,7 @@ class _Counting(RobommeEnv):
             solve=self.press,
             fail=fail,
             anchor=self.cap_point,
-            actor="button",
+            actor=CAP_SEGMENT,
         )
 
     def task_names(self) -> list[str]:
@@ -872,7 +875,7 @@ class StopCube(_Counting):
                 done=self.hovering,
                 solve=self.hover,
                 anchor=self.cap_point,
-                actor="button",
+                actor=CAP_SEGMENT,
             )
         ]
         for point in self.checkpoints():

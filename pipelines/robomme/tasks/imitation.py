@@ -908,10 +908,10 @@ class MoveCube(_Imitation):
         ]
 
     def segment_names(self) -> list[list[str]]:
-        """Upstream's ``segment`` of each task (the peg's grasped link: the peg)."""
+        """Upstream's ``segment`` of each task (the peg: its grasped link, the tail)."""
         cube, goal = self.cube.name, self.goal_site.name
         if self.manner == "peg_push":
-            return [[self.peg.name], [cube, goal]]
+            return [[f"{self.peg.name}/peg_tail"], [cube, goal]]
         if self.manner == "gripper_push":
             return [[cube, goal]]
         return [[cube], [goal]]
@@ -1269,7 +1269,7 @@ class InsertPeg(_Imitation):
                 self.grasp_waypoints(),
                 video=video,
                 choice="pick up the peg by grasping one end",
-                segment=[self.pegs[0].name],
+                segment=[f"{self.pegs[0].name}/peg_{self.ends[0]}"],  # the grasped link
             )
             wps = self.insert_waypoints()
             yield self.subgoal(

@@ -286,6 +286,10 @@ class _Permanence(RobommeEnv):
             return False
         return self.t - self.static_from >= steps
 
+    def segment_name(self, e: Entry) -> str:
+        """Upstream's ``segment`` of an entry: the bin, or the pressed button's cap link."""
+        return f"{e.target}/{CAP_LINK}" if e.target in self.buttons else e.target
+
     def button_pressed(self, name: str) -> bool:
         return assets.button_depth(self.buttons[name]) > assets.BUTTON_PRESSED_M
 
@@ -476,7 +480,7 @@ class _Permanence(RobommeEnv):
                 self.waypoints(e, bool(presses) and k == presses[-1]),
                 video=e.kind == "static",
                 choice=e.choice,
-                segment=(e.target,) if "<>" in e.segment else (),
+                segment=(self.segment_name(e),) if "<>" in e.segment else (),
             )
 
 

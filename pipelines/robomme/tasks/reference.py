@@ -424,7 +424,7 @@ class _Upstream(RobommeEnv):
         waypoints = skills.press_spring_button(self.button)
         return subgoal(
             self, name, segment, self.cap, waypoints, choice=choice, video=video,
-            names=(self.button.name,),
+            names=(f"{self.button.name}/button_cap",),  # upstream: the cap link
         )  # fmt: skip
 
     def read_start_tcp(self) -> None:

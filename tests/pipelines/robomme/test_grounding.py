@@ -4,8 +4,11 @@ the simple text where one is out of view, the projected point kept for choice_ac
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import dfhelpers
 import numpy as np
+import pytest
 
 from dataforge.pipelines.robomme.episode import choice_action, ground_subgoals
 
@@ -45,3 +48,18 @@ def test_an_actor_out_of_view_gives_the_simple_text() -> None:
     assert sgs[0]["grounded"] == "pick up the cube"
     doc = json.loads(choice_action({**sgs[0], "choice": ""}, []))
     assert doc == {"choice": "", "point": [1, 1]}
+
+
+@pytest.mark.slow
+@dfhelpers.needs_maniskill()
+def test_segment_ids_name_links_of_articulations(make: Any) -> None:
+    """``<articulation>/<link>`` names one link (RoboMME's segment of a press is the button's
+    cap, of a peg pick the grasped link); the articulation's name covers all its links."""
+    from dataforge.pipelines.robomme.episode import segment_ids
+
+    b = make("PickXtimes", "easy", 1000).unwrapped
+    ids = segment_ids(b)
+    cap, base = ids["button/button_cap"], ids["button/button_base"]
+    assert len(cap) == len(base) == 1 and cap != base
+    assert ids["button"] == cap | base
+    assert all(len(v) == 1 for k, v in ids.items() if k in b.scene.actors)

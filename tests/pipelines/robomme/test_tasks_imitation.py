@@ -124,7 +124,9 @@ def test_oracle_succeeds_with_upstream_subgoals(make: Any, task: str, episode: i
     recorded = [n for n in rec["attrs"]["task_list"] if n != "NO RECORD"]
     assert [sg["simple"] for sg in stored] == recorded
     options = {label for label, _ in json.loads(CHOICES.read_text())[task]}
-    names = set(base.scene.actors) | set(base.scene.articulations)
+    from dataforge.pipelines.robomme.episode import segment_ids
+
+    names = set(segment_ids(base))  # actors, articulations and their links (a peg's link)
     for sg in stored:
         # each pixel names the actor (articulation) whose pixels pass 2 averages
         assert len(sg["segment"]) == len(PIXEL.findall(sg["grounded"])), sg

@@ -154,7 +154,8 @@ def test_oracle_succeeds_with_upstreams_texts(make: Any, task: str, episode: int
         if "<>" in e.segment:
             assert re.fullmatch(re.escape(e.segment).replace("<>", r"<\d+, \d+>"), s["grounded"])
             # upstream's ``segment``: the bin picked, or the button pressed (its cap link)
-            assert s["segment"] == [e.target] and e.target in names
+            want = f"{e.target}/button_cap" if e.kind == "press" else e.target
+            assert s["segment"] == [want] and want in names
         else:
             assert s["grounded"] == e.segment and s["segment"] == []
     last = b.bins[b.layout["goal_bins"][-1]]

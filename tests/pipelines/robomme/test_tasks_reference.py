@@ -82,7 +82,9 @@ def check_common(b: Any, out: Any, rec: dict[str, Any]) -> None:
     flags = [s["video"] for s in out.subgoals]
     assert any(flags) == b.VIDEO and flags == sorted(flags, reverse=True)
     options = {c["action"] for c in choices(b.TASK)} | {""}
-    names = set(b.actors) | {b.button.name}
+    from dataforge.pipelines.robomme.episode import segment_ids
+
+    names = set(segment_ids(b))  # actors, articulations and their links (the button's cap)
     for s in out.subgoals:  # every <> filled with a pixel; choices among the task's options
         assert "<>" not in s["grounded"]
         # each pixel names the actor whose pixels pass 2 averages (upstream's ``segment``)
