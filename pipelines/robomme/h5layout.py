@@ -22,6 +22,7 @@ import h5py
 import numpy as np
 
 from dataforge.pipelines.robomme.episode import choice_action, multi_choices
+from dataforge.pipelines.robomme.suites import STICK_TASKS
 
 OBS_FIELDS = (
     "front_rgb", "wrist_rgb", "front_depth", "wrist_depth", "joint_state", "eef_state",
@@ -66,6 +67,8 @@ def write_episode(f: h5py.File, ep: Any) -> None:
     }
     choice = [choice_action(sg, meta["choices"]) for sg in subgoals]
     planner, online = arrays["subgoal"], arrays["subgoal_online"]
+    if meta["task"] in STICK_TASKS:  # RoboMME writes the stick robot's fingers as np.zeros(2)
+        arrays["gripper_state"] = arrays["gripper_state"].astype(np.float64)
     for t in range(len(planner)):
         step = g.create_group(f"timestep_{t}", track_order=True)
         obs = step.create_group("obs")

@@ -22,6 +22,8 @@ TASK_SUITES = {
     "RouteStick": "Imitation",
 }
 TASKS = tuple(TASK_SUITES)
+# The tasks RoboMME runs on its gripperless ``panda_stick`` (RecordWrapper's ``_STICK_IDS``)
+STICK_TASKS = ("PatternLock", "RouteStick")
 # Average steps per episode (paper Table 1), for comparison in `dataforge stats`.
 PAPER_AVG_STEPS = {
     "PickXtimes": 538, "BinFill": 604, "SwingXtimes": 435, "StopCube": 317,

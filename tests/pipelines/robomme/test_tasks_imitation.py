@@ -318,3 +318,31 @@ def test_stick_wrist_camera_sees_the_stick() -> None:
         assert np.median(depth[:20]) > 300  # the table far below
     finally:
         env.close()
+
+
+@pytest.mark.slow
+def test_stick_episode_is_written_as_upstream(tmp_path: Path) -> None:
+    """A generated PatternLock episode, read from its ``record_dataset_PatternLock.h5`` as
+    RoboMME's replay tool does: the joint action is the 7 joints and the -1 pad, the finger
+    state float64 zeros (RoboMME's ``np.zeros(2)``), the gripper "closed", and the wrist camera
+    on the stick robot sees something."""
+    import h5py
+
+    out = tmp_path / "ds"
+    r = dfhelpers.run_cli(
+        "robomme", "generate", "--tasks", "PatternLock", "--episodes-per-task", "1",
+        "--size", "32", "--format", "hdf5", "--workers", "1", "--out", str(out), "--quiet",
+        timeout=900,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out / "record_dataset_PatternLock.h5", "r") as f:
+        ep = f["episode_0"]
+        steps = [ep[f"timestep_{t}"] for t in range(len([k for k in ep if k.startswith("time")]))]
+        grip = np.array([s["obs/gripper_state"][()] for s in steps])
+        assert steps[0]["obs/gripper_state"].dtype == np.float64 and not grip.any()
+        assert all(bool(s["obs/is_gripper_close"][()]) for s in steps)
+        actions = np.array([s["action/joint_action"][()] for s in steps])
+        assert actions.shape[1] == 8 and np.all(actions[:, 7] == -1.0)
+        assert np.ptp(actions[:, :7], axis=0).max() > 0.1  # the arm moved
+        wrist = np.array([s["obs/wrist_rgb"][()] for s in steps[:: max(1, len(steps) // 8)]])
+        assert wrist.shape[1:] == (32, 32, 3) and wrist.std() > 5
