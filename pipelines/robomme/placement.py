@@ -401,11 +401,16 @@ def point_obb2d_distance(point: np.ndarray, obb: Obb2D) -> float:
     return float(np.linalg.norm(point - closest))
 
 
+def rot2(yaw: float) -> np.ndarray:
+    """The 2-D rotation by ``yaw``: its columns are the turned x and y axes (an
+    :data:`Obb2D`'s ``axes``)."""
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.array([[c, -s], [s, c]], dtype=np.float64)
+
+
 def _cube_candidate_obb2d(x: float, y: float, half: float, yaw: float) -> Obb2D:
     """The candidate cube's square, rotated by ``yaw`` (``_build_new_cube_obb2d``)."""
-    cos_y, sin_y = np.cos(yaw), np.sin(yaw)
-    axes = np.array([[cos_y, -sin_y], [sin_y, cos_y]], dtype=np.float64)
-    return np.array([x, y], dtype=np.float64), axes, np.array([half, half], dtype=np.float64)
+    return np.array([x, y], dtype=np.float64), rot2(yaw), np.array([half, half], dtype=np.float64)
 
 
 # --------------------------------------------------------------------------------------------

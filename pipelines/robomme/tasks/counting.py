@@ -30,7 +30,7 @@ from dataforge.manip.rotations import quat_mul, yaw_quat
 from dataforge.pipelines.robomme import assets, skills
 from dataforge.pipelines.robomme.env import FRONT_SIZE, RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.objects import DOWN, actor_yaw, grasp_yaw
-from dataforge.pipelines.robomme.placement import PlacementError
+from dataforge.pipelines.robomme.placement import PlacementError, rot2
 from dataforge.pipelines.robomme.recovery import MISS_M, xy_signs
 
 # utils/subgoal_language.py::get_subgoal_with_index (index 0 -> "first")
@@ -506,8 +506,7 @@ class BinFill(_Counting):
         """The board rim's obstacle points (it never moves)."""
         mid = (assets.BOARD_SIDE + assets.BOARD_HOLE) / 4  # the rim's centre line
         width = (assets.BOARD_SIDE - assets.BOARD_HOLE) / 4
-        yaw = actor_yaw(self.board)
-        rot = np.array([[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]])
+        rot = rot2(actor_yaw(self.board))
         s = np.linspace(-mid, mid, 10)
         line = [
             *((x, y) for x in (-mid, mid) for y in s),

@@ -39,7 +39,7 @@ from dataforge.manip.planner import PlanningFailed
 from dataforge.pipelines.robomme import assets, objects, skills
 from dataforge.pipelines.robomme.env import PARK_Z, RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
-from dataforge.pipelines.robomme.placement import obb2d_intersect
+from dataforge.pipelines.robomme.placement import obb2d_intersect, rot2
 from dataforge.pipelines.robomme.robots import STICK_ROBOT
 
 NUDGES = (0.0, 0.0005, -0.0005, 0.001, -0.001, 0.0015)
@@ -199,12 +199,6 @@ def angle_px(env: Any, point: np.ndarray) -> str:
     """``<row, col>``: the front-camera pixel of ``point``, as upstream fills a ``<>``."""
     row, col = pixel_of(env, point)
     return f"<{row}, {col}>"
-
-
-def _rot2(yaw: float) -> np.ndarray:
-    """The 2-D rotation by ``yaw`` (its columns: the turned x and y axes)."""
-    c, s = np.cos(yaw), np.sin(yaw)
-    return np.array([[c, -s], [s, c]])
 
 
 def pose_of(pose7: Sequence[float]) -> sapien.Pose:
@@ -1180,9 +1174,9 @@ class InsertPeg(_Imitation):
         yaw = objects.actor_yaw(link)
         axis = np.array([np.cos(yaw), np.sin(yaw)])  # along the link; the fingers close across
         box = self.pos(self.box)
-        obstacles = [(box[:2], _rot2(objects.actor_yaw(self.box)), np.array(BOX_HALF_XY))]
+        obstacles = [(box[:2], rot2(objects.actor_yaw(self.box)), np.array(BOX_HALF_XY))]
         fingers_off = [
-            (self.pos(ln)[:2], _rot2(objects.actor_yaw(ln)), np.array(LINK_HALF_XY))
+            (self.pos(ln)[:2], rot2(objects.actor_yaw(ln)), np.array(LINK_HALF_XY))
             for peg in self.pegs
             for ln in peg.links
             if ln is not link
@@ -1191,7 +1185,7 @@ class InsertPeg(_Imitation):
             (abs(s) / 0.01 + abs(turn) / 0.1, s, turn) for s in GRASP_SHIFTS for turn in GRASP_TURNS
         ):
             xy = p[:2] + s * axis
-            rot = _rot2(yaw + turn)
+            rot = rot2(yaw + turn)
             hand = (xy, rot, np.array(HAND_HALF_XY))
             fingers = [(xy + side * FINGER_OUT * rot[:, 1], rot, np.array(FINGER_HALF_XY))
                        for side in (1.0, -1.0)]  # fmt: skip
