@@ -41,6 +41,7 @@ from dataforge.manip.executor import Subgoal
 from dataforge.manip.grasp import GraspSensor
 from dataforge.manip.planner import ArmPlanner, PlanningFailed
 from dataforge.pipelines.robomme.robots import ARM_ROBOT, STICK_ROBOT
+from dataforge.pipelines.robomme.suites import STICK_TASKS
 
 DIFFICULTIES = ("easy", "medium", "hard")
 FRONT_CAMERA = "front_camera"
@@ -61,7 +62,6 @@ TABLE_Z = 0.0
 
 
 class RobommeEnv(BaseEnv):
-    ROBOT: ClassVar[str] = ARM_ROBOT  # PatternLock and RouteStick: the gripperless stick
     SUPPORTED_ROBOTS: ClassVar = [ARM_ROBOT, STICK_ROBOT]
     TASK: ClassVar[str] = ""
     SUITE: ClassVar[str] = ""
@@ -80,7 +80,7 @@ class RobommeEnv(BaseEnv):
         self._parked = 0
         self._grasp: GraspSensor | None = None
         self.state_dim = 0
-        kwargs.setdefault("robot_uids", self.ROBOT)
+        kwargs.setdefault("robot_uids", ARM_ROBOT if self.has_gripper else STICK_ROBOT)
         kwargs.setdefault("control_mode", "pd_joint_pos")
         kwargs.setdefault("sim_backend", "cpu")
         kwargs.setdefault("render_backend", "cpu")
@@ -203,7 +203,8 @@ class RobommeEnv(BaseEnv):
 
     @property
     def has_gripper(self) -> bool:
-        return self.ROBOT != STICK_ROBOT
+        """False for the tasks RoboMME runs on its gripperless stick robot."""
+        return self.TASK not in STICK_TASKS
 
     def is_grasping(self, actor: Any) -> bool:
         """ManiSkill's ``Panda.is_grasping`` (both fingers press on ``actor``), computed once

@@ -40,7 +40,6 @@ from dataforge.pipelines.robomme import assets, objects, skills
 from dataforge.pipelines.robomme.env import PARK_Z, RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
 from dataforge.pipelines.robomme.placement import obb2d_intersect, rot2
-from dataforge.pipelines.robomme.robots import STICK_ROBOT
 
 NUDGES = (0.0, 0.0005, -0.0005, 0.001, -0.001, 0.0015)
 START_TCP = np.array([-0.0605, 0.0, 0.5211])  # the TCP at env.START_QPOS (panda_wristcam)
@@ -268,7 +267,6 @@ class _StickTask(_Imitation):
     Execution: the path must be followed from its first target; reaching a target other than
     the expected one and the previous one (1 cm, z < 0.1: ``_wrong_button_touch``) fails."""
 
-    ROBOT = STICK_ROBOT
     joint_vel_scale = 0.3  # upstream's stick planner: PandaStickMotionPlanningSolver(0.3)
     REACH_R = 0.01  # the highlight's reach radius
     STRONG_RESET = 30  # solve_strong_reset: steps the reset action is held
