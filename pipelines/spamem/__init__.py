@@ -3,7 +3,7 @@ captured from 16 views per state. See ``generate.py`` for inputs, seeds, outputs
 invariants, and docs/spamem.md.
 """
 
-from dataforge.pipelines.spamem.config import SpamemConfig
+from dataforge.pipelines.spamem.config import SpamemConfig, TasksConfig
 from dataforge.registry import Example, InputLocation, Pipeline, register
 
 PIPELINE = register(
@@ -28,5 +28,24 @@ PIPELINE = register(
             "generate --houses 2 --room-spec kitchen --sequences-per-house 2 --steps 2 "
             "--views-per-step 4 --resolution 64x48"
         ),
+    )
+)
+
+TASKS = register(
+    Pipeline(
+        name="spamem-tasks",
+        summary="SpaMEM question sets (L1-L3, short/long, RGB/RGB-D) with computed answers",
+        config=TasksConfig,
+        build_job="dataforge.pipelines.spamem.tasks:build_job",
+        cli="dataforge.pipelines.spamem.cli:spamem_tasks",
+        checks="dataforge.pipelines.spamem.tasks_checks",
+        extra="procthor",
+        listed=False,  # its command is 'dataforge spamem tasks DIR'
+        inputs=(
+            InputLocation(
+                "sequences", "The SpaMEM sequences dataset to question (dataforge spamem generate)."
+            ),
+        ),
+        tiny=Example("generate", upstream=(("sequences", "spamem"),)),
     )
 )

@@ -138,3 +138,82 @@ class SpamemConfig(PipelineConfig):
     @property
     def house_indices(self) -> range:
         return range(*self.houses)
+
+
+LEVEL_CHOICES = (1, 2, 3)
+
+
+def parse_levels(text: str) -> tuple[int, ...]:
+    """``1,2,3`` -> ``(1, 2, 3)``."""
+    try:
+        levels = sorted({int(x) for x in str(text).split(",") if x.strip()})
+    except ValueError:
+        raise UsageError(f"--levels takes a list of 1, 2, 3 (e.g. 1,3), got {text!r}") from None
+    if not levels or any(v not in LEVEL_CHOICES for v in levels):
+        raise UsageError(f"--levels takes a list of 1, 2, 3 (e.g. 1,3), got {text!r}")
+    return tuple(levels)
+
+
+def show_levels(value: tuple[int, ...]) -> str:
+    return ",".join(str(v) for v in value)
+
+
+STREAM_HEIGHTS = ("standing", "crouching")
+
+
+def parse_stream_view(text: str) -> tuple[float, str]:
+    """``0:standing`` -> ``(0.0, "standing")``."""
+    az, _, height = str(text).partition(":")
+    try:
+        azimuth = float(az)
+    except ValueError:
+        azimuth = -1.0
+    if not (0 <= azimuth < 360) or height not in STREAM_HEIGHTS:
+        raise UsageError(
+            f"--stream-view takes AZIMUTH:HEIGHT with HEIGHT standing or crouching "
+            f"(e.g. 0:standing), got {text!r}"
+        )
+    return azimuth, height
+
+
+def show_stream_view(value: tuple[float, str]) -> str:
+    return f"{value[0]:g}:{value[1]}"
+
+
+@dataclass(frozen=True)
+class TasksConfig(PipelineConfig):
+    levels: tuple[int, ...] = option(
+        LEVEL_CHOICES,
+        "Levels: L1 static perception (step 0), L2 text-conditioned and L3 visual-conditioned "
+        "memory.",
+        parse=parse_levels,
+        show=show_levels,
+        metavar="1,2,3",
+    )
+    horizon: str = option(
+        "both",
+        "L2/L3 probing: short (a query after every step over t-1 -> t), long (queries at the "
+        "last step over 0..T) or both.",
+        choices=("short", "long", "both"),
+    )
+    modality: str = option(
+        "both",
+        "rgb, rgbd (each frame with its depth) or both: separate question files.",
+        choices=("rgb", "rgbd", "both"),
+    )
+    stream_view: tuple[float, str] = option(
+        (0.0, "standing"),
+        "The view of every step that forms the L2/L3 observations: AZIMUTH:HEIGHT (one of the "
+        "dataset's azimuths; standing or crouching).",
+        parse=parse_stream_view,
+        show=show_stream_view,
+        metavar="AZIMUTH:HEIGHT",
+    )
+
+    @property
+    def horizons(self) -> tuple[str, ...]:
+        return ("short", "long") if self.horizon == "both" else (self.horizon,)
+
+    @property
+    def modalities(self) -> tuple[str, ...]:
+        return ("rgb", "rgbd") if self.modality == "both" else (self.modality,)

@@ -1,0 +1,170 @@
+"""Reference answers for a question set (``dataforge spamem baseline``): what a model must beat.
+
+- ``oracle``: the ground truth (scores perfectly: the scorer's self-test).
+- ``prior``: procthor's receptacle co-occurrence statistics (``receptacles.json``: how likely an
+  object type is on a receptacle type), never the images or the history: the likeliest types
+  for the receptacle a question names, one object where one is asked for, and the whole window
+  for a lifespan.
+- ``blind``: per task, the most frequent answer of the question set (for boxes the per-task
+  median box, for distances the median distance), so a benchmark whose answers cluster on one
+  value shows it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import UsageError
+from dataforge.pipelines.spamem import qa
+
+KINDS = ("oracle", "prior", "blind")
+PRIOR_SET = 3  # types the prior names for a receptacle's contents
+PRIOR_PRESENT = 0.3  # an object type counts as present where its co-occurrence is at least this
+
+
+def answers(questions: Sequence[Mapping[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """One prediction record per question (ids in question order)."""
+    if kind not in KINDS:
+        raise UsageError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind == "oracle":
+        pick = lambda q: q["answer"]  # noqa: E731
+    elif kind == "prior":
+        pick = Prior().answer
+    else:
+        pick = Blind(questions).answer
+    out = []
+    for q in questions:
+        a = qa.canonical(q["answer_type"], pick(q))
+        out.append({"id": q["id"], "answer": a, "error": None, "raw": None})
+    return out
+
+
+def _window(q: Mapping[str, Any]) -> tuple[int, int]:
+    a, b = q["context"].get("window", [q["step"], q["step"]])
+    return int(a), int(b)
+
+
+class Prior:
+    def __init__(self) -> None:
+        from dataforge.world.assets import load_catalogue
+
+        self.catalogue = load_catalogue()
+        self._cache: dict[str, list[tuple[str, float]]] = {}
+
+    def ranked(self, receptacle: Mapping[str, Any] | None) -> list[tuple[str, float]]:
+        """(object type, p) for the receptacle, likeliest first (a sub-receptacle without
+        statistics takes its furniture's, as the generator's planner does)."""
+        if receptacle is None:
+            return []
+        for t in (receptacle.get("type"), receptacle.get("parent_type")):
+            if not t:
+                continue
+            if t not in self._cache:
+                try:
+                    pairs = self.catalogue.receptacle_pairs(t)
+                except Exception:  # a type the catalogue does not know
+                    pairs = {}
+                self._cache[t] = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))
+            if self._cache[t]:
+                return self._cache[t]
+        return []
+
+    def answer(self, q: Mapping[str, Any]) -> Any:
+        ctx, task, kind = q["context"], q["task"], q["answer_type"]
+        recs = ctx.get("receptacles") or [ctx.get("receptacle")]
+        if kind == "set":
+            n = 1 if task.startswith(("SED", "CSR")) else PRIOR_SET
+            return sorted({t for r in recs for t, _ in self.ranked(r)[:n]})
+        if kind == "count":
+            ranked = self.ranked(ctx.get("receptacle"))
+            if task == "IC":
+                return int(dict(ranked).get(ctx["category"], 0.0) >= PRIOR_PRESENT)
+            return sum(1 for _, p in ranked if p >= PRIOR_PRESENT)
+        if kind == "boxes":
+            w, h = ctx.get("image_size", [0, 0])
+            box = ctx.get("receptacle_box") or [w // 4, h // 4, 3 * w // 4, 3 * h // 4]
+            return [box]
+        if kind == "distances":
+            r = float(ctx.get("camera_radius_m", 1.5))
+            return {label: r for label in q.get("labels", [])}
+        if kind == "neighbours":
+            return {label: "left" for label in q.get("labels", [])[: qa.K_NEIGHBOURS]}
+        if kind == "interval":
+            a, b = _window(q)
+            return {"first": a, "last": b}
+        if kind == "sequence":
+            r = ctx.get("receptacle") or {}
+            return [r["type"]] if r.get("type") else []
+        raise ValueError(kind)
+
+
+class Blind:
+    """Per task, the most frequent answer (ties: the first in JSON order)."""
+
+    def __init__(self, questions: Iterable[Mapping[str, Any]]) -> None:
+        by_task: dict[str, list[Mapping[str, Any]]] = {}
+        for q in questions:
+            by_task.setdefault(q["task"], []).append(q)
+        self.mode: dict[str, Any] = {}
+        for task, qs in by_task.items():
+            kind = qa.TASKS[task].answer_type
+            if kind == "boxes":
+                boxes = [b for q in qs for b in q["answer"]]
+                self.mode[task] = (
+                    [np.median(np.array(boxes), axis=0).round().tolist()] if boxes else []
+                )
+            elif kind == "distances":
+                d = [v for q in qs for v in q["answer"].values()]
+                self.mode[task] = float(np.median(d)) if d else 1.0
+            elif kind == "neighbours":
+                dirs = Counter(v for q in qs for v in q["answer"].values())
+                self.mode[task] = _most_common(dirs) if dirs else "left"
+            elif kind == "interval":
+                offs = Counter(
+                    json.dumps(
+                        [q["answer"]["first"] - _window(q)[0], q["answer"]["last"] - _window(q)[0]]
+                    )
+                    for q in qs
+                )
+                self.mode[task] = json.loads(_most_common(offs))
+            else:
+                values = Counter(json.dumps(q["answer"], sort_keys=True) for q in qs)
+                self.mode[task] = json.loads(_most_common(values))
+
+    def answer(self, q: Mapping[str, Any]) -> Any:
+        m, kind = self.mode[q["task"]], q["answer_type"]
+        if kind == "distances":
+            return {label: m for label in q.get("labels", [])}
+        if kind == "neighbours":
+            return {label: m for label in q.get("labels", [])[: qa.K_NEIGHBOURS]}
+        if kind == "interval":
+            a, b = _window(q)
+            return {"first": min(a + m[0], b), "last": min(max(a + m[1], a + m[0]), b)}
+        return m
+
+
+def _most_common(c: Counter[str]) -> str:
+    top = max(c.values())
+    return min(k for k, v in c.items() if v == top)
+
+
+def run_baseline(tasks_dir: str, *, kind: str, out: str, tasks: str | None) -> int:
+    """Write the ``kind`` baseline's predictions for TASKS_DIR's questions to ``out`` (JSONL,
+    atomically); returns how many."""
+    from pathlib import Path
+
+    from dataforge.pipelines.spamem.records import check_tasks, load_questions
+    from dataforge.store.atomic import atomic_write_bytes
+
+    wanted = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    check_tasks(wanted)
+    questions = load_questions(tasks_dir, wanted)
+    preds = answers(questions, kind)
+    text = "".join(json.dumps(p, sort_keys=True, allow_nan=False) + "\n" for p in preds)
+    atomic_write_bytes(Path(out), text.encode())
+    return len(preds)

@@ -1,0 +1,500 @@
+"""``dataforge spamem evaluate``: ask a vision-language model, served by any OpenAI-compatible
+server (vLLM serving InternVL, LLaVA, Qwen-VL, ...), the questions of a tasks directory and write
+its answers as prediction records (``qa.py``) for ``spamem score``.
+
+One chat request per question: the system message ``templates/spamem/eval_system.txt``, then one
+user message holding, for each distinct frame (dataset, episode, step, view) in the question's
+order, a text part ``Frame t=<step>`` (the time stamp of paper §3.4) and the frame as a PNG
+``image_url`` part (``data:image/png;base64,...``), followed by the question's prompt.
+
+Images:
+
+- RGB: the stored colour image, as is.
+- Depth: an 8-bit grey image where near is bright, ``255 * (1 - min(d, 10 m) / 10 m)`` rounded
+  (:data:`DEPTH_FAR_M`); 0 (no measurement) is black, as is everything at 10 m or beyond.
+- RGB-D (a frame referenced both as rgb and as depth): ONE image, the RGB on the left and the
+  depth (grey, as above, repeated over three channels) on the right: twice as wide.
+- ``--max-images K``: a question with more frames keeps K of them spread uniformly over its
+  sequence, always the first and the last (the current observation); the kept frames keep their
+  true time stamps.
+
+The answer is the ``"answer"`` of the last JSON object of the reply (after ``<think>`` blocks),
+lightly coerced (a count "3" or 3.0 -> 3, a single name -> [name], [a, b] -> an interval, a single
+box -> [box], names stripped of surrounding blanks), then checked with ``qa.check_answer`` and
+written in ``qa.canonical`` form. An unusable reply is written as ``answer: null`` with
+``error: "malformed: ..."`` (scored as wrong). A question whose requests all failed (timeouts,
+lost connections, HTTP errors) is not written, so rerunning the same command resumes with it.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import DataforgeError, DatasetError, UsageError
+from dataforge.llm.answers import AnswerError, parse_json_answer, strip_reasoning
+from dataforge.llm.client import ChatClient, LLMError, LLMSettings, LLMTimeout, LLMUnavailable
+from dataforge.pipelines.spamem import qa
+from dataforge.pipelines.spamem.records import load_questions
+from dataforge.progress import make_progress
+from dataforge.store import open_dataset
+from dataforge.store.reader import Dataset
+
+DEPTH_FAR_M = 10.0
+"""Depth images: ``255 * (1 - min(d, DEPTH_FAR_M) / DEPTH_FAR_M)``, near is bright, 0 = black."""
+RAW_LIMIT = 2000
+"""Characters of the model's reply kept in a prediction record's ``raw``."""
+RETRY_BACKOFF_S = 1.0
+"""Wait before retry n (0-based): ``RETRY_BACKOFF_S * 2**n`` seconds."""
+IMAGE_CACHE = 128
+"""Encoded frames kept in memory (questions of one sequence share most of their frames)."""
+SERVER_HINT = "start one (docs/llm.md) or check --llm-url"
+_ANSWER_SCHEMA = {"type": "object", "required": ["answer"]}
+
+
+@dataclass(frozen=True)
+class FrameGroup:
+    """One image of a question: a view of a captured state, with the modalities it shows."""
+
+    dataset: str
+    episode: str
+    step: int
+    view: int
+    rgb: bool
+    depth: bool
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    total: int  # questions selected
+    answered: int  # written with a well-formed answer
+    malformed: int  # written with answer null
+    skipped: int  # already in --out
+    failed: int  # no answer from the server: not written
+    out: str
+
+    def line(self) -> str:
+        return (
+            f"spamem evaluate: {self.total} questions: {self.answered} answered, "
+            f"{self.malformed} malformed, {self.skipped} skipped (already in {self.out}), "
+            f"{self.failed} failed"
+        )
+
+
+# -- questions --------------------------------------------------------------------------------
+
+
+def frame_groups(frames: Sequence[Mapping[str, Any]]) -> list[FrameGroup]:
+    """One group per distinct (dataset, episode, step, view), in the order frames name them."""
+    order: dict[tuple[str, str, int, int], set[str]] = {}
+    for f in frames:
+        key = (f["dataset"], f["episode"], int(f["step"]), int(f["view"]))
+        order.setdefault(key, set()).add(f["modality"])
+    return [FrameGroup(*key, "rgb" in mods, "depth" in mods) for key, mods in order.items()]
+
+
+def spread(n: int, k: int | None) -> list[int]:
+    """``k`` of ``range(n)`` spread uniformly, always with the first and the last; all when
+    ``k`` is None or at least ``n``."""
+    if k is None or n <= k:
+        return list(range(n))
+    if k == 1:
+        return [n - 1]
+    return [round(i * (n - 1) / (k - 1)) for i in range(k)]
+
+
+# -- images -----------------------------------------------------------------------------------
+
+
+def depth_to_grey(depth_mm: np.ndarray) -> np.ndarray:
+    """uint16 millimetres -> uint8 grey, near bright (see :data:`DEPTH_FAR_M`), 0 -> black."""
+    metres = np.minimum(depth_mm.astype(np.float64) / 1000.0, DEPTH_FAR_M)
+    grey = np.rint(255.0 * (1.0 - metres / DEPTH_FAR_M))
+    grey[depth_mm == 0] = 0
+    return grey.astype(np.uint8)
+
+
+def _png_base64(pixels: np.ndarray) -> str:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, format="PNG")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+class FrameSource:
+    """Reads frames of the sequences datasets the questions name: each dataset opened once,
+    reads serialised per dataset (the reader's shard cache is not thread-safe), encoded images
+    cached."""
+
+    def __init__(self, tasks_dir: Path, data_root: Path | None = None) -> None:
+        self.tasks_dir = tasks_dir
+        self.data_root = data_root
+        self._lock = threading.Lock()
+        self._datasets: dict[str, tuple[Dataset, threading.Lock]] = {}
+        self.image = lru_cache(maxsize=IMAGE_CACHE)(self._image)
+
+    def path_of(self, ref: str) -> Path:
+        """Where a frame's ``dataset`` is: with ``data_root``, that dataset itself or the one of
+        the same name inside it; else an absolute path, a path relative to the tasks dir, or an
+        input location the tasks dir's manifest records (``inputs.locations``, as ``spamem
+        tasks`` writes: ``"sequences"``)."""
+        if self.data_root is not None:
+            if (self.data_root / "manifest.json").is_file():
+                return self.data_root
+            return self.data_root / Path(ref).name
+        p = Path(ref)
+        if p.is_absolute() or (self.tasks_dir / p).exists():
+            return p if p.is_absolute() else self.tasks_dir / p
+        located = self._locations().get(ref)
+        return Path(located) if isinstance(located, str) else self.tasks_dir / p
+
+    def _locations(self) -> dict[str, Any]:
+        try:
+            manifest = json.loads((self.tasks_dir / "manifest.json").read_text("utf-8"))
+            return dict(manifest["inputs"]["locations"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return {}
+
+    def dataset(self, ref: str) -> tuple[Dataset, threading.Lock]:
+        with self._lock:
+            if ref not in self._datasets:
+                path = self.path_of(ref)
+                try:
+                    ds = open_dataset(path)
+                except DatasetError as exc:
+                    hint = "" if self.data_root else " (moved? pass --data-root)"
+                    raise DatasetError(f"frames' dataset {ref!r}: {exc}{hint}") from None
+                self._datasets[ref] = (ds, threading.Lock())
+            return self._datasets[ref]
+
+    def _image(self, group: FrameGroup) -> str:
+        ds, lock = self.dataset(group.dataset)
+        with lock:
+            try:
+                ep = ds[group.episode]
+            except KeyError:
+                raise DatasetError(f"no episode {group.episode!r} in {ds.root}") from None
+            per_state = int(ep.metadata["views_per_state"])
+            row = group.step * per_state + group.view
+            if not (0 <= group.view < per_state and 0 <= row < len(ep["rgb"])):
+                raise DatasetError(
+                    f"{ds.root} {group.episode}: no step {group.step} view {group.view}"
+                )
+            rgb = ep["rgb"][row] if group.rgb else None
+            depth = ep["depth"][row] if group.depth else None
+        if depth is None:
+            assert rgb is not None
+            return _png_base64(np.ascontiguousarray(rgb[..., :3]))
+        grey = depth_to_grey(depth)
+        if rgb is None:
+            return _png_base64(grey)
+        side = np.concatenate([rgb[..., :3], np.repeat(grey[..., None], 3, axis=2)], axis=1)
+        return _png_base64(np.ascontiguousarray(side))
+
+    def close(self) -> None:
+        with self._lock:
+            for ds, _ in self._datasets.values():
+                ds.close()
+            self._datasets.clear()
+
+
+@lru_cache(maxsize=1)
+def system_prompt() -> str:
+    return (resources.files("dataforge.templates") / "spamem" / "eval_system.txt").read_text(
+        "utf-8"
+    )
+
+
+def build_messages(
+    question: Mapping[str, Any], frames: FrameSource, max_images: int | None = None
+) -> list[dict[str, Any]]:
+    """The chat messages of one question (system, then one user message with the images)."""
+    groups = frame_groups(question["frames"])
+    parts: list[dict[str, Any]] = []
+    for i in spread(len(groups), max_images):
+        g = groups[i]
+        parts.append({"type": "text", "text": f"Frame t={g.step}"})
+        url = f"data:image/png;base64,{frames.image(g)}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    parts.append({"type": "text", "text": question["prompt"]})
+    return [
+        {"role": "system", "content": system_prompt()},
+        {"role": "user", "content": parts},
+    ]
+
+
+# -- answers ----------------------------------------------------------------------------------
+
+
+def _as_int(v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            v = float(v.strip())
+        except ValueError:
+            return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _name(v: Any) -> Any:
+    return v.strip() if isinstance(v, str) else v
+
+
+def coerce(answer_type: str, value: Any) -> Any:
+    """Forgive the usual near misses of a model's answer (see the module docstring)."""
+    if answer_type in ("set", "sequence"):
+        if isinstance(value, str):
+            value = [value]
+        return [_name(v) for v in value] if isinstance(value, list) else value
+    if answer_type == "count":
+        return _as_int(value)
+    if answer_type == "interval":
+        if isinstance(value, list) and len(value) == 2:
+            value = {"first": value[0], "last": value[1]}
+        if isinstance(value, dict):
+            return {k: _as_int(v) for k, v in value.items()}
+        return value
+    if answer_type == "boxes":
+        one_box = isinstance(value, list) and len(value) == 4
+        return [value] if one_box and not any(isinstance(b, list) for b in value) else value
+    if answer_type == "distances" and isinstance(value, dict):
+        return {_name(k): v for k, v in value.items()}
+    if answer_type == "neighbours" and isinstance(value, dict):
+        return {_name(k): _name(v).lower() if isinstance(v, str) else v for k, v in value.items()}
+    return value
+
+
+def parse_prediction(answer_type: str, text: str) -> tuple[Any, str | None]:
+    """(canonical answer, None), or (None, "malformed: <reason>")."""
+    body = strip_reasoning(text or "")
+    if not body:
+        return None, "malformed: " + ("only reasoning, no answer" if text.strip() else "empty")
+    try:
+        obj = parse_json_answer(body, _ANSWER_SCHEMA)
+    except AnswerError as exc:
+        if exc.kind == "schema":
+            return None, 'malformed: no JSON object with an "answer" key'
+        reason = str(exc).removeprefix("Your answer ").rstrip(".")
+        return None, f"malformed: {reason}"
+    value = coerce(answer_type, obj["answer"])
+    try:
+        problem = qa.check_answer(answer_type, value)
+        if problem is None:
+            return qa.canonical(answer_type, value), None
+    except (OverflowError, ValueError, TypeError) as exc:  # e.g. a 400-digit integer
+        problem = f"unusable number: {type(exc).__name__}"
+    return None, f"malformed: {problem}"
+
+
+def prediction(question: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """The prediction record of one reply."""
+    answer, error = parse_prediction(question["answer_type"], text)
+    return {"id": question["id"], "answer": answer, "error": error, "raw": text[:RAW_LIMIT]}
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def load_done(out: Path) -> set[str]:
+    """The ids already answered in ``out``. Lines that are not prediction records (a torn last
+    line after a crash) are dropped: the file is rewritten atomically without them."""
+    if not out.exists():
+        return set()
+    raw = out.read_bytes().decode("utf-8", "replace")
+    kept: list[str] = []
+    done: set[str] = set()
+    for line in raw.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        ok = isinstance(rec, dict) and isinstance(rec.get("id"), str) and "answer" in rec
+        if ok and rec["id"] not in done:
+            done.add(rec["id"])
+            kept.append(line)
+    text = "".join(f"{line}\n" for line in kept)
+    if text != raw:
+        tmp = out.with_name(out.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+    return done
+
+
+class RateGate:
+    """At most ``rate`` request starts per second over all threads (None: no limit)."""
+
+    def __init__(self, rate: float | None) -> None:
+        self.interval = 1.0 / rate if rate else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        if not self.interval:
+            return
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            time.sleep(start - now)
+
+
+def _retryable(exc: LLMError) -> bool:
+    if isinstance(exc, LLMTimeout | LLMUnavailable):
+        return True
+    status = getattr(exc.__cause__, "status_code", None)
+    return status is None or status >= 500  # HTTP 4xx: the same request fails again
+
+
+def _server_gone(exc: LLMError) -> bool:
+    return isinstance(exc, LLMUnavailable) and str(exc).startswith("no LLM server")
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+def run_evaluate(
+    tasks_dir: str | Path,
+    *,
+    settings: LLMSettings,
+    out: str | Path,
+    max_images: int | None = None,
+    tasks: Sequence[str] | None = None,
+    workers: int = 1,
+    rate: float | None = None,
+    retries: int = 2,
+    data_root: str | Path | None = None,
+    quiet: bool = False,
+) -> EvalSummary:
+    """Answer the questions of ``tasks_dir`` not yet in ``out`` with the model of ``settings``,
+    appending one prediction record per question to ``out``. Raises a one-line
+    :class:`DataforgeError` when the server is down (before any work) or when some questions got
+    no answer (after the others were written)."""
+    tasks_dir, out = Path(tasks_dir), Path(out)
+    if max_images is not None and max_images < 1:
+        raise UsageError(f"--max-images must be >= 1, got {max_images}")
+    if workers < 1 or retries < 0 or (rate is not None and rate <= 0):
+        raise UsageError("--workers must be >= 1, --retries >= 0 and --rate > 0")
+    questions = load_questions(tasks_dir, tasks)
+    if not questions:
+        raise UsageError(
+            f"no questions in {tasks_dir / qa.QUESTIONS_DIR}"
+            + (f" for tasks {', '.join(tasks)}" if tasks else "")
+        )
+    frames = FrameSource(tasks_dir, Path(data_root) if data_root is not None else None)
+    for ref in sorted({f["dataset"] for q in questions for f in q["frames"]}):
+        frames.dataset(ref)  # a missing dataset fails here, in one line
+    client = ChatClient(settings, hint=SERVER_HINT)
+    try:
+        client.check()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        done = load_done(out)
+        todo = [q for q in questions if q["id"] not in done]
+        return _answer_all(
+            questions,
+            todo,
+            client,
+            frames,
+            out,
+            max_images,
+            workers,
+            RateGate(rate),
+            retries,
+            quiet,
+        )
+    finally:
+        client.close()
+        frames.close()
+
+
+def _answer_all(
+    questions: list[dict[str, Any]],
+    todo: list[dict[str, Any]],
+    client: ChatClient,
+    frames: FrameSource,
+    out: Path,
+    max_images: int | None,
+    workers: int,
+    gate: RateGate,
+    retries: int,
+    quiet: bool,
+) -> EvalSummary:
+    lock = threading.Lock()
+    stop = threading.Event()
+    counts = {"answered": 0, "malformed": 0, "failed": 0}
+    last_error: list[str] = []
+
+    def ask(question: dict[str, Any], fh: Any, progress: Any) -> None:
+        if stop.is_set():  # the server went away: don't wait out every question's retries
+            with lock:
+                counts["failed"] += 1
+                progress.advance()
+            return
+        messages = build_messages(question, frames, max_images)
+        text: str | None = None
+        error: LLMError | None = None
+        for attempt in range(retries + 1):
+            gate.wait()
+            try:
+                text = client.chat(messages).text
+                break
+            except LLMError as exc:
+                error = exc
+                if not _retryable(exc) or attempt == retries:
+                    break
+                time.sleep(RETRY_BACKOFF_S * 2**attempt)
+        with lock:
+            if text is None:
+                counts["failed"] += 1
+                last_error[:] = [str(error)]
+                if error is not None and _server_gone(error):
+                    stop.set()
+            else:
+                rec = prediction(question, text)
+                counts["malformed" if rec["error"] else "answered"] += 1
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                fh.flush()
+            progress.advance(question["id"])
+
+    skipped = len(questions) - len(todo)
+    with open(out, "a", encoding="utf-8") as fh, make_progress(quiet) as progress:
+        progress.start("spamem evaluate", len(questions), skipped)
+        if workers == 1:
+            for q in todo:
+                ask(q, fh, progress)
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                futures = [pool.submit(ask, q, fh, progress) for q in todo]
+                try:
+                    for future in futures:
+                        future.result()
+                except BaseException:  # a bug or a broken dataset: stop soon, keep what's written
+                    for future in futures:
+                        future.cancel()
+                    raise
+    summary = EvalSummary(len(questions), skipped=skipped, out=str(out), **counts)
+    if summary.failed:
+        raise DataforgeError(
+            f"{summary.failed} of {len(todo)} questions got no answer from "
+            f"{client.settings.url} (last error: {last_error[0] if last_error else 'none'}); "
+            "rerun the same command to resume"
+        )
+    return summary

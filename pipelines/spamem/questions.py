@@ -1,0 +1,513 @@
+"""SpaMEM questions of one sequence, every answer computed from the logged world graphs, masks,
+depths and boxes (never from a model). Formats and tasks: :mod:`.qa`; wording:
+``templates/spamem/questions.json``; the rules per task: docs/spamem.md ("Tasks").
+
+- L1 (step 0): one topology cluster per receptacle: the objects visible on it (mask at least
+  :data:`~.sequence_view.VISIBLE_SHARE` of the image) in the step-0 view that sees most of them.
+- L2 / L3: short-term queries after every step t (window t-1..t; CSR accumulates over 0..t),
+  long-term queries at T (window 0..T), about the receptacles and objects the actions touched.
+  L2 and L3 ask the same questions with the same answers (paper §3.4); only the history differs:
+  L2 gets the text history of steps 0..q-1 and the current frame q, L3 the frames 0..q of the
+  stream view with their steps.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from dataforge.pipelines.spamem import qa
+from dataforge.pipelines.spamem.sequence_view import SequenceView
+
+_FIELD = re.compile(r"\{([a-z_]+)\}")
+
+
+@functools.lru_cache(maxsize=1)
+def templates() -> dict[str, Any]:
+    path = resources.files("dataforge.templates") / "spamem" / "questions.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def fill(text: str, **fields: Any) -> str:
+    """``{name}`` placeholders filled from ``fields`` (JSON braces in the text stay as they are)."""
+    return _FIELD.sub(
+        lambda m: str(fields[m.group(1)]) if m.group(1) in fields else m.group(0), text
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    levels: tuple[int, ...]
+    horizons: tuple[str, ...]
+    modalities: tuple[str, ...]
+    stream_view: tuple[float, str]  # azimuth (deg), standing | crouching
+    dataset: str  # the sequences dataset, relative to the tasks directory
+
+
+@dataclass
+class Draft:
+    """A question before it is expanded over levels and modalities."""
+
+    task: str
+    horizon: str
+    step: int  # the query step (0 for L1)
+    key: str  # unique within (sequence, task, horizon)
+    fields: dict[str, Any]
+    answer: Any
+    context: dict[str, Any]
+    labels: list[str] | None = None
+    frames: list[tuple[int, int]] | None = None  # L1: (step, view)
+
+
+class Builder:
+    def __init__(
+        self,
+        seq: SequenceView,
+        settings: Settings,
+        rng: np.random.Generator,
+        spawnable: Sequence[str],
+    ) -> None:
+        self.seq = seq
+        self.settings = settings
+        self.rng = rng
+        self.spawnable = tuple(spawnable)
+        self.skipped: Counter[str] = Counter()
+        self.stream = seq.view_index(*settings.stream_view)
+
+    # -- records -----------------------------------------------------------------------------
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        drafts: list[Draft] = []
+        if 1 in self.settings.levels:
+            drafts += list(self.level1())
+        if {2, 3} & set(self.settings.levels):
+            drafts += list(self.memory())
+        for d in drafts:
+            spec = qa.TASKS[d.task]
+            for level in spec.levels:
+                if level not in self.settings.levels:
+                    continue
+                for modality in self.settings.modalities:
+                    yield self.record(d, level, modality)
+
+    def record(self, d: Draft, level: int, modality: str) -> dict[str, Any]:
+        seq, t = self.seq, templates()
+        spec = qa.TASKS[d.task]
+        depth_note = t["depth_note"] if modality == "rgbd" else ""
+        if level == 1:
+            assert d.frames is not None
+            refs = d.frames
+            context = fill(
+                t["context"]["1"], width=seq.width, height=seq.height, depth_note=depth_note
+            )
+        elif level == 2:
+            refs = [(d.step, self.stream)]
+            context = fill(
+                t["context"]["2"],
+                step=d.step,
+                width=seq.width,
+                height=seq.height,
+                depth_note=depth_note,
+                history=self.history(d.step),
+            )
+        else:
+            refs = [(s, self.stream) for s in range(d.step + 1)]
+            context = fill(
+                t["context"]["3"],
+                step=d.step,
+                width=seq.width,
+                height=seq.height,
+                depth_note=depth_note,
+            )
+        fields = {"category_note": t["category_note"], "k": qa.K_NEIGHBOURS, **d.fields}
+        question = fill(t["tasks"][d.task], **fields)
+        answer_format = fill(t["answers"][spec.answer_type], k=qa.K_NEIGHBOURS)
+        frames = []
+        for step, view in refs:
+            for m in ("rgb", "depth") if modality == "rgbd" else ("rgb",):
+                frames.append(
+                    {
+                        "dataset": self.settings.dataset,
+                        "episode": seq.id,
+                        "step": step,
+                        "view": view,
+                        "modality": m,
+                    }
+                )
+        rid = f"L{level}/{d.task}/{d.horizon}/{modality}/{seq.id}/{d.key}"
+        out: dict[str, Any] = {
+            "id": rid,
+            "level": level,
+            "task": d.task,
+            "horizon": d.horizon,
+            "modality": modality,
+            "episode": seq.id,
+            "step": d.step,
+            "prompt": f"{context}\n\n{question}\n{answer_format}",
+            "frames": frames,
+            "answer_type": spec.answer_type,
+            "answer": qa.canonical(spec.answer_type, d.answer),
+            "context": d.context,
+        }
+        if d.labels is not None:
+            out["labels"] = d.labels
+        return out
+
+    # -- level 1 -----------------------------------------------------------------------------
+
+    def clusters(self) -> list[tuple[str, int, list[str]]]:
+        """(receptacle, view, visible objects on it): per receptacle, the step-0 view that sees
+        most of its objects (then most pixels, then the lowest view)."""
+        seq = self.seq
+        best: dict[str, tuple[tuple[int, int, int], int, list[str]]] = {}
+        for v in range(seq.views):
+            vis = seq.visible(seq.row(0, v))
+            groups: dict[str, list[str]] = {}
+            for o, r in seq.on[0].items():
+                if o in vis:
+                    groups.setdefault(r, []).append(o)
+            for r, objs in groups.items():
+                score = (len(objs), sum(vis[o][4] for o in objs), -v)
+                if r not in best or score > best[r][0]:
+                    best[r] = (score, v, sorted(objs))
+        return [(r, best[r][1], best[r][2]) for r in sorted(best, key=seq.receptacle_label.get)]
+
+    def level1(self) -> Iterator[Draft]:
+        seq = self.seq
+        for rec, view, objs in self.clusters():
+            row = seq.row(0, view)
+            vis = seq.visible(row)
+            labels = seq.left_to_right(row, objs, 0)
+            box = vis.get(rec) or vis.get(rec.rsplit("|", 1)[0])
+            where = fill(templates()["receptacle_box"], box=list(box[:4])) if box else ""
+            base = {"receptacle": seq.receptacle_label[rec], "receptacle_box": where}
+            cats = sorted({seq.types[o] for o in objs})
+            ctx = {
+                "receptacle": self.receptacle_context(rec),
+                "view": view,
+                "receptacle_box": list(box[:4]) if box else None,
+                "camera_radius_m": float(seq.capture["radius_m"]),
+                "image_size": [seq.width, seq.height],
+                "objects": [labels[o] for o in objs],
+                "object_ids": {labels[o]: o for o in objs},
+            }
+            key = f"r{view:02d}-{_slug(seq.receptacle_label[rec])}"
+            mk = functools.partial(Draft, horizon="static", step=0, frames=[(0, view)])
+            yield mk(task="SOR", key=key, fields=base, answer=cats, context=ctx)
+            yield mk(
+                task="VGL",
+                key=key,
+                fields=base,
+                answer=[list(vis[o][:4]) for o in objs],
+                context=ctx,
+            )
+            names = sorted(labels.values())
+            dpe = {labels[o]: round(seq.median_depth_m(row, o), 4) for o in objs}
+            yield mk(
+                task="DPE",
+                key=key,
+                fields={**base, "labels": ", ".join(names)},
+                answer=dpe,
+                context={**ctx, "distance": "median planar (z) depth of the mask's pixels"},
+                labels=names,
+            )
+            if len(objs) >= 2:
+                anchor = objs[int(self.rng.integers(len(objs)))]
+                near = seq.nearest(0, anchor, objs, qa.K_NEIGHBOURS)
+                ans = {labels[o]: seq.direction(row, 0, anchor, o) for o in near}
+                others = sorted(labels[o] for o in objs if o != anchor)
+                yield mk(
+                    task="RSR",
+                    key=key,
+                    fields={**base, "labels": ", ".join(names), "anchor": labels[anchor]},
+                    answer=ans,
+                    context={**ctx, "anchor": labels[anchor]},
+                    labels=others,
+                )
+            else:
+                self.skipped["RSR: one object in the cluster"] += 1
+            yield mk(task="CC", key=key, fields=base, answer=len(cats), context=ctx)
+            counts = Counter(seq.types[o] for o in objs)
+            absent = [c for c in self.spawnable if c not in counts]
+            asked = sorted(counts)
+            if absent:
+                asked.append(absent[int(self.rng.integers(len(absent)))])
+            for c in asked:
+                yield mk(
+                    task="IC",
+                    key=f"{key}-{c}",
+                    fields={**base, "category": c},
+                    answer=counts.get(c, 0),
+                    context={**ctx, "category": c},
+                )
+
+    def receptacle_context(self, rec: str) -> dict[str, Any]:
+        seq = self.seq
+        parent = rec.rsplit("|", 1)[0] if rec.count("|") >= 2 else None
+        return {
+            "id": rec,
+            "label": seq.receptacle_label[rec],
+            "type": seq.types.get(rec),
+            "parent_type": seq.types.get(parent) if parent else None,
+        }
+
+    # -- levels 2 and 3 ----------------------------------------------------------------------
+
+    def memory(self) -> Iterator[Draft]:
+        T = self.seq.last
+        if T < 1:
+            self.skipped["memory tasks: sequence without actions"] += 1
+            return
+        if "short" in self.settings.horizons:
+            for t in range(1, T + 1):
+                yield from self.short(t)
+        if "long" in self.settings.horizons:
+            yield from self.long(T)
+
+    def _set(
+        self,
+        task: str,
+        horizon: str,
+        step: int,
+        key: str,
+        fields: dict[str, Any],
+        answer: set[str],
+        ctx: dict[str, Any],
+    ) -> Draft:
+        return Draft(task, horizon, step, key, fields, sorted(answer), ctx)
+
+    def short(self, t: int) -> Iterator[Draft]:
+        seq = self.seq
+        lab = seq.receptacle_label
+        win = {"first": t - 1, "last": t, "step": t, "past": t - 1}
+        focus = seq.focus(t)
+        for r in focus:
+            ctx = {"receptacle": self.receptacle_context(r), "window": [t - 1, t]}
+            f = {**win, "receptacle": lab[r]}
+            k = f"t{t:03d}-{_slug(lab[r])}"
+            yield self._set("SOR-M", "short", t, k, f, seq.categories_on(t - 1, r), ctx)
+            before, after = set(seq.objects_on(t - 1, r)), set(seq.objects_on(t, r))
+            start = set(seq.objects_on(0, r))
+            cats = seq.types.__getitem__
+            yield self._set("SED-Add", "short", t, k, f, {cats(o) for o in after - before}, ctx)
+            yield self._set("SED-Rem", "short", t, k, f, {cats(o) for o in before - after}, ctx)
+            yield self._set("CSR-Add", "short", t, k, f, {cats(o) for o in after - start}, ctx)
+            yield self._set("CSR-Rem", "short", t, k, f, {cats(o) for o in start - after}, ctx)
+        if focus:
+            yield self.lor("short", t, focus, t - 1, t)
+        for ev in seq.events_at(t):
+            yield from self.object_questions("short", t, ev.obj, t - 1, t)
+        yield from self.grounding("short", t)
+        for ev in seq.events_at(t):
+            d = self.relations("short", t, t, ev.obj) if ev.to is not None else None
+            if d is not None:
+                yield d
+
+    def lor(self, horizon: str, q: int, recs: list[str], first: int, last: int) -> Draft:
+        seq = self.seq
+        cats = {c for s in range(first, last + 1) for r in recs for c in seq.categories_on(s, r)}
+        names = [f"the {seq.receptacle_label[r]}" for r in recs]
+        joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        ctx = {"receptacles": [self.receptacle_context(r) for r in recs], "window": [first, last]}
+        return Draft(
+            "LOR",
+            horizon,
+            q,
+            f"t{q:03d}",
+            {"receptacles": joined, "first": first, "last": last},
+            sorted(cats),
+            ctx,
+        )
+
+    def object_questions(
+        self, horizon: str, q: int, obj: str, first: int, last: int
+    ) -> Iterator[Draft]:
+        """TL and STT about ``obj`` over first..last (asked at q), the object named by where it
+        rested at one step of the window: short-term the step before the action (or the action's
+        step, for a spawn), long-term a step of its lifespan drawn from the seed."""
+        seq = self.seq
+        steps = [s for s in range(first, last + 1) if seq.exists(s, obj)]
+        at = steps[0] if horizon == "short" else steps[int(self.rng.integers(len(steps)))]
+        desc = seq.refer(obj, at)
+        if desc is None:
+            self.skipped[f"TL/STT {horizon}: another object of its type on its receptacle"] += 1
+            return
+        key = f"t{q:03d}-{_slug(obj)}"
+        ctx = {
+            "object": obj,
+            "category": seq.types[obj],
+            "window": [first, last],
+            "named_at": at,
+            "receptacle": self.receptacle_context(seq.on[at][obj]),
+        }
+        f = {"object": desc, "first": first, "last": last}
+        yield Draft("TL", horizon, q, key, f, {"first": steps[0], "last": steps[-1]}, ctx)
+        path = seq.path(obj, first, last)
+        if len(path) >= 2:  # it moved within the window
+            yield Draft(
+                "STT",
+                horizon,
+                q,
+                key,
+                f,
+                [seq.types[r] for r in path],
+                {**ctx, "path": [seq.receptacle_label[r] for r in path]},
+            )
+
+    def long(self, T: int) -> Iterator[Draft]:
+        seq = self.seq
+        lab = seq.receptacle_label
+        acted = sorted({r for e in seq.events for r in (e.frm, e.to) if r is not None}, key=lab.get)
+        win = {"first": 0, "last": T, "step": T}
+        for r in acted:
+            ctx = {"receptacle": self.receptacle_context(r), "window": [0, T]}
+            k = f"T-{_slug(lab[r])}"
+            past = int(self.rng.integers(T))  # a step 0..T-1
+            yield self._set(
+                "SOR-M",
+                "long",
+                T,
+                k,
+                {**win, "receptacle": lab[r], "past": past},
+                seq.categories_on(past, r),
+                {**ctx, "past": past},
+            )
+            start, end = set(seq.objects_on(0, r)), set(seq.objects_on(T, r))
+            f = {**win, "receptacle": lab[r]}
+            yield self._set("CSR-Add", "long", T, k, f, {seq.types[o] for o in end - start}, ctx)
+            yield self._set("CSR-Rem", "long", T, k, f, {seq.types[o] for o in start - end}, ctx)
+        if acted:
+            yield self.lor("long", T, acted, 0, T)
+        for obj in sorted({e.obj for e in seq.events}):
+            yield from self.object_questions("long", T, obj, 0, T)
+        yield from self.grounding("long", T)
+        yield from self.relations_long(T)
+
+    def grounding(self, horizon: str, q: int) -> Iterator[Draft]:
+        """VGL-M at q: the box, in the current stream frame, of one visible object named by
+        where it rested at a past step s (short-term s = q-1, or q for an object spawned at q;
+        long-term s drawn from 0..q-1): an object the window's actions moved or spawned when
+        one is visible, else any visible one."""
+        seq = self.seq
+        vis = seq.visible(seq.row(q, self.stream))
+        named: dict[str, tuple[int, str]] = {}
+        for o in sorted(vis):
+            if not seq.exists(q, o):
+                continue
+            alive = [s for s in range(q) if seq.exists(s, o)] or [q]
+            if horizon == "short":
+                at = q - 1 if seq.exists(q - 1, o) else q
+            else:
+                at = alive[int(self.rng.integers(len(alive)))]
+            desc = seq.refer(o, at)
+            if desc is not None:
+                named[o] = (at, desc)
+        if not named:
+            self.skipped[f"VGL-M {horizon}: no nameable object visible"] += 1
+            return
+        first = q - 1 if horizon == "short" else 0
+        acted = sorted({e.obj for e in seq.events if first < e.step <= q} & set(named))
+        pool = acted or sorted(named)
+        obj = pool[int(self.rng.integers(len(pool)))]
+        at, desc = named[obj]
+        ctx = {
+            "object": obj,
+            "named_at": at,
+            "window": [first, q],
+            "image_size": [seq.width, seq.height],
+        }
+        yield Draft(
+            "VGL-M", horizon, q, f"t{q:03d}", {"step": q, "object": desc}, [list(vis[obj][:4])], ctx
+        )
+
+    def relations(self, horizon: str, q: int, s: int, ev_obj: str) -> Draft | None:
+        """RSR-M: the neighbours of ``ev_obj`` on its receptacle right after step s."""
+        seq = self.seq
+        rec = seq.on[s][ev_obj]
+        others = [o for o in seq.objects_on(s, rec) if o != ev_obj]
+        if not others:
+            return None
+        row = seq.row(s, self.stream)
+        labels = seq.left_to_right(row, others, s)
+        near = seq.nearest(s, ev_obj, others, qa.K_NEIGHBOURS)
+        ans = {labels[o]: seq.direction(row, s, ev_obj, o) for o in near}
+        names = sorted(labels.values())
+        desc = seq.refer(ev_obj, s)
+        if desc is None:
+            self.skipped[f"RSR-M {horizon}: another object of its type on its receptacle"] += 1
+            return None
+        f = {
+            "past": s,
+            "object": desc,
+            "receptacle": seq.receptacle_label[rec],
+            "labels": ", ".join(names),
+        }
+        ctx = {"object": ev_obj, "receptacle": self.receptacle_context(rec), "past": s}
+        return Draft("RSR-M", horizon, q, f"t{q:03d}-s{s:03d}", f, ans, ctx, labels=names)
+
+    def relations_long(self, T: int) -> Iterator[Draft]:
+        seq = self.seq
+        cands = [(e.step, e.obj) for e in seq.events if e.to is not None]
+        cands = [
+            c for c in cands if [o for o in seq.objects_on(c[0], seq.on[c[0]][c[1]]) if o != c[1]]
+        ]
+        if not cands:
+            self.skipped["RSR-M long: no placed object with a neighbour"] += 1
+            return
+        s, obj = cands[int(self.rng.integers(len(cands)))]
+        d = self.relations("long", T, s, obj)
+        if d is not None:
+            yield d
+
+    # -- the L2 history ----------------------------------------------------------------------
+
+    def history(self, q: int) -> str:
+        """Text summary of steps 0..q-1 (each receptacle's objects with positions), then the
+        camera of the current frame q."""
+        seq = self.seq
+        lines = ["Step 0 (initial state):"]
+        for r in sorted({r for r in seq.on[0].values()}, key=seq.receptacle_label.get):
+            lines.append(f"- {self._contents(0, r)}")
+        for s in range(1, q):
+            lines.append(
+                f"Step {s}: {seq.action_text(s)} ({seq.camera_text(seq.row(s, self.stream))})."
+            )
+            for r in seq.focus(s):
+                lines.append(f"- {self._contents(s, r)}")
+        lines.append(f"Current observation, step {q}: {seq.camera_text(seq.row(q, self.stream))}.")
+        return "\n".join(lines)
+
+    def _contents(self, s: int, r: str) -> str:
+        seq = self.seq
+        items = [
+            f"{seq.types[o]} at ({', '.join(f'{x:.2f}' for x in seq.positions[s][o])})"
+            for o in seq.objects_on(s, r)
+        ]
+        return f"{seq.receptacle_label[r]}: {'; '.join(items) if items else 'nothing'}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")
+
+
+def count_answers(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per task: questions, and the answer distribution facts that show trivial priors."""
+    out: dict[str, Any] = {}
+    for r in records:
+        s = out.setdefault(r["task"], {"questions": 0, "empty": 0, "zero": 0, "values": Counter()})
+        s["questions"] += 1
+        a = r["answer"]
+        if isinstance(a, (list, dict)) and not a:
+            s["empty"] += 1
+        if a == 0 and not isinstance(a, bool):
+            s["zero"] += 1
+        s["values"][json.dumps(a, sort_keys=True)] += 1
+    return out

@@ -1,0 +1,249 @@
+"""A stored SpaMEM sequence as the question builder reads it: the world state per step (which
+object rests on which receptacle), what each step changed, what each view shows (2D boxes and
+pixel counts from the masks), 3D centres, cameras, and names for receptacles and objects that a
+question can use.
+
+"Objects" here are the things resting on something (a parent in the world graph); an object's
+receptacle is the sub-receptacle it is in or on (``2|0|Drawer_3``), else its parent.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dataforge.pipelines.spamem.episode import graphs_by_step, instance_keys
+
+VISIBLE_SHARE = 0.0005
+"""An instance counts as visible in a view when its mask covers at least this share of the
+image (0.05 %: 154 pixels at 640x480), and at least :data:`VISIBLE_MIN` pixels."""
+VISIBLE_MIN = 4
+
+
+@dataclass(frozen=True)
+class Event:
+    """What step ``step`` did to one object: ``spawn`` (to), ``remove`` (frm) or ``place``."""
+
+    step: int
+    kind: str
+    obj: str
+    frm: str | None
+    to: str | None
+
+
+class SequenceView:
+    """Read-only access to one stored sequence (``ep``: a stored episode of a spamem dataset)."""
+
+    def __init__(self, ep: Any) -> None:
+        meta = ep.metadata
+        self.id: str = ep.id
+        self.views: int = int(meta["views_per_state"])
+        self.states: int = int(meta["states"])
+        self.capture: Mapping[str, Any] = meta["capture"]
+        self.width, self.height = (int(x) for x in self.capture["resolution"])
+        self.viewpoints: list[list[dict[str, Any]]] = meta["viewpoints"]
+        self._ep = ep
+        self._frames: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # the last view read
+        self.graphs = graphs_by_step(ep["graphs"].read(), ep["graph_index"].read())
+        self.instance_key = instance_keys(meta)
+        self.instance_id = {k: i for i, k in self.instance_key.items()}
+        self.poses = ep["pose"].read().astype(np.float64)
+        self.K = ep["intrinsics"].read().astype(np.float64)
+        box2d = ep["box2d"].read()
+        order = np.argsort(box2d[:, 0], kind="stable")
+        box2d = box2d[order]
+        rows, starts = np.unique(box2d[:, 0], return_index=True)
+        ends = [*starts[1:].tolist(), len(box2d)]
+        self._boxes = {int(r): box2d[a:b] for r, a, b in zip(rows, starts, ends, strict=True)}
+        box3d = ep["box3d"].read().astype(np.float64)
+        self._centres = {(int(r[0]), int(r[1])): r[2:5] for r in box3d}
+        self.min_pixels = max(VISIBLE_MIN, int(np.ceil(VISIBLE_SHARE * self.width * self.height)))
+        # world state per step
+        self.on: list[dict[str, str]] = []
+        self.types: dict[str, str] = {}
+        self.positions: list[dict[str, tuple[float, float, float]]] = []
+        for g in self.graphs:
+            here: dict[str, str] = {}
+            pos: dict[str, tuple[float, float, float]] = {}
+            for o in g["objects"]:
+                self.types.setdefault(o["id"], o["object_type"])
+                if o.get("parent_id"):
+                    here[o["id"]] = o.get("element_id") or o["parent_id"]
+                    pos[o["id"]] = tuple(float(x) for x in o["position"])  # type: ignore[assignment]
+            for r in g["receptacles"]:
+                self.types.setdefault(r["id"], r["object_type"])
+            self.on.append(here)
+            self.positions.append(pos)
+        self.receptacle_label = _labels(
+            {r["id"] for g in self.graphs for r in g["receptacles"]} | self._all_receptacles(),
+            self.types,
+        )
+        self.events = self._events()
+
+    # -- state -------------------------------------------------------------------------------
+
+    def _all_receptacles(self) -> set[str]:
+        return {r for here in self.on for r in here.values()}
+
+    @property
+    def last(self) -> int:
+        return self.states - 1
+
+    def objects_on(self, step: int, receptacle: str) -> list[str]:
+        return sorted(o for o, r in self.on[step].items() if r == receptacle)
+
+    def categories_on(self, step: int, receptacle: str) -> set[str]:
+        return {self.types[o] for o in self.objects_on(step, receptacle)}
+
+    def exists(self, step: int, obj: str) -> bool:
+        return obj in self.on[step]
+
+    def _events(self) -> list[Event]:
+        out = []
+        for t in range(1, self.states):
+            before, after = self.on[t - 1], self.on[t]
+            for o in sorted(set(before) | set(after)):
+                a, b = before.get(o), after.get(o)
+                if a == b:
+                    continue
+                kind = "spawn" if a is None else "remove" if b is None else "place"
+                out.append(Event(t, kind, o, a, b))
+        return out
+
+    def events_at(self, step: int) -> list[Event]:
+        return [e for e in self.events if e.step == step]
+
+    def focus(self, step: int) -> list[str]:
+        """The receptacles the action of ``step`` changed (sorted by label)."""
+        recs = {r for e in self.events_at(step) for r in (e.frm, e.to) if r is not None}
+        return sorted(recs, key=self.receptacle_label.__getitem__)
+
+    def tracked_objects(self) -> list[str]:
+        return sorted({o for here in self.on for o in here})
+
+    # -- views -------------------------------------------------------------------------------
+
+    def row(self, step: int, view: int) -> int:
+        return step * self.views + view
+
+    def visible(self, row: int) -> dict[str, tuple[int, int, int, int, int]]:
+        """Element key -> (x0, y0, x1, y1, pixels) of every instance visible in view ``row``."""
+        out = {}
+        for r in self._boxes.get(row, ()):
+            if int(r[6]) >= self.min_pixels and int(r[1]) in self.instance_key:
+                out[self.instance_key[int(r[1])]] = tuple(int(x) for x in r[2:7])
+        return out  # type: ignore[return-value]
+
+    def centre(self, step: int, obj: str) -> np.ndarray:
+        return self._centres[(step, self.instance_id[obj])]
+
+    def camera_xyz(self, row: int, points: np.ndarray) -> np.ndarray:
+        """World points (N x 3) in the OpenCV camera frame of view ``row`` (x right, z ahead)."""
+        from dataforge.render.camera import world_to_camera
+
+        w2c = world_to_camera(self.poses[row])
+        return np.asarray(points, np.float64) @ w2c[:3, :3].T + w2c[:3, 3]
+
+    def median_depth_m(self, row: int, obj: str) -> float:
+        """Median planar depth (m) of the pixels of ``obj``'s mask in view ``row``."""
+        if row not in self._frames:
+            self._frames = {row: (self._ep["instance"][row], self._ep["depth"][row])}
+        inst, depth = self._frames[row]
+        sel = (inst == self.instance_id[obj]) & (depth > 0)
+        return float(np.median(depth[sel].astype(np.float64))) / 1000.0
+
+    def view_index(self, azimuth: float, height: str) -> int:
+        """The view (of every step) at ``azimuth`` degrees and ``height`` (standing|crouching)."""
+        for v, vp in enumerate(self.viewpoints[0]):
+            if abs(float(vp["azimuth_deg"]) - azimuth) < 1e-6 and vp["height"] == height:
+                return v
+        have = sorted({(float(vp["azimuth_deg"]), vp["height"]) for vp in self.viewpoints[0]})
+        raise LookupError(f"no view at azimuth {azimuth:g} {height} (views: {have})")
+
+    def camera_text(self, row: int) -> str:
+        step, view = divmod(row, self.views)
+        vp = self.viewpoints[step][view]
+        x, y, z = vp["position"]
+        return f"camera at ({x:.2f}, {y:.2f}, {z:.2f}), yaw {float(vp['yaw_deg']):.0f} deg"
+
+    # -- names -------------------------------------------------------------------------------
+
+    def left_to_right(self, row: int, objs: Iterable[str], step: int) -> dict[str, str]:
+        """Object -> label: its type, numbered from left to right (by the projected centre in
+        view ``row``) when the type repeats among ``objs``."""
+        objs = list(objs)
+        if not objs:
+            return {}
+        cam = self.camera_xyz(row, np.stack([self.centre(step, o) for o in objs]))
+        u = cam[:, 0] / np.maximum(cam[:, 2], 1e-6)
+        order = sorted(range(len(objs)), key=lambda i: (float(u[i]), objs[i]))
+        counts = Counter(self.types[o] for o in objs)
+        seen: Counter[str] = Counter()
+        out = {}
+        for i in order:
+            t = self.types[objs[i]]
+            seen[t] += 1
+            out[objs[i]] = t if counts[t] == 1 else f"{t} {seen[t]}"
+        return out
+
+    def direction(self, row: int, step: int, anchor: str, other: str) -> str:
+        """``behind`` when ``other`` is farther from the camera than ``anchor`` by more than it
+        is to the side; else ``left`` / ``right`` by the side (camera frame of view ``row``)."""
+        a, b = self.camera_xyz(row, np.stack([self.centre(step, anchor), self.centre(step, other)]))
+        dx, dz = float(b[0] - a[0]), float(b[2] - a[2])
+        if dz > abs(dx):
+            return "behind"
+        return "right" if dx >= 0 else "left"
+
+    def nearest(self, step: int, anchor: str, candidates: Iterable[str], k: int) -> list[str]:
+        c = self.centre(step, anchor)
+        cands = [o for o in candidates if o != anchor]
+        return sorted(cands, key=lambda o: (float(np.linalg.norm(self.centre(step, o) - c)), o))[:k]
+
+    def refer(self, obj: str, step: int) -> str | None:
+        """ "the Mug on the DiningTable at step 3": where ``obj`` rests at ``step`` (it must
+        exist then), or None when another object of its type rests there too."""
+        rec = self.on[step][obj]
+        cat = self.types[obj]
+        if sum(1 for o in self.objects_on(step, rec) if self.types[o] == cat) > 1:
+            return None
+        return f"the {cat} on the {self.receptacle_label[rec]} at step {step}"
+
+    def action_text(self, step: int) -> str:
+        """What the action of ``step`` did, in words."""
+        lab = self.receptacle_label
+        parts = []
+        for e in self.events_at(step):
+            cat = self.types[e.obj]
+            if e.kind == "spawn":
+                parts.append(f"a {cat} was spawned onto the {lab[e.to]}")  # type: ignore[index]
+            elif e.kind == "remove":
+                parts.append(f"the {cat} was removed from the {lab[e.frm]}")  # type: ignore[index]
+            else:
+                parts.append(f"the {cat} was moved from the {lab[e.frm]} to the {lab[e.to]}")  # type: ignore[index]
+        return "; ".join(parts) or "nothing changed"
+
+    def path(self, obj: str, first: int, last: int) -> list[str]:
+        """The receptacles ``obj`` rested on over steps first..last, in order (keys)."""
+        out: list[str] = []
+        for s in range(first, last + 1):
+            r = self.on[s].get(obj)
+            if r is not None and (not out or out[-1] != r):
+                out.append(r)
+        return out
+
+
+def _labels(receptacles: set[str], types: Mapping[str, str]) -> dict[str, str]:
+    """Receptacle id -> its type, numbered ("Drawer 3") when the type repeats in the house."""
+    by_type: dict[str, list[str]] = {}
+    for r in sorted(receptacles):
+        by_type.setdefault(types.get(r, r.rsplit("|", 1)[-1]), []).append(r)
+    out = {}
+    for t, ids in by_type.items():
+        for i, r in enumerate(ids):
+            out[r] = t if len(ids) == 1 else f"{t} {i + 1}"
+    return out

@@ -1,0 +1,55 @@
+"""One breaker per spamem-tasks invariant (tests/test_conformance.py runs them on the tiny
+example); each re-seals the manifest so that only the invariant can catch the change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sealing import edit_episode, edit_file
+
+from dataforge.pipelines.spamem.tasks import question_files
+from dataforge.store.reader import open_dataset
+
+
+def _first_episode(root: Path) -> str:
+    with open_dataset(root) as ds:
+        return next(iter(ds.manifest.episodes))
+
+
+def records(root: Path) -> None:
+    """One count question's answer becomes -1; the question files are written again from the
+    shards, so they still match."""
+
+    def mutate(a: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        lines = a["questions"].tobytes().splitlines()
+        for i, line in enumerate(lines):
+            r = json.loads(line)
+            if r["answer_type"] == "count":
+                r["answer"] = -1
+                lines[i] = json.dumps(r, sort_keys=True, separators=(",", ":")).encode()
+                break
+        a["questions"] = np.frombuffer(b"".join(x + b"\n" for x in lines), np.uint8)
+
+    edit_episode(root, _first_episode(root), mutate)
+    with open_dataset(root) as ds:
+        files = question_files(ds)
+    for rel, data in files.items():
+        edit_file(root, rel, lambda p, data=data: p.write_bytes(data))
+
+
+def files(root: Path) -> None:
+    """A question file loses its last record."""
+    with open_dataset(root) as ds:
+        rel = next(iter(question_files(ds)))
+
+    def edit(path: Path) -> None:
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[:-1]))
+
+    edit_file(root, rel, edit)
+
+
+BREAKERS = {"records": records, "files": files}
