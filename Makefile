@@ -62,6 +62,19 @@ demo: install
 	$(BIN)/dataforge validate $(DEMO_OUT)/spamem
 	$(BIN)/dataforge stats $(DEMO_OUT)/spamem --plot $(DEMO_OUT)/spamem_stats.png
 	$(BIN)/dataforge inspect $(DEMO_OUT)/spamem --preview $(DEMO_OUT)/spamem_step.png
+	@echo "== demo: SpaMEM question sets (L1-L3) of those sequences, the baselines' scores"
+	$(BIN)/dataforge spamem tasks $(DEMO_OUT)/spamem --seed 0 --out $(DEMO_OUT)/spamem_tasks \
+		--overwrite
+	$(BIN)/dataforge validate $(DEMO_OUT)/spamem_tasks
+	$(BIN)/dataforge stats $(DEMO_OUT)/spamem_tasks
+	$(BIN)/dataforge spamem baseline $(DEMO_OUT)/spamem_tasks --kind oracle \
+		--out $(DEMO_OUT)/spamem_oracle.jsonl
+	$(BIN)/dataforge spamem score $(DEMO_OUT)/spamem_tasks \
+		--predictions $(DEMO_OUT)/spamem_oracle.jsonl --by level,horizon > /dev/null
+	$(BIN)/dataforge spamem baseline $(DEMO_OUT)/spamem_tasks --kind blind \
+		--out $(DEMO_OUT)/spamem_blind.jsonl
+	$(BIN)/dataforge spamem score $(DEMO_OUT)/spamem_tasks \
+		--predictions $(DEMO_OUT)/spamem_blind.jsonl --by task
 	@echo "== demo: MultiON 3-ON episodes in two new houses, oracle demonstrations, scores"
 	$(BIN)/dataforge multion generate --m 3 --split val --scenes generate:2 --room-spec 2-bed-1-bath \
 		--episodes-per-scene 200 --seed 0 --workers 2 --out $(DEMO_OUT)/multion --overwrite \

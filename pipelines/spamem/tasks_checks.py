@@ -94,3 +94,9 @@ def _answer_key(a: Any) -> str:
     import json
 
     return json.dumps(a, sort_keys=True, separators=(",", ":"))
+
+
+def preview(ep: Any, path: Any, step: int | None) -> None:
+    from dataforge.pipelines.spamem.task_figures import preview as draw
+
+    draw(ep, path, step)

@@ -237,3 +237,14 @@ def test_stats_count_questions_and_trivial_answers(tasks: Path) -> None:
     assert set(counts["questions per task"]) == set(qa.TASKS)
     assert counts["zero counts per task"].get("IC", 0) >= 1
     assert 0 < counts["most frequent answer's share"]["IC"] <= 1
+
+
+def test_preview_draws_the_clusters_and_the_stream(tasks: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    out = tmp_path / "p.png"
+    cli("inspect", str(tasks), "--preview", str(out))
+    img = np.asarray(Image.open(out).convert("RGB"))
+    assert img.shape[1] == 4 * 256 and img.shape[0] >= 2 * 100  # L1 row(s) and the stream row
+    red = (img[..., 0] == 255) & (img[..., 1] == 40) & (img[..., 2] == 40)
+    assert red.sum() > 20  # the answer's boxes are drawn
