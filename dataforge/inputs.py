@@ -77,6 +77,21 @@ class Inputs:
         self.files[input_key(location, rel)] = sha256_file(path)
         return path
 
+    def dataset(self, location: str, pipeline: str, command: str) -> Any:
+        """The verified manifest of the dataforge dataset given as ``location`` (recorded with
+        its sha256), which must have been made by ``pipeline`` (else one line naming
+        ``command``, the command that makes one)."""
+        from dataforge.store.manifest import read_manifest
+
+        root = self.root(location)
+        self.file(location, "manifest.json", f"{pipeline} dataset (its manifest)")
+        manifest = read_manifest(root, verify=True)
+        if manifest.pipeline != pipeline:
+            raise UsageError(
+                f"{root} was made by {manifest.pipeline!r}; this needs a dataset of '{command}'"
+            )
+        return manifest
+
     def to_dict(self) -> dict[str, Any]:
         """The record for the manifest: the files read and the locations they were read from
         (locations nothing was read from are left out)."""

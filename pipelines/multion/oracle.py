@@ -438,25 +438,11 @@ def semantic_classes(objects: str | None) -> dict[str, bytes]:
     return {SEMANTICS_FILE: (json.dumps(table.to_dict(), indent=1) + "\n").encode()}
 
 
-def read_episodes_manifest(inputs: Inputs) -> Any:
-    from dataforge.store.manifest import read_manifest
-
-    root = inputs.root(EPISODES)
-    inputs.file(EPISODES, "manifest.json", "MultiON episodes dataset (its manifest)")
-    manifest = read_manifest(root, verify=True)
-    if manifest.pipeline != "multion":
-        raise UsageError(
-            f"{root} was made by {manifest.pipeline!r}; the oracle needs a dataset of "
-            "'dataforge multion generate'"
-        )
-    return manifest
-
-
 def build_job(cfg: OracleConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:
     inputs = inputs if inputs is not None else Inputs()
     if EPISODES not in inputs:
         raise UsageError("the oracle needs the MultiON dataset to follow (DIR)")
-    manifest = read_episodes_manifest(inputs)
+    manifest = inputs.dataset(EPISODES, "multion", "dataforge multion generate")
     if manifest.config.get("scene_kind") == "habitat":
         raise UsageError(
             "the oracle runs on the embedded world; for Habitat scenes use habitat-lab's "

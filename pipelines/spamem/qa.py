@@ -244,14 +244,6 @@ METRICS = {  # metric -> True where higher is better
 }
 
 
-def horizons_of(level: int) -> tuple[str, ...]:
-    return ("static",) if level == 1 else MEMORY_HORIZONS
-
-
-def tasks_of(level: int) -> list[TaskSpec]:
-    return [t for t in TASKS.values() if level in t.levels]
-
-
 def file_name(level: int, task: str, horizon: str, modality: str) -> str:
     """Where one level x task x horizon x modality's questions go, relative to the tasks dir."""
     return f"{QUESTIONS_DIR}/L{level}/{task}.{horizon}.{modality}.jsonl"

@@ -17,7 +17,7 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -105,28 +105,18 @@ class Builder:
         if level == 1:
             assert d.frames is not None
             refs = d.frames
-            context = fill(
-                t["context"]["1"], width=seq.width, height=seq.height, depth_note=depth_note
-            )
         elif level == 2:
             refs = [(d.step, self.stream)]
-            context = fill(
-                t["context"]["2"],
-                step=d.step,
-                width=seq.width,
-                height=seq.height,
-                depth_note=depth_note,
-                history=self.history(d.step),
-            )
         else:
             refs = [(s, self.stream) for s in range(d.step + 1)]
-            context = fill(
-                t["context"]["3"],
-                step=d.step,
-                width=seq.width,
-                height=seq.height,
-                depth_note=depth_note,
-            )
+        context = fill(
+            t["context"][str(level)],
+            step=d.step,
+            width=seq.width,
+            height=seq.height,
+            depth_note=depth_note,
+            history=self.history(d.step) if level == 2 else "",
+        )
         fields = {"category_note": t["category_note"], "k": qa.K_NEIGHBOURS, **d.fields}
         question = fill(t["tasks"][d.task], **fields)
         answer_format = fill(t["answers"][spec.answer_type], k=qa.K_NEIGHBOURS)
@@ -469,6 +459,7 @@ class Builder:
 
     # -- the L2 history ----------------------------------------------------------------------
 
+    @functools.lru_cache(maxsize=4)  # noqa: B019 (one builder per sequence, short-lived)
     def history(self, q: int) -> str:
         """Text summary of steps 0..q-1 (each receptacle's objects with positions), then the
         camera of the current frame q."""
@@ -496,18 +487,3 @@ class Builder:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")
-
-
-def count_answers(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Per task: questions, and the answer distribution facts that show trivial priors."""
-    out: dict[str, Any] = {}
-    for r in records:
-        s = out.setdefault(r["task"], {"questions": 0, "empty": 0, "zero": 0, "values": Counter()})
-        s["questions"] += 1
-        a = r["answer"]
-        if isinstance(a, (list, dict)) and not a:
-            s["empty"] += 1
-        if a == 0 and not isinstance(a, bool):
-            s["zero"] += 1
-        s["values"][json.dumps(a, sort_keys=True)] += 1
-    return out

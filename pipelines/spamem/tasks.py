@@ -142,25 +142,11 @@ def question_files(ds: Any) -> dict[str, bytes]:
     return {k: b"".join(v) for k, v in sorted(out.items())}
 
 
-def read_sequences_manifest(inputs: Inputs) -> Any:
-    from dataforge.store.manifest import read_manifest
-
-    root = inputs.root(SEQUENCES)
-    inputs.file(SEQUENCES, "manifest.json", "SpaMEM sequences dataset (its manifest)")
-    manifest = read_manifest(root, verify=True)
-    if manifest.pipeline != "spamem":
-        raise UsageError(
-            f"{root} was made by {manifest.pipeline!r}; tasks need a dataset of "
-            "'dataforge spamem generate'"
-        )
-    return manifest
-
-
 def build_job(cfg: TasksConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:
     inputs = inputs if inputs is not None else Inputs()
     if SEQUENCES not in inputs:
         raise UsageError("spamem tasks needs the SpaMEM sequences dataset (DIR)")
-    manifest = read_sequences_manifest(inputs)
+    manifest = inputs.dataset(SEQUENCES, "spamem", "dataforge spamem generate")
     houses: dict[str, list[str]] = {}
     for eid in manifest.episodes:
         houses.setdefault(eid.split("/", 1)[0], []).append(eid)
