@@ -90,8 +90,9 @@ def baseline(tasks_dir: str, kind: str, out: str, tasks: str | None) -> None:
 )
 @click.option("--tasks", default=None, help="Score only these tasks, e.g. SOR,VGL,TL.")
 def score(tasks_dir: str, predictions: str, **kw: object) -> None:
-    """The paper's metrics (Eq. 1-6, mean ± SD per level x task x horizon x modality) of the
-    --predictions answers to the question sets in TASKS_DIR (dataforge spamem tasks).
+    """Score a model's answers to the questions in TASKS_DIR with the paper's metrics: its
+    equations 1-6, mean ± SD per level x task x horizon x modality (dataforge spamem tasks
+    makes the questions, evaluate or baseline the --predictions).
     Example: dataforge spamem score tasks/ --predictions preds.jsonl --json"""
     from dataforge.pipelines.spamem.score import run_score
 
