@@ -31,6 +31,8 @@ from mani_skill.agents.registration import REGISTERED_AGENTS, register_agent
 from mani_skill.agents.robots.panda.panda_stick import PandaStick
 from mani_skill.sensors.camera import CameraConfig
 
+from dataforge.errors import DataforgeError
+
 STICK_ROBOT = "panda_stick"
 ARM_ROBOT = "panda_wristcam"
 _PANDA_DIR = Path(PACKAGE_ASSET_DIR) / "robots" / "panda"
@@ -69,9 +71,31 @@ _MESH_DIRS = ("franka_description", "realsense2_description")
 _CAMERA_PAIRS = ("panda_hand", "panda_link7", "panda_link6")  # panda_v3.srdf's, fingerless
 
 
-def _cache_dir() -> Path:
+def _cache_dirs() -> list[Path]:
+    """Where the generated robot files may go: the user's cache, else a per-user temp folder
+    (a read-only or missing HOME, as on some cluster nodes)."""
     root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "dataforge" / "robomme"
+    user = os.getuid() if hasattr(os, "getuid") else "user"
+    return [
+        Path(root) / "dataforge" / "robomme",
+        Path(tempfile.gettempdir()) / f"dataforge-{user}" / "robomme",
+    ]
+
+
+def _writable_dir(sub: str) -> Path:
+    """The first of :func:`_cache_dirs` in which ``sub`` can be made (one line if none)."""
+    problems = []
+    for base in _cache_dirs():
+        try:
+            (base / sub).mkdir(parents=True, exist_ok=True)
+            return base / sub
+        except OSError as exc:
+            problems.append(f"{base}: {exc.strerror or exc}")
+    raise DataforgeError(
+        "cannot write the stick robot's URDF anywhere ("
+        + "; ".join(problems)
+        + "); set XDG_CACHE_HOME to a writable folder"
+    )
 
 
 def _write_once(path: Path, text: str) -> None:
@@ -100,8 +124,7 @@ def stick_urdf() -> str:
     srdf = srdf[:end] + pairs + srdf[end:]
     # one folder per ManiSkill install (the mesh links point into it) and file contents
     digest = hashlib.sha256(f"{_PANDA_DIR}\n{urdf}\n{srdf}".encode()).hexdigest()[:16]
-    path = _cache_dir() / digest / "panda_stick_wristcam.urdf"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = _writable_dir(digest) / "panda_stick_wristcam.urdf"
     for meshes in _MESH_DIRS:  # the URDF's relative mesh paths, for SAPIEN and mplib alike
         link = path.parent / meshes
         if link.is_symlink() and not link.exists():  # its install was removed and remade
