@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,6 +40,8 @@ from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.config import TasksConfig
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
+from dataforge.store.atomic import remove_path
+from dataforge.store.layout import CONTROL_DIR
 
 PIPELINE = "spamem-tasks"
 SEQUENCES = "sequences"
@@ -131,15 +135,56 @@ def episode_records(ep: Any) -> list[dict[str, Any]]:
     return [json.loads(line) for line in raw.splitlines() if line]
 
 
-def question_files(ds: Any) -> dict[str, bytes]:
-    """The JSONL files beside the shards: every episode's records, split by file, in order."""
-    out: dict[str, list[bytes]] = {}
+def question_lines(ds: Any) -> Iterator[tuple[str, bytes]]:
+    """(question file, JSONL line) of every record, episode by episode: one streaming pass."""
     for eid in ds.manifest.episodes:
         for r in episode_records(ds[eid]):
-            out.setdefault(
-                qa.file_name(r["level"], r["task"], r["horizon"], r["modality"]), []
-            ).append(json_line(r))
-    return {k: b"".join(v) for k, v in sorted(out.items())}
+            yield qa.file_name(r["level"], r["task"], r["horizon"], r["modality"]), json_line(r)
+
+
+class QuestionFiles:
+    """The JSONL files beside the shards (``Job.extra_files``), written in one streaming pass
+    over the shards into a scratch folder under the control directory, then each moved into
+    place by its writer: memory stays bounded at any dataset size."""
+
+    def __init__(self, ds: Any) -> None:
+        self.ds = ds
+        self.scratch = Path(ds.root) / CONTROL_DIR / "questions"
+        self.names = sorted(
+            {rel for eid in ds.manifest.episodes for rel in ds[eid].metadata.get("files", {})}
+        )
+        self._written = False
+
+    def _write_all(self) -> None:
+        remove_path(self.scratch)
+        handles: dict[str, Any] = {}
+        try:
+            for rel, line in question_lines(self.ds):
+                if rel not in handles:
+                    (self.scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+                    handles[rel] = open(self.scratch / rel, "wb")  # noqa: SIM115
+                handles[rel].write(line)
+        finally:
+            for fh in handles.values():
+                fh.close()
+        self._written = True
+
+    def writer(self, rel: str) -> Callable[[Path], None]:
+        def write(tmp: Path) -> None:
+            if not self._written:
+                self._write_all()
+            os.replace(self.scratch / rel, tmp)
+            if rel == self.names[-1]:
+                remove_path(self.scratch)
+
+        return write
+
+    def files(self) -> dict[str, Callable[[Path], None]]:
+        return {rel: self.writer(rel) for rel in self.names}
+
+
+def question_files(ds: Any) -> dict[str, Callable[[Path], None]]:
+    return QuestionFiles(ds).files()
 
 
 def build_job(cfg: TasksConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:

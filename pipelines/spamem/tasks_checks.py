@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.records import question_problem
-from dataforge.pipelines.spamem.tasks import episode_records, question_files
+from dataforge.pipelines.spamem.tasks import episode_records, question_lines
 from dataforge.registry import PipelineStats
+from dataforge.store.hashing import sha256_file
 
 INVARIANTS = {
     "records": "every question record names a known level, task, horizon and modality, its "
@@ -43,13 +46,16 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
 
 
 def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
-    want = question_files(ds)
+    """The files against the shards' records, by sha256 (one streaming pass)."""
+    want: dict[str, Any] = {}
+    for rel, line in question_lines(ds):
+        want.setdefault(rel, hashlib.sha256()).update(line)
     have = {rel for rel in ds.manifest.files if rel.startswith(qa.QUESTIONS_DIR + "/")}
     for rel in sorted(set(want) | have):
-        path = ds.root / rel
+        path = Path(ds.root) / rel
         if rel not in want:
             yield None, "files", f"{rel} holds records of no shard"
-        elif not path.is_file() or path.read_bytes() != want[rel]:
+        elif not path.is_file() or sha256_file(path) != want[rel].hexdigest():
             yield None, "files", f"{rel} differs from the shards' records"
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from sealing import edit_episode, edit_file
 
-from dataforge.pipelines.spamem.tasks import question_files
+from dataforge.pipelines.spamem.tasks import question_lines
 from dataforge.store.reader import open_dataset
 
 
@@ -34,8 +34,10 @@ def records(root: Path) -> None:
         a["questions"] = np.frombuffer(b"".join(x + b"\n" for x in lines), np.uint8)
 
     edit_episode(root, _first_episode(root), mutate)
+    files: dict[str, bytes] = {}
     with open_dataset(root) as ds:
-        files = question_files(ds)
+        for rel, line in question_lines(ds):
+            files[rel] = files.get(rel, b"") + line
     for rel, data in files.items():
         edit_file(root, rel, lambda p, data=data: p.write_bytes(data))
 
@@ -43,7 +45,7 @@ def records(root: Path) -> None:
 def files(root: Path) -> None:
     """A question file loses its last record."""
     with open_dataset(root) as ds:
-        rel = next(iter(question_files(ds)))
+        rel = next(question_lines(ds))[0]
 
     def edit(path: Path) -> None:
         lines = path.read_bytes().splitlines(keepends=True)

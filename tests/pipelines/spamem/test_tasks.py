@@ -59,6 +59,7 @@ def files_of(root: Path) -> dict[str, bytes]:
 def test_every_task_level_horizon_and_modality_is_written_and_validates(tasks: Path) -> None:
     report = validate(tasks)
     assert report.ok, report.problems
+    assert not (tasks / ".dataforge").exists()  # the files' scratch folder is gone
     recs = records(tasks)
     have = {(r["level"], r["task"], r["horizon"], r["modality"]) for r in recs}
     for name, spec in qa.TASKS.items():
