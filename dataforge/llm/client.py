@@ -26,11 +26,25 @@ CHECK_TIMEOUT_S = 10.0
 
 
 class LLMError(DataforgeError):
-    """The LLM server answered with an error (HTTP status) or something unusable."""
+    """The LLM server answered with an error (HTTP status) or something unusable. ``status``:
+    the HTTP status when the server answered one, else None."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same request may succeed when sent again: not after an HTTP 4xx."""
+        return self.status is None or self.status >= 500
 
 
 class LLMUnavailable(LLMError):
     """No server at the URL, or the connection was lost: retrying the same request won't help."""
+
+
+class LLMNoServer(LLMUnavailable):
+    """Nothing listens at the URL (connection refused)."""
 
 
 class LLMTimeout(LLMError):
@@ -192,10 +206,8 @@ class ChatClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _unavailable(self, exc: BaseException) -> LLMUnavailable:
-        return LLMUnavailable(
-            f"no LLM server at {self.settings.url}: {_root_cause(exc)}; {self.hint}"
-        )
+    def _unavailable(self, exc: BaseException) -> LLMNoServer:
+        return LLMNoServer(f"no LLM server at {self.settings.url}: {_root_cause(exc)}; {self.hint}")
 
     def check(self) -> dict[str, Any]:
         """``GET /models``: the server is up and serves the model. Returns the server's info
@@ -269,7 +281,8 @@ class ChatClient:
             ) from exc
         except openai.APIStatusError as exc:
             raise LLMError(
-                f"LLM server at {s.url} answered HTTP {exc.status_code}: {_status_message(exc)}"
+                f"LLM server at {s.url} answered HTTP {exc.status_code}: {_status_message(exc)}",
+                status=exc.status_code,
             ) from exc
         except openai.APIError as exc:
             raise LLMError(

@@ -46,7 +46,7 @@ import numpy as np
 
 from dataforge.errors import DataforgeError, DatasetError, UsageError
 from dataforge.llm.answers import AnswerError, parse_json_answer, strip_reasoning
-from dataforge.llm.client import ChatClient, LLMError, LLMSettings, LLMTimeout, LLMUnavailable
+from dataforge.llm.client import ChatClient, LLMError, LLMNoServer, LLMSettings
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.records import load_questions
 from dataforge.progress import make_progress
@@ -357,17 +357,6 @@ class RateGate:
             time.sleep(start - now)
 
 
-def _retryable(exc: LLMError) -> bool:
-    if isinstance(exc, LLMTimeout | LLMUnavailable):
-        return True
-    status = getattr(exc.__cause__, "status_code", None)
-    return status is None or status >= 500  # HTTP 4xx: the same request fails again
-
-
-def _server_gone(exc: LLMError) -> bool:
-    return isinstance(exc, LLMUnavailable) and str(exc).startswith("no LLM server")
-
-
 # -- the run ----------------------------------------------------------------------------------
 
 
@@ -458,14 +447,14 @@ def _answer_all(
                 break
             except LLMError as exc:
                 error = exc
-                if not _retryable(exc) or attempt == retries:
+                if not exc.retryable or attempt == retries:
                     break
                 time.sleep(RETRY_BACKOFF_S * 2**attempt)
         with lock:
             if text is None:
                 counts["failed"] += 1
                 last_error[:] = [str(error)]
-                if error is not None and _server_gone(error):
+                if isinstance(error, LLMNoServer):
                     stop.set()
             else:
                 rec = prediction(question, text)
