@@ -67,7 +67,7 @@ class Prior:
             if t not in self._cache:
                 try:
                     pairs = self.catalogue.receptacle_pairs(t)
-                except Exception:  # a type the catalogue does not know
+                except UsageError:  # a type the catalogue does not know
                     pairs = {}
                 self._cache[t] = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))
             if self._cache[t]:

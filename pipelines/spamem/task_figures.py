@@ -47,24 +47,19 @@ def preview(ep: Any, path: Path, step: int | None) -> None:
         seq = SequenceView(seq_ep)
         scale = TILE_W / seq.width
         top = []
+        by_id = {q["id"]: q for q in recs}
         for r in recs:
             if r["task"] != "VGL" or r["modality"] != "rgb":
                 continue
             view = r["context"]["view"]
-            dpe = next(
-                (
-                    q
-                    for q in recs
-                    if q["task"] == "DPE" and q["id"].endswith(r["id"].split("/", 4)[-1])
-                ),
-                None,
-            )
+            dpe = by_id.get(r["id"].replace("L1/VGL/", "L1/DPE/", 1))
             labels = r["context"]["objects"]
             dist = dpe["answer"] if dpe else {}
-            boxes = []
-            for label, oid in r["context"]["object_ids"].items():
-                box = seq.visible(seq.row(0, view))[oid][:4]
-                boxes.append((list(box), f"{label} {dist.get(label, 0):.2f}m"))
+            vis = seq.visible(seq.row(0, view))
+            boxes = [
+                (list(vis[oid][:4]), f"{label} {dist.get(label, 0):.2f}m")
+                for label, oid in r["context"]["object_ids"].items()
+            ]
             top.append(
                 _tile(
                     seq_ep["rgb"][seq.row(0, view)],
