@@ -176,7 +176,7 @@ class Builder:
             row = seq.row(0, view)
             vis = seq.visible(row)
             labels = seq.left_to_right(row, objs, 0)
-            box = vis.get(rec) or vis.get(rec.rsplit("|", 1)[0])
+            box = vis.get(rec) or vis.get(seq.parent.get(rec) or "")
             where = fill(templates()["receptacle_box"], box=list(box[:4])) if box else ""
             base = {"receptacle": seq.receptacle_label[rec], "receptacle_box": where}
             cats = sorted({seq.types[o] for o in objs})
@@ -241,7 +241,7 @@ class Builder:
 
     def receptacle_context(self, rec: str) -> dict[str, Any]:
         seq = self.seq
-        parent = rec.rsplit("|", 1)[0] if rec.count("|") >= 2 else None
+        parent = seq.parent.get(rec)
         return {
             "id": rec,
             "label": seq.receptacle_label[rec],

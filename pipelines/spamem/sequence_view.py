@@ -65,6 +65,7 @@ class SequenceView:
         # world state per step
         self.on: list[dict[str, str]] = []
         self.types: dict[str, str] = {}
+        self.parent: dict[str, str | None] = {}  # sub-receptacle -> its furniture
         self.positions: list[dict[str, tuple[float, float, float]]] = []
         for g in self.graphs:
             here: dict[str, str] = {}
@@ -76,6 +77,7 @@ class SequenceView:
                     pos[o["id"]] = tuple(float(x) for x in o["position"])  # type: ignore[assignment]
             for r in g["receptacles"]:
                 self.types.setdefault(r["id"], r["object_type"])
+                self.parent.setdefault(r["id"], r.get("parent_id"))
             self.on.append(here)
             self.positions.append(pos)
         self.receptacle_label = _labels(
