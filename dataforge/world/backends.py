@@ -119,6 +119,7 @@ class EmbeddedWorld:
         self._scene: Any = None
         self._uploaded: Any = None
         self._grid: Any = None
+        self._grid_key: tuple[Any, ...] = ()
 
     @property
     def scene(self) -> Any:
@@ -132,16 +133,33 @@ class EmbeddedWorld:
 
     @property
     def grid(self) -> Any:
+        """The navigation grid, rebuilt only when a floor-standing object moved, opened or
+        went (objects resting on others are no obstacles: :func:`house_nav_grid`)."""
         from dataforge.world.navigation import house_nav_grid
 
-        if self._grid is None:
+        key = self._layout_key()
+        if self._grid is None or key != self._grid_key:
             self._grid = house_nav_grid(self.world.house(), self.catalogue,
                                         agent_radius=self.agent_radius)  # fmt: skip
+            self._grid_key = key
         return self._grid
+
+    def reset(self, house: House) -> None:
+        """Start again from ``house`` (e.g. the same house before another episode's changes):
+        the renderer and the instance ids are kept, and the grid while the floor-standing
+        objects are the same."""
+        self.world = World(house, self.catalogue)
+        self._changed()
+
+    def _layout_key(self) -> tuple[Any, ...]:
+        return tuple(
+            (o.id, o.asset_id, o.position, o.rotation, o.openness)
+            for o in self.world.objects
+            if o.parent_id is None
+        )
 
     def _changed(self) -> None:
         self._scene = None
-        self._grid = None
 
     def render(self, position: Sequence[float], yaw: float, horizon: float = 0.0) -> Frame:
         from dataforge.render import Renderer, thor_camera_pose

@@ -34,14 +34,12 @@ Where it departs from the paper
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dataforge.errors import UsageError
 from dataforge.inputs import Inputs
 from dataforge.pipelines.multion.config import MultionConfig
 from dataforge.pipelines.multion.cylinders import NAMES, OBJECTS_DIR, cylinders
@@ -53,17 +51,15 @@ from dataforge.pipelines.multion.episodes import (
     gz_json,
     split_file,
 )
-from dataforge.pipelines.multion.scenes import (
-    HABITAT_PREFIX,
-    SceneSpec,
-    habitat_scenes,
-    house_scene_names,
-    parse_scenes,
-    unit_name,
-)
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
-from dataforge.world.house_sources import HouseSource, open_source
+from dataforge.world.house_sources import HouseSource
+from dataforge.world.scene_sources import (
+    house_bytes,
+    load_scene_house,
+    plan_scene_units,
+    resolve_scenes,
+)
 
 PIPELINE = "multion"
 SCENES = "scenes"
@@ -117,45 +113,6 @@ def schema(cfg: MultionConfig) -> Schema:
     )
 
 
-# -- planning ----------------------------------------------------------------------------------
-
-
-def plan_units(
-    cfg: MultionConfig, spec: SceneSpec, inputs: Inputs
-) -> tuple[list[WorkUnit], HouseSource | None]:
-    """One unit per scene, reading and recording what the scenes are made of."""
-    if spec.kind == "generate":
-        names = [f"procthor-{cfg.split}-{k:06d}" for k in range(spec.count)]
-        params: list[dict[str, Any]] = [{"index": k} for k in range(spec.count)]
-        return _units(names, params), None
-    if spec.kind == "habitat":
-        root = Path(spec.path or ".").resolve()
-        scenes = habitat_scenes(root)
-        names, params = [], []
-        for scene_id, glb in scenes:
-            navmesh = glb.with_suffix(".navmesh")
-            inputs.file(SCENES, navmesh.relative_to(root), "Habitat navmesh")
-            names.append(unit_name(glb.stem))
-            params.append({"scene_id": scene_id, "navmesh": str(navmesh)})
-        return _units(names, params), None
-    source = open_source(spec.path or Path("."))
-    for k in range(len(source)) if source.kind == "dir" else [0]:
-        inputs.file(SCENES, source.rel(k), "ProcTHOR house")
-    names = house_scene_names(source)
-    return _units(names, [{"index": k} for k in range(len(source))]), source
-
-
-def _units(names: list[str], params: list[dict[str, Any]]) -> list[WorkUnit]:
-    seen: dict[str, int] = {}
-    units = []
-    for ordinal, (name, p) in enumerate(zip(names, params, strict=True)):
-        k = seen.get(name, 0)
-        seen[name] = k + 1
-        uid = name if k == 0 else f"{name}-{k}"
-        units.append(WorkUnit(uid, {**p, "ordinal": ordinal}))
-    return units
-
-
 # -- one unit ----------------------------------------------------------------------------------
 
 
@@ -171,34 +128,20 @@ def open_space(
         # the navmesh is <scenes>/<scene_id>.navmesh: the folder is the recorded input location
         return space, {"source": "habitat", "scene_id": unit.params["scene_id"]}, b""
     from dataforge.world.assets import load_catalogue
-    from dataforge.world.house import load_house
 
     catalogue = load_catalogue()
-    k = int(unit.params["index"])
-    if cfg.scene_kind == "generate":
-        from dataforge.world.procgen import generate_usable_house
-
-        made = generate_usable_house(
-            rng,
-            name=unit.id,
-            split=cfg.split,
-            room_spec=cfg.room_spec,
-            max_attempts=cfg.max_attempts,
-            catalogue=catalogue,
-        )
-        raw = made.raw
-        origin: dict[str, Any] = {"source": "generate", "procthor_seed": made.seed}
-    else:
-        assert source is not None
-        raw = json.loads(json.dumps(source.read(k), sort_keys=True))
-        origin = {"source": source.kind, "index": k, "name": source.names[k]}
-    house = load_house(raw, name=unit.id, catalogue=catalogue)
+    house, raw, origin = load_scene_house(
+        cfg.scene_kind,
+        source,
+        unit,
+        rng,
+        split=cfg.split,
+        room_spec=cfg.room_spec,
+        max_attempts=cfg.max_attempts,
+        catalogue=catalogue,
+    )
     space = GridSpace(house, catalogue, agent_radius=cfg.agent_radius, cell=cfg.cell)
     return space, origin, house_bytes(raw)
-
-
-def house_bytes(raw: dict[str, Any]) -> bytes:
-    return json.dumps(raw, sort_keys=True, indent=1).encode()
 
 
 def scene_id_of(cfg: MultionConfig, unit: WorkUnit) -> str:
@@ -317,32 +260,20 @@ def build_job(cfg: MultionConfig, *, seed: int, fmt: str, inputs: Inputs | None 
     from dataforge.world.assets import load_catalogue
 
     inputs = inputs if inputs is not None else Inputs()
-    if SCENES in inputs:
-        text = str(inputs.root(SCENES))
-        if cfg.scene_kind == "habitat" and not text.startswith(HABITAT_PREFIX):
-            text = HABITAT_PREFIX + text  # reproduce: the recorded location is the folder
-        spec = parse_scenes(text)
-    elif cfg.scene_kind == "generate" and cfg.generated_scenes:
-        spec = SceneSpec("generate", count=cfg.generated_scenes)
-    else:
-        raise UsageError("this run needs --scenes")
-    if spec.kind == "generate":
-        inputs.locations.pop(SCENES, None)  # a count, not a location: it is in the config
-        from dataforge.world.procgen import require_generator
-
-        require_generator(cfg.room_spec)
-    elif spec.kind == "habitat":
-        from dataforge.nav.oracle import HabitatOracle
-
-        HabitatOracle.require()
-        inputs.locations[SCENES] = spec.path  # type: ignore[assignment]
+    spec = resolve_scenes(
+        inputs,
+        SCENES,
+        kind=cfg.scene_kind,
+        generated_count=cfg.generated_scenes,
+        room_spec=cfg.room_spec,
+    )
     cfg = cfg.with_(
         scene_kind=spec.kind,
         generated_scenes=spec.count,
         procthor=load_catalogue().version,
     )
     cfg = resolve_cylinders(cfg, inputs)
-    units, source = plan_units(cfg, spec, inputs)
+    units, source = plan_scene_units(spec, inputs, SCENES, split=cfg.split)
     n = len(units)
     notes = (
         f"goal cylinders: {cfg.cylinders} (radius {cfg.cylinder_radius} m, length "

@@ -1,11 +1,6 @@
-"""Scenes for MultiON episodes: where they come from (``--scenes``) and the navigable space an
-episode sampler draws from (:class:`GridSpace` in the embedded world, :class:`HabitatSpace` on a
-Habitat navmesh).
-
-``--scenes`` takes ``generate:K`` (K new houses from procthor's generator, as ``dataforge houses
-generate``), a folder of ProcTHOR house ``*.json`` or a ``.jsonl(.gz)`` of houses, or
-``habitat:SCENES_DIR`` (every ``<scene>.glb`` under it that has a ``<scene>.navmesh`` beside it,
-e.g. Matterport3D's ``mp3d/<scan>/<scan>.glb``). One scene is one work unit.
+"""The navigable space a MultiON episode sampler draws from: :class:`GridSpace` in the embedded
+world, :class:`HabitatSpace` on a Habitat navmesh. Where the scenes come from (``--scenes``) is
+:mod:`dataforge.world.scene_sources`.
 
 A space answers what the sampler asks: a random navigable point, the geodesic distance between
 two points, whether two points are on one floor, the room of a point, and (embedded world)
@@ -15,81 +10,16 @@ whether every goal can still be walked up to once the goal cylinders stand in th
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from dataforge.errors import InputNotFoundError, UsageError
-from dataforge.world.house_sources import HouseSource
 
 SAME_FLOOR_M = 0.5  # habitat's episode generators: points within 0.5 m in height share a floor
 ISLAND_RADIUS_LIMIT = 1.5  # habitat's pointnav generator: starts on islands at least this big
-HABITAT_PREFIX = "habitat:"
-GENERATE_PREFIX = "generate:"
-
-
-@dataclass(frozen=True)
-class SceneSpec:
-    """What ``--scenes`` says: its kind, and the location or count."""
-
-    kind: str  # generate | dir | jsonl | habitat
-    path: Path | None = None
-    count: int = 0
-
-
-def parse_scenes(text: str) -> SceneSpec:
-    s = str(text).strip()
-    if s.startswith(GENERATE_PREFIX) or s == "generate":
-        raw = s[len(GENERATE_PREFIX) :] if ":" in s else "1"
-        try:
-            k = int(raw)
-        except ValueError:
-            k = -1
-        if k < 1:
-            raise UsageError(f"--scenes generate:K needs a house count K >= 1, got {text!r}")
-        return SceneSpec("generate", count=k)
-    if s.startswith(HABITAT_PREFIX):
-        path = Path(s[len(HABITAT_PREFIX) :])
-        if not path.is_dir():
-            raise InputNotFoundError(f"--scenes {text}: {path} is not a folder of Habitat scenes")
-        return SceneSpec("habitat", path)
-    path = Path(s)
-    if path.is_dir():
-        return SceneSpec("dir", path)
-    if path.is_file():
-        return SceneSpec("jsonl", path)
-    raise InputNotFoundError(
-        f"--scenes {text}: not found (generate:K, a folder of house *.json, a .jsonl(.gz) of "
-        "houses, or habitat:SCENES_DIR)"
-    )
-
-
-def unit_name(text: str) -> str:
-    """A file-safe unit id from a scene name."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-") or "scene"
-    return name[:128]
-
-
-def habitat_scenes(root: Path) -> list[tuple[str, Path]]:
-    """``(scene_id relative to root, glb)`` of every glb under ``root`` with a navmesh beside
-    it, sorted."""
-    out = []
-    for glb in sorted(root.rglob("*.glb")):
-        if glb.with_suffix(".navmesh").is_file():
-            out.append((glb.relative_to(root).as_posix(), glb))
-    if not out:
-        raise InputNotFoundError(f"{root}: no <scene>.glb with a <scene>.navmesh beside it")
-    return out
-
-
-def house_scene_names(source: HouseSource) -> list[str]:
-    if source.kind == "dir":
-        return [unit_name(Path(n).stem) for n in source.names]
-    return [f"{unit_name(source.path.name.split('.')[0])}-{k:06d}" for k in range(len(source))]
 
 
 # -- the embedded world ------------------------------------------------------------------------

@@ -5,10 +5,9 @@ procthor's receptacle co-occurrence statistics (``receptacles.json``: how likely
 type is on a receptacle type), and :meth:`Rules.check` says what is wrong with a proposed
 action (the same check for every planner, and the feedback an LLM gets).
 
-Spawnable types: the pickupable ProcTHOR types whose median asset is at most
-:data:`SMALL_M` along its longest side (a baseball bat, a towel, a tennis racket and a
-footstool are not small) and that procthor's statistics put on at least one receptacle type.
-A sub-receptacle (a dresser's drawer, a shelving unit's shelf) takes its parent's statistics.
+Spawnable types: :func:`dataforge.world.spawnable.small_pickupable_types` under the statistics
+without the forbidden receptacles. A sub-receptacle (a dresser's drawer, a shelving unit's
+shelf) takes its parent's statistics.
 """
 
 from __future__ import annotations
@@ -21,10 +20,10 @@ import numpy as np
 
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.graph import ReceptacleNode, WorldGraph
+from dataforge.world.spawnable import receptacle_pairs, small_pickupable_types, split_assets
 
 ACTIONS = ("spawn", "place", "remove")
 FORBIDDEN_RECEPTACLES = frozenset({"Toilet", "Floor"})
-SMALL_M = 0.45
 
 
 @dataclass(frozen=True)
@@ -50,26 +49,12 @@ class Rules:
     def __init__(self, catalogue: AssetCatalogue, split: str | None = None) -> None:
         self.catalogue = catalogue
         self.split = split
-        pairs = {r: catalogue.receptacle_pairs(r) for r in catalogue.receptacle_types()}
-        self.pairs = {r: p for r, p in pairs.items() if r not in FORBIDDEN_RECEPTACLES}
-        on_some = {t for p in self.pairs.values() for t, v in p.items() if v > 0}
-        small = []
-        for t in catalogue.types():
-            info = catalogue.type_info(t)
-            if not info.pickupable or t not in on_some or not self.assets(t):
-                continue
-            longest = np.median([max(a.size) for a in catalogue.assets_of(t)])
-            if longest <= SMALL_M:
-                small.append(t)
-        self.spawnable: tuple[str, ...] = tuple(sorted(small))
+        self.pairs = receptacle_pairs(catalogue, exclude=FORBIDDEN_RECEPTACLES)
+        self.spawnable: tuple[str, ...] = small_pickupable_types(catalogue, self.pairs, split)
 
     def assets(self, object_type: str) -> tuple[str, ...]:
         """Asset ids of ``object_type`` usable in ``split`` (assets of no split: all)."""
-        return tuple(
-            a.asset_id
-            for a in self.catalogue.assets_of(object_type)
-            if self.split is None or a.split in (None, self.split)
-        )
+        return split_assets(self.catalogue, object_type, self.split)
 
     def stats_type(self, node: ReceptacleNode, graph: WorldGraph) -> str:
         """The receptacle type whose statistics apply (a sub-receptacle's parent's)."""

@@ -20,8 +20,9 @@ from dataforge.errors import InputNotFoundError, UsageError
 from dataforge.pipelines.multion import cylinders, episodes
 from dataforge.pipelines.multion.config import MultionConfig
 from dataforge.pipelines.multion.sampling import Rules, SceneTooSmall, draw_episodes
-from dataforge.pipelines.multion.scenes import GridSpace, parse_scenes
+from dataforge.pipelines.multion.scenes import GridSpace
 from dataforge.store import open_dataset
+from dataforge.world.scene_sources import parse_scenes
 
 HOUSES = SHARED / "data" / "procthor_houses"
 OBJECTS = SHARED / "data" / "multion" / "objects"

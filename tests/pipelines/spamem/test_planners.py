@@ -14,9 +14,10 @@ from scripted_llm import DROP, Delay, scripted_server_fixture  # noqa: F401
 
 from dataforge.pipelines.spamem.llm_planner import LLMPlanner, house_text
 from dataforge.pipelines.spamem.planner import HeuristicPlanner, PlanState
-from dataforge.pipelines.spamem.rules import FORBIDDEN_RECEPTACLES, SMALL_M, Action, Rules
+from dataforge.pipelines.spamem.rules import FORBIDDEN_RECEPTACLES, Action, Rules
 from dataforge.world import load_catalogue, load_house
 from dataforge.world.graph import world_graph
+from dataforge.world.spawnable import SMALL_M
 
 HOUSES = SHARED / "data" / "procthor_houses"
 pytestmark = pytest.mark.skipif(

@@ -1,0 +1,313 @@
+"""Invariants, statistics and the preview of FindingDory episode datasets (registered in
+``__init__``).
+
+Every check runs per stored scene (:func:`check_dataset`): the house is loaded from the stored
+JSON and the navigation grid rebuilt once (the manifest's agent radius and cell), then each
+episode's plan is checked against it and replayed in a fresh world.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge.registry import PipelineStats
+
+INVARIANTS = {
+    "plans": "every episode plan parses; its rearrangement count is in --rearrangements and "
+    "matches the arrays; categories are distinct; each start and goal receptacle are known "
+    "receptacles of different categories that procthor's statistics allow for the object; one "
+    "distractor per category, of that category and not on its twin's start receptacle",
+    "viewpoints": "every viewpoint is navigable on the grid rebuilt from the stored house, "
+    "within reach of its receptacle's footprint, and its receptacle index is valid",
+    "spots": "every pick (place) spot is a viewpoint of the start (goal) receptacle within "
+    "reach of the object's start (goal) pose, facing it",
+    "replay": "in a world built from the stored house, every object spawned at its recorded "
+    "pose rests stably without collisions, and every rearrangement, replayed in order, places "
+    "its object stably at the recorded goal pose",
+    "poses": "start and end poses are viewpoint-lattice points of the largest component; the "
+    "start is at least min_start_distance (geodesic) from the first pick spot and the end at "
+    "least walk_away_m from the last place spot",
+}
+
+SHOW = 3
+TOL_M = 1e-4
+YAW_TOL_DEG = 0.01
+
+
+def _config(manifest: Any) -> Any:
+    from dataforge.pipelines.findingdory.config import EpisodesConfig
+
+    return EpisodesConfig.from_dict(dict(manifest.config))
+
+
+class _Scene:
+    """A stored scene rebuilt for checking: house, grid, receptacle footprints."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any):
+        from shapely.ops import unary_union
+
+        from dataforge.pipelines.findingdory.creation import EXCLUDED_RECEPTACLES
+        from dataforge.world.assets import load_catalogue
+        from dataforge.world.house import load_house
+        from dataforge.world.navigation import house_nav_grid
+        from dataforge.world.spawnable import receptacle_pairs
+        from dataforge.world.surfaces import part_boxes
+
+        self.catalogue = load_catalogue()
+        raw = json.loads(np.asarray(arrays["house_json"]).tobytes())
+        self.house = load_house(raw, name=str(meta["scene"]), catalogue=self.catalogue)
+        self.grid = house_nav_grid(self.house, self.catalogue, agent_radius=cfg.agent_radius,
+                                   cell=cfg.cell)  # fmt: skip
+        self.pairs = receptacle_pairs(self.catalogue, exclude=EXCLUDED_RECEPTACLES)
+        self.receptacles = [dict(r) for r in meta.get("receptacles") or []]
+        self.footprints = {}
+        for r in self.receptacles:
+            obj = self.house.object(r["id"])
+            info = self.catalogue.asset(obj.asset_id)
+            self.footprints[r["id"]] = unary_union([b.footprint() for b in part_boxes(obj, info)])
+        views = np.asarray(arrays["viewpoints"], dtype=np.float64).reshape(-1, 3)
+        idx = np.asarray(arrays["viewpoint_receptacle"], dtype=np.int64)
+        self.views = views
+        self.view_index = idx
+        self.by_receptacle = {r["id"]: views[idx == k] for k, r in enumerate(self.receptacles)}
+
+
+def check_scene(
+    arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any
+) -> Iterator[tuple[str, str]]:
+    """``(invariant, message)`` for one stored scene."""
+    from dataforge.pipelines.findingdory.plan import EpisodePlan
+
+    scene = _Scene(arrays, meta, cfg)
+    yield from _viewpoint_checks(scene, cfg)
+    plans: list[tuple[str, EpisodePlan]] = []
+    for d in meta.get("episodes") or []:
+        try:
+            plans.append((str(d["id"]), EpisodePlan.from_dict(d)))
+        except Exception as exc:
+            yield "plans", f"episode {d.get('id')!r}: {exc}"
+    counts = np.asarray(arrays["rearrangements"]).tolist()
+    if len(counts) != len(plans):
+        yield "plans", f"{len(counts)} rearrangement counts for {len(plans)} episodes"
+    for k, (eid, plan) in enumerate(plans):
+        for msg in _plan_problems(scene, plan, cfg):
+            yield "plans", f"{eid}: {msg}"
+        if k < len(counts) and counts[k] != len(plan.rearrangements):
+            yield "plans", f"{eid}: stored count {counts[k]} != {len(plan.rearrangements)}"
+        for key in ("start_pose", "end_pose"):
+            row = np.asarray(arrays[key], dtype=np.float64)
+            spot = plan.start if key == "start_pose" else plan.end
+            if k < len(row) and not np.allclose(row[k], [*spot.position, spot.yaw], atol=1e-9):
+                yield "plans", f"{eid}: {key} differs from the plan's"
+        for msg in _spot_problems(scene, plan, cfg):
+            yield "spots", f"{eid}: {msg}"
+        for msg in _replay_problems(scene, plan):
+            yield "replay", f"{eid}: {msg}"
+        for msg in _pose_problems(scene, plan, cfg):
+            yield "poses", f"{eid}: {msg}"
+
+
+def _viewpoint_checks(scene: _Scene, cfg: Any) -> Iterator[tuple[str, str]]:
+    import shapely
+
+    n = len(scene.receptacles)
+    idx = scene.view_index
+    if len(idx) != len(scene.views):
+        yield "viewpoints", f"{len(idx)} receptacle indices for {len(scene.views)} viewpoints"
+        return
+    bad = np.nonzero((idx < 0) | (idx >= n))[0]
+    if len(bad):
+        yield "viewpoints", f"viewpoints {bad[:SHOW].tolist()}: receptacle index out of range"
+        return
+    labels, keep = scene.grid.components(), scene.grid.largest_component()
+    off = [
+        k
+        for k, p in enumerate(scene.views)
+        if not (scene.grid.inside(c := scene.grid.cell_of(p)) and labels[c] == keep)
+    ]
+    if off:
+        yield "viewpoints", f"viewpoints {off[:SHOW]} are not on the largest navigable component"
+    for k, r in enumerate(scene.receptacles):
+        pts = scene.views[idx == k]
+        if not len(pts):
+            yield "viewpoints", f"receptacle {r['id']} has no viewpoints"
+            continue
+        d = shapely.distance(shapely.points(pts[:, 0], pts[:, 2]), scene.footprints[r["id"]])
+        far = np.nonzero(d > cfg.reach_m + TOL_M)[0]
+        if len(far):
+            yield "viewpoints", f"{r['id']}: {len(far)} viewpoints beyond reach ({d.max():.3f} m)"
+
+
+def _plan_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
+    lo, hi = cfg.rearrangements
+    n = len(plan.rearrangements)
+    if not lo <= n <= hi:
+        yield f"{n} rearrangements, outside {lo}-{hi}"
+    cats = [r.category for r in plan.rearrangements]
+    if len(set(cats)) != len(cats):
+        yield f"categories repeat: {sorted(c for c, m in Counter(cats).items() if m > 1)}"
+    known = {r["id"]: r["category"] for r in scene.receptacles}
+    for r in plan.rearrangements:
+        for role, rid in (("start", r.start_receptacle), ("goal", r.goal_receptacle)):
+            if rid not in known:
+                yield f"{r.object}: unknown {role} receptacle {rid}"
+            elif scene.pairs.get(known[rid], {}).get(r.category, 0.0) <= 0:
+                yield f"{r.object}: procthor never puts a {r.category} on a {known[rid]}"
+        if known.get(r.start_receptacle) == known.get(r.goal_receptacle):
+            yield f"{r.object}: start and goal receptacles are both {known.get(r.goal_receptacle)}"
+        if scene.catalogue.asset(r.asset).object_type != r.category:
+            yield f"{r.object}: asset {r.asset} is not a {r.category}"
+    twins = {r.category: r for r in plan.rearrangements}
+    dcats = [d.category for d in plan.distractors]
+    if sorted(dcats) != sorted(cats):
+        yield f"distractor categories {sorted(dcats)} != rearranged {sorted(cats)}"
+    for d in plan.distractors:
+        twin = twins.get(d.category)
+        if twin is not None and d.receptacle == twin.start_receptacle:
+            yield f"distractor {d.object} shares its twin's start receptacle {d.receptacle}"
+        if d.receptacle not in known:
+            yield f"distractor {d.object}: unknown receptacle {d.receptacle}"
+    ids = plan.objects
+    if len(set(ids)) != len(ids):
+        yield "object ids repeat"
+
+
+def _spot_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
+    from dataforge.nav.follower import heading_to, wrap
+
+    for r in plan.rearrangements:
+        for kind, rid, spots, where in (
+            ("pick", r.start_receptacle, r.pick_spots, r.start_position),
+            ("place", r.goal_receptacle, r.place_spots, r.goal_position),
+        ):
+            if not spots:
+                yield f"{r.object}: no {kind} spot"
+                continue
+            views = scene.by_receptacle.get(rid, np.zeros((0, 3)))
+            for s in spots:
+                p = np.asarray(s.position)
+                if not len(views) or np.min(np.abs(views - p).max(axis=1)) > TOL_M:
+                    yield f"{r.object}: {kind} spot {list(s.position)} is not a viewpoint of {rid}"
+                if math.hypot(p[0] - where[0], p[2] - where[2]) > cfg.reach_m + TOL_M:
+                    yield f"{r.object}: {kind} spot {list(s.position)} is out of reach"
+                if abs(wrap(heading_to(p, where) - s.yaw)) > YAW_TOL_DEG:
+                    yield f"{r.object}: {kind} spot yaw {s.yaw} does not face the object"
+
+
+def _replay_problems(scene: _Scene, plan: Any) -> Iterator[str]:
+    from dataforge.world.house import HouseObject
+    from dataforge.world.placement import World
+
+    world = World(scene.house, scene.catalogue)
+    spawned = [
+        (r.object, r.asset, r.category, r.start_receptacle, r.start_position, r.start_rotation)
+        for r in plan.rearrangements
+    ] + [(d.object, d.asset, d.category, d.receptacle, d.position, d.rotation)
+         for d in plan.distractors]  # fmt: skip
+    for oid, asset, cat, rid, pos, rot in spawned:
+        if oid in world:
+            yield f"{oid} already exists in the house"
+            return
+        res = world.place_at(HouseObject(oid, asset, cat, pos, rot), rid)
+        if not res.ok:
+            yield f"{oid} does not rest on {rid} at its recorded pose ({res.status})"
+            return
+    for r in plan.rearrangements:
+        (obj,) = world.remove(r.object)
+        moved = HouseObject(obj.id, obj.asset_id, obj.object_type, r.goal_position,
+                            r.goal_rotation)  # fmt: skip
+        res = world.place_at(moved, r.goal_receptacle)
+        if not res.ok:
+            yield f"{r.object} does not rest on {r.goal_receptacle} at its goal ({res.status})"
+            return
+
+
+def _pose_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
+    grid = scene.grid
+    labels, keep = grid.components(), grid.largest_component()
+    for name, spot in (("start", plan.start), ("end", plan.end)):
+        c = grid.cell_of(spot.position)
+        if not (grid.inside(c) and labels[c] == keep):
+            yield f"the {name} pose is not on the largest navigable component"
+        if abs(spot.yaw / 10.0 - round(spot.yaw / 10.0)) > 1e-9:
+            yield f"the {name} yaw {spot.yaw} is not a multiple of 10 degrees"
+    first = plan.rearrangements[0].pick_spots[:1]
+    last = plan.rearrangements[-1].place_spots[:1]
+    if first:
+        d = grid.distance(plan.start.position, first[0].position)
+        if not d >= cfg.min_start_distance - TOL_M:
+            yield f"start {d:.2f} m from the first pick spot (< {cfg.min_start_distance})"
+    if last:
+        d = grid.distance(plan.end.position, last[0].position)
+        if not d >= cfg.walk_away_m - TOL_M:
+            yield f"end {d:.2f} m from the last place spot (< {cfg.walk_away_m})"
+
+
+def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+    cfg = _config(ds.manifest)
+    seen: dict[str, str] = {}
+    for ep in ds.episodes():
+        for d in ep.metadata.get("episodes") or []:
+            eid = str(d.get("id"))
+            if eid in seen:
+                yield ep.id, "plans", f"episode id {eid} also in scene {seen[eid]}"
+            seen[eid] = ep.id
+        for key, msg in check_scene(ep.read(), ep.metadata, cfg):
+            yield ep.id, key, msg
+
+
+# -- statistics and the preview --------------------------------------------------------------
+
+
+def stats(ds: Any) -> PipelineStats:
+    rejected: Counter[str] = Counter()
+    categories: Counter[str] = Counter()
+    pairs: Counter[str] = Counter()
+    counts: list[float] = []
+    views: list[float] = []
+    scenes = given_up = 0
+    for ep in ds.episodes():
+        meta = ep.metadata
+        scenes += 1
+        rejected.update(meta.get("rejected") or {})
+        given_up += int(meta.get("given_up") or 0)
+        recs = {r["id"]: r["category"] for r in meta.get("receptacles") or []}
+        for d in meta.get("episodes") or []:
+            rs = d["rearrangements"]
+            counts.append(float(len(rs)))
+            for r in rs:
+                categories[r["category"]] += 1
+                pairs[f"{recs.get(r['start_receptacle'])} -> {recs.get(r['goal_receptacle'])}"] += 1
+        idx = np.asarray(ep["viewpoint_receptacle"].read())
+        views += np.bincount(idx, minlength=len(recs)).astype(float).tolist() if len(recs) else []
+    return PipelineStats(
+        counts={
+            "scenes": scenes,
+            "episodes": len(counts),
+            "episodes given up": given_up,
+            "rejected draws": dict(sorted(rejected.items())),
+            "rearrangements": int(sum(counts)),
+            "object categories": len(categories),
+            "top receptacle pairs": dict(pairs.most_common(8)),
+            "paper (val)": "100 episodes in 30 HSSD scenes, 2-11 rearrangements each",
+        },
+        distributions={
+            "rearrangements_per_episode": counts,
+            "viewpoints_per_receptacle": views,
+        },
+    )
+
+
+def preview(ep: Any, path: Path, step: int | None) -> None:
+    """A plan view of the scene: receptacles, viewpoints, and episode ``step`` (default 0)'s
+    rearrangements as arrows from start to goal, with the start and end poses."""
+    from dataforge.pipelines.findingdory.figures import plan_figure
+
+    plan_figure(ep, path, 0 if step is None else int(step))

@@ -1,0 +1,359 @@
+"""FindingDory episode creation on the embedded world (paper appendix B.1).
+
+Per scene (:class:`SceneContext`, built once): the house's receptacles (top-level furniture with
+a usable support surface, the floor excluded) and each one's *viewpoints*: the points of a
+:data:`~.config.EpisodesConfig.viewpoint_spacing_m` lattice on the navigation grid's largest
+component that are within ``reach_m`` (plan view) of the receptacle's footprint and see it past
+the walls (plan-view sight to the footprint's nearest point). The lattice is fine enough that
+every navigable point near a receptacle is within 0.1 m of one of its viewpoints, which is what
+``robot_at_receptacle`` measures (upstream: <= 0.1 m to the nearest viewpoint).
+
+Per episode (:func:`draw_episode`), in this order of random draws:
+
+1. R rearrangements, R uniform in ``--rearrangements``; R distinct small pickupable categories
+   (:func:`dataforge.world.spawnable.small_pickupable_types`) among those the house can start
+   and finish (a receptacle procthor's statistics put the category on, and one of another type).
+2. Each object: an asset of the split, spawned by the world's placement search on a start
+   receptacle drawn by procthor's likelihood of the category on its type; its *pick spots* are
+   the start receptacle's viewpoints within ``reach_m`` of the object from which a render of the
+   head camera facing the object shows it on at least ``min_coverage`` of the image (nearest
+   first, at most :data:`SPOTS` kept of :data:`SPOT_TRIES` tried, tried ones 0.3 m apart). An
+   object with none is spawned again elsewhere (:data:`RECEPTACLE_TRIES` receptacles).
+3. One distractor per category: another asset of it (the same one when it has only one) spawned
+   on a receptacle other than the twin's start receptacle.
+4. In order, each object is picked (leaves the world) and placed on a goal receptacle of a type
+   other than its start receptacle's, drawn by likelihood, at a stable pose the placement search
+   finds with everything placed so far in the world; its *place spots* are the goal
+   receptacle's viewpoints from which the placed object is in reach and in view, as for picks.
+   A goal receptacle without such a pose is replaced (:data:`RECEPTACLE_TRIES`).
+5. The start pose: a uniform lattice point at least ``min_start_distance`` (geodesic) from the
+   first pick spot, yaw a multiple of 10 degrees; the end pose (the walk-away goal, B.2): a
+   uniform lattice point at least ``walk_away_m`` from the last place spot.
+
+A draw that fails returns a :class:`Rejection` with its reason; the caller counts them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import shapely
+from shapely.geometry import LineString, Point
+from shapely.ops import unary_union
+
+from dataforge.pipelines.findingdory.config import EpisodesConfig
+from dataforge.pipelines.findingdory.plan import Distractor, EpisodePlan, Rearrangement, Spot
+from dataforge.world.assets import AssetCatalogue
+from dataforge.world.house import House, HouseObject
+
+SPOTS = 3  # pick / place spots kept per object
+SPOT_TRIES = 8  # viewpoints rendered per object at most
+SPOT_APART_M = 0.3  # tried viewpoints at least this far apart
+RECEPTACLE_TRIES = 4  # receptacles tried per spawn / place
+POSE_TRIES = 200  # lattice points drawn for the start and end poses
+EXCLUDED_RECEPTACLES = frozenset({"Floor"})
+TURN_DEG = 10.0
+
+REASONS = (
+    "too_few_categories",  # the house cannot start and finish R distinct categories
+    "pick_unreachable",  # no start receptacle gave an object a visible pick spot
+    "distractor_unplaced",  # no receptacle took a distractor
+    "place_unreachable",  # no goal receptacle gave a stable, visible place pose
+    "no_start_pose",  # no lattice point far enough from the first pick
+    "no_end_pose",  # no lattice point far enough from the last place
+)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    reason: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Receptacle:
+    id: str
+    category: str
+    footprint: Any  # shapely geometry (plan view)
+
+
+class SceneContext:
+    """What every episode of one scene shares: the base house, the check renderer and grid,
+    the receptacles and their viewpoints, the spawnable categories and statistics."""
+
+    def __init__(self, house: House, catalogue: AssetCatalogue, cfg: EpisodesConfig) -> None:
+        from dataforge.world.backends import EmbeddedWorld
+        from dataforge.world.spawnable import receptacle_pairs, small_pickupable_types
+        from dataforge.world.surfaces import object_surfaces, part_boxes
+        from dataforge.world.viewpoints import WallSight
+
+        self.house, self.catalogue, self.cfg = house, catalogue, cfg
+        cam = cfg.camera
+        vfov = math.degrees(2 * math.atan(math.tan(math.radians(cam.hfov_deg) / 2)
+                                          * cfg.check_height / cfg.check_width))  # fmt: skip
+        self.backend = EmbeddedWorld(house, catalogue, width=cfg.check_width,
+                                     height=cfg.check_height, vfov_deg=vfov,
+                                     agent_radius=cfg.agent_radius)  # fmt: skip
+        self.grid = self.backend.grid
+        self.floor_y = float(self.grid.y)
+        self.pairs = receptacle_pairs(catalogue, exclude=EXCLUDED_RECEPTACLES)
+        self.types = small_pickupable_types(catalogue, self.pairs, cfg.split)
+        sight = WallSight(house)
+        lattice = self.grid.reachable_positions(step=cfg.viewpoint_spacing_m)
+        pts = shapely.points(lattice[:, 0], lattice[:, 2]) if len(lattice) else np.array([])
+        recs: list[Receptacle] = []
+        views: list[np.ndarray] = []
+        for obj in house.top_level_objects():
+            info = catalogue.asset(obj.asset_id)
+            if obj.object_type in EXCLUDED_RECEPTACLES or obj.object_type not in self.pairs:
+                continue
+            if not any(s.usable for s in object_surfaces(obj, info)):
+                continue
+            foot = unary_union([b.footprint() for b in part_boxes(obj, info)])
+            if foot.is_empty or not len(lattice):
+                continue
+            near = np.nonzero(shapely.distance(pts, foot) <= cfg.reach_m)[0]
+            keep = [
+                int(k)
+                for k in near
+                if sight.clear(
+                    (lattice[k, 0], lattice[k, 2]),
+                    _nearest_point(foot, lattice[k, 0], lattice[k, 2]),
+                )
+            ]
+            if not keep:
+                continue
+            recs.append(Receptacle(obj.id, obj.object_type, foot))
+            views.append(np.round(lattice[keep], 6))
+        self.receptacles = tuple(recs)
+        self.viewpoints = tuple(views)
+        self._index = {r.id: k for k, r in enumerate(recs)}
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def receptacle(self, rid: str) -> Receptacle:
+        return self.receptacles[self._index[rid]]
+
+    def views_of(self, rid: str) -> np.ndarray:
+        return self.viewpoints[self._index[rid]]
+
+    def likelihood(self, category: str, rec: Receptacle) -> float:
+        return float(self.pairs.get(rec.category, {}).get(category, 0.0))
+
+    def starts(self, category: str) -> list[Receptacle]:
+        return [r for r in self.receptacles if self.likelihood(category, r) > 0]
+
+    def goals(self, category: str, start: Receptacle) -> list[Receptacle]:
+        return [r for r in self.starts(category) if r.category != start.category]
+
+    def usable_categories(self) -> list[str]:
+        out = []
+        for c in self.types:
+            starts = self.starts(c)
+            if len({r.category for r in starts}) >= 2:
+                out.append(c)
+        return out
+
+    # -- one episode -----------------------------------------------------------------------
+
+    def fresh_world(self) -> Any:
+        """The check backend reset to the base house (renderer and grid kept)."""
+        self.backend.reset(self.house)
+        return self.backend
+
+
+def draw_episode(
+    ctx: SceneContext, rng: np.random.Generator, scene: str
+) -> EpisodePlan | Rejection:
+    """One episode drawn as the module docstring says, or why it failed."""
+    cfg = ctx.cfg
+    lo, hi = cfg.rearrangements
+    r = int(rng.integers(lo, hi + 1))
+    usable = ctx.usable_categories()
+    if len(usable) < r:
+        return Rejection("too_few_categories", f"{len(usable)} usable categories, {r} needed")
+    categories = [usable[int(k)] for k in rng.choice(len(usable), size=r, replace=False)]
+    backend = ctx.fresh_world()
+    world = backend.world
+    picks: list[tuple[str, str, str, Receptacle, tuple[Spot, ...]]] = []
+    for c in categories:
+        asset = _asset(ctx, c, rng)
+        got = _spawn_visible(ctx, backend, asset, ctx.starts(c), rng)
+        if got is None:
+            return Rejection("pick_unreachable", c)
+        oid, rec, spots = got
+        picks.append((oid, c, asset, rec, spots))
+    distractors: list[Distractor] = []
+    for _oid, c, asset, rec, _ in picks:
+        others = [x for x in ctx.starts(c) if x.id != rec.id]
+        d_asset = _asset(ctx, c, rng, avoid=asset)
+        res = _spawn_any(backend, d_asset, others, ctx, c, rng)
+        if res is None:
+            return Rejection("distractor_unplaced", c)
+        distractors.append(Distractor(res.object_id, c, d_asset, res.receptacle_id,
+                                      _v(res.position), _v(res.rotation)))  # fmt: skip
+    starts = {oid: world.object(oid) for oid, *_ in picks}
+    rearrangements: list[Rearrangement] = []
+    for oid, c, asset, rec, pick_spots in picks:
+        obj = starts[oid]
+        backend.remove(oid)
+        placed = _place_visible(ctx, backend, obj, ctx.goals(c, rec), c, rng)
+        if placed is None:
+            return Rejection("place_unreachable", c)
+        goal, res, place_spots = placed
+        rearrangements.append(
+            Rearrangement(
+                object=oid,
+                category=c,
+                asset=asset,
+                start_receptacle=rec.id,
+                goal_receptacle=goal.id,
+                start_position=_v(obj.position),
+                start_rotation=_v(obj.rotation),
+                goal_position=_v(res.position),
+                goal_rotation=_v(res.rotation),
+                pick_spots=pick_spots,
+                place_spots=place_spots,
+            )
+        )
+    start = _pose_far_from(ctx, rearrangements[0].pick_spots[0], cfg.min_start_distance, rng)
+    if start is None:
+        return Rejection("no_start_pose")
+    end = _pose_far_from(ctx, rearrangements[-1].place_spots[0], cfg.walk_away_m, rng)
+    if end is None:
+        return Rejection("no_end_pose")
+    return EpisodePlan(scene, tuple(rearrangements), tuple(distractors), start, end,
+                       tuple(x.id for x in ctx.receptacles))  # fmt: skip
+
+
+# -- steps -----------------------------------------------------------------------------------
+
+
+def _asset(ctx: SceneContext, category: str, rng: np.random.Generator, avoid: str = "") -> str:
+    from dataforge.world.spawnable import split_assets
+
+    assets = split_assets(ctx.catalogue, category, ctx.cfg.split)
+    pool = [a for a in assets if a != avoid] or list(assets)
+    return pool[int(rng.integers(len(pool)))]
+
+
+def _weighted(
+    ctx: SceneContext, recs: Sequence[Receptacle], category: str, rng: np.random.Generator
+) -> list[Receptacle]:
+    """Up to :data:`RECEPTACLE_TRIES` of ``recs`` drawn without replacement by likelihood."""
+    if not recs:
+        return []
+    w = np.array([ctx.likelihood(category, r) for r in recs], dtype=np.float64)
+    k = min(RECEPTACLE_TRIES, len(recs))
+    order = rng.choice(len(recs), size=k, replace=False, p=w / w.sum())
+    return [recs[int(i)] for i in order]
+
+
+def _spawn_any(
+    backend: Any, asset: str, recs: Sequence[Receptacle], ctx: SceneContext, category: str,
+    rng: np.random.Generator,
+) -> Any:  # fmt: skip
+    for rec in _weighted(ctx, recs, category, rng):
+        res = backend.spawn(asset, rec.id, rng)
+        if res.ok:
+            return res
+    return None
+
+
+def _spawn_visible(
+    ctx: SceneContext, backend: Any, asset: str, recs: Sequence[Receptacle],
+    rng: np.random.Generator,
+) -> tuple[str, Receptacle, tuple[Spot, ...]] | None:  # fmt: skip
+    category = ctx.catalogue.asset(asset).object_type
+    for rec in _weighted(ctx, recs, category, rng):
+        res = backend.spawn(asset, rec.id, rng)
+        if not res.ok:
+            continue
+        spots = spots_for(ctx, backend, res.object_id, rec.id)
+        if spots:
+            return res.object_id, rec, spots
+        backend.remove(res.object_id)
+    return None
+
+
+def _place_visible(
+    ctx: SceneContext, backend: Any, obj: HouseObject, recs: Sequence[Receptacle], category: str,
+    rng: np.random.Generator,
+) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:  # fmt: skip
+    for rec in _weighted(ctx, recs, category, rng):
+        res = backend.place(obj, rec.id, rng)
+        if not res.ok:
+            continue
+        spots = spots_for(ctx, backend, obj.id, rec.id)
+        if spots:
+            return rec, res, spots
+        backend.remove(obj.id)
+    return None
+
+
+def spots_for(
+    ctx: SceneContext, backend: Any, object_id: str, receptacle_id: str
+) -> tuple[Spot, ...]:
+    """Viewpoints of ``receptacle_id`` within reach of the object from which the head camera,
+    turned to face it, sees it on at least ``min_coverage`` of the image (best coverage
+    first; see the module docstring)."""
+    from dataforge.nav.follower import heading_to
+    from dataforge.world.goals import coverage_of, instance_ids_of
+
+    cfg, cam = ctx.cfg, ctx.cfg.camera
+    centre = np.asarray(backend.world.box(object_id).center, dtype=np.float64)
+    views = ctx.views_of(receptacle_id)
+    d = np.hypot(views[:, 0] - centre[0], views[:, 2] - centre[2])
+    order = [int(k) for k in np.argsort(d, kind="stable") if d[k] <= cfg.reach_m]
+    tried: list[np.ndarray] = []
+    found: list[Spot] = []
+    for k in order:
+        p = views[k]
+        if any(math.hypot(p[0] - q[0], p[2] - q[2]) < SPOT_APART_M for q in tried):
+            continue
+        tried.append(p)
+        yaw = round(heading_to(p, centre), 6)
+        eye = (float(p[0]), float(p[1]) + cam.height_m, float(p[2]))
+        frame = backend.render(eye, yaw, cam.tilt_deg)
+        cov = coverage_of(frame.instance, instance_ids_of(backend.ids, [object_id]))
+        if cov >= cfg.min_coverage:
+            found.append(Spot(_v(p), yaw, round(cov, 6)))
+        if len(tried) >= SPOT_TRIES or len(found) >= SPOTS:
+            break
+    found.sort(key=lambda s: -s.coverage)
+    return tuple(found)
+
+
+def _pose_far_from(
+    ctx: SceneContext, spot: Spot, min_m: float, rng: np.random.Generator
+) -> Spot | None:
+    """A uniform lattice point at least ``min_m`` (geodesic) from ``spot``; yaw a multiple of
+    :data:`TURN_DEG`."""
+    lattice = ctx.grid.reachable_positions(step=ctx.cfg.viewpoint_spacing_m)
+    d = ctx.grid.distances([spot.position], list(lattice))[0]
+    ok = np.nonzero(np.isfinite(d) & (d >= min_m))[0]
+    if not len(ok):
+        return None
+    k = int(ok[int(rng.integers(len(ok)))])
+    yaw = TURN_DEG * int(rng.integers(round(360 / TURN_DEG)))
+    return Spot(_v(np.round(lattice[k], 6)), float(yaw))
+
+
+def _nearest_point(geom: Any, x: float, z: float) -> tuple[float, float]:
+    line = shapely.shortest_line(Point(x, z), geom)
+    px, pz = line.coords[1] if isinstance(line, LineString) else (x, z)
+    # stop just short of the footprint: the wall test must not hit a wall the furniture touches
+    dx, dz = px - x, pz - z
+    n = math.hypot(dx, dz)
+    if n > 0.05:
+        px, pz = x + dx * (n - 0.05) / n, z + dz * (n - 0.05) / n
+    return px, pz
+
+
+def _v(p: Any) -> tuple[float, float, float]:
+    a, b, c = (round(float(v), 6) for v in p)
+    return (a, b, c)

@@ -1,0 +1,61 @@
+"""Pictures of FindingDory episodes: the plan view of one episode's rearrangements."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import UsageError
+
+
+def plan_figure(ep: Any, path: Path, row: int) -> None:
+    """Episode ``row`` of a stored scene on the house's plan: receptacle viewpoints (grey),
+    each rearrangement as a numbered arrow from the object's start to its goal, the
+    distractors (x), the start pose and the walk-away end pose (triangles)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dataforge.pipelines.findingdory.plan import EpisodePlan
+    from dataforge.viz.plots import check_output_file, save_figure
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.house import load_house
+    from dataforge.world.show import draw_plan
+
+    plans = ep.metadata.get("episodes") or []
+    if not 0 <= row < len(plans):
+        raise UsageError(f"--step {row}: scene {ep.id} has episodes 0..{len(plans) - 1}")
+    out = check_output_file(Path(path), "preview")
+    plan = EpisodePlan.from_dict(plans[row])
+    catalogue = load_catalogue()
+    house = load_house(json.loads(ep["house_json"].read().tobytes()), name=ep.id,
+                       catalogue=catalogue)  # fmt: skip
+    fig, ax = plt.subplots(figsize=(9, 8))
+    draw_plan(ax, house, catalogue, None)
+    views = np.asarray(ep["viewpoints"].read(), dtype=np.float64)
+    if len(views):
+        ax.scatter(views[:, 0], views[:, 2], s=1, c="#999999", alpha=0.5)
+    for k, r in enumerate(plan.rearrangements):
+        a, b = r.start_position, r.goal_position
+        ax.annotate("", xy=(b[0], b[2]), xytext=(a[0], a[2]),
+                    arrowprops={"arrowstyle": "->", "color": "#d62728", "lw": 1.5})  # fmt: skip
+        ax.text(a[0], a[2], f"{k + 1}:{r.category}", fontsize=7, color="#d62728")
+        for s in r.pick_spots[:1] + r.place_spots[:1]:
+            ax.plot(s.position[0], s.position[2], "o", ms=3, color="#1f77b4")
+    for d in plan.distractors:
+        ax.plot(d.position[0], d.position[2], "x", ms=6, color="#9467bd")
+    for spot, colour, label in ((plan.start, "#2ca02c", "start"), (plan.end, "#ff7f0e", "end")):
+        yaw = np.radians(spot.yaw)
+        ax.plot(spot.position[0], spot.position[2], marker=(3, 0, -spot.yaw), ms=11,
+                color=colour, label=label, ls="")  # fmt: skip
+        ax.arrow(spot.position[0], spot.position[2], 0.4 * np.sin(yaw), 0.4 * np.cos(yaw),
+                 color=colour, width=0.02)  # fmt: skip
+    ax.legend(loc="upper right", fontsize=7)
+    ax.set_title(f"{plans[row]['id']}: {len(plan.rearrangements)} rearrangements "
+                 "(arrows: start -> goal; x: distractors)", fontsize=9)  # fmt: skip
+    save_figure(fig, out)
+    plt.close(fig)

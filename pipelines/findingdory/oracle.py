@@ -1,0 +1,324 @@
+"""The FindingDory oracle agent's "day" (paper appendix B.2; upstream
+``policies/heuristic/oracle_agent.py::OracleAgent`` driven by ``findingdory_task.py::step``).
+
+:func:`build_world` rebuilds an episode's world from its stored house and :class:`EpisodePlan`
+(every rearranged object and distractor at its recorded start pose); :class:`OracleAgent` then
+walks the plan and yields one :class:`StepRecord` per frame (one action = one frame):
+
+- frame 0 is the spawn at ``plan.start`` (action :data:`SPAWN`, -1: no action produced it);
+- per rearrangement, in order: navigate (phase ``nav_pick``) to the first pick spot with a path
+  (:class:`~dataforge.nav.follower.GreedyFollower`: ``forward_m`` steps, ``turn_deg`` turns,
+  goal radius ``forward_m``), then (phase ``pick``) turn in ``turn_deg`` steps until facing the
+  spot's yaw within ``turn_deg / 2`` (upstream ``turn_towards_goal``) and look: the object is
+  "visible" when its instance mask covers at least ``min_coverage`` of the frame. If it is not
+  (or the follower got stuck short of the spot), one :data:`EMPTY` frame and the next pick spot
+  is tried (upstream ``retry_nav_pick``; counted in ``replans``). When no spot works the agent
+  turns to face the object from where it stands and picks it even if it is still not visible
+  (counted in ``blind_picks``). The pick is one :data:`SNAP` frame: a magic grasp that takes
+  the object out of the world (the carried object is not drawn: the head camera looks ahead
+  and the Stretch's gripper is not modelled);
+- navigate (``nav_place``) to the place spot recorded for the goal pose (the first place spot;
+  the next ones only when it has no path), face its yaw and put the object at the recorded goal
+  pose with one :data:`DESNAP` frame (``place``);
+- after the last rearrangement, walk to ``plan.end`` and face its yaw (``walk_away``), then one
+  :data:`STOP` frame.
+
+Turns are :data:`TURN_RIGHT` (clockwise, the follower's positive turns, AI2-THOR's
+RotateRight) or :data:`TURN_LEFT`; forward moves are :data:`MOVE_FORWARD` (at most ``forward_m``:
+the follower shortens moves that would leave navigable space; each is one frame). Positions are
+rounded to 6 decimals and yaws lie in [0, 360), so recorded poses replay exactly.
+
+Cost: every frame is rendered once, at most: a frame whose pose and world did not change
+(:data:`EMPTY`, :data:`STOP`) shares the previous frame's :class:`Frame`; the scene is rebuilt
+only after a pick or a place. No randomness: the plan fixes everything.
+
+Departures from upstream: the agent navigates to the place spot instead of teleporting there
+and replaying the recorded arm sequence; pick and place are one frame each (no manipulation
+mode, arm extension or re-aiming frames); "visible" is ``min_coverage`` of the image (upstream:
+any pixel of the smoothed mask).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dataforge.errors import DatasetError, UsageError
+from dataforge.nav.follower import GreedyFollower, Pose2D, heading_to, wrap
+from dataforge.pipelines.findingdory.config import HeadCamera
+from dataforge.pipelines.findingdory.plan import EpisodePlan, Rearrangement, Spot
+from dataforge.render.renderer import Frame
+from dataforge.world.backends import EmbeddedWorld
+from dataforge.world.goals import coverage_of, instance_ids_of
+from dataforge.world.house import HouseObject
+
+# Action ids of upstream ``utils.py::ACTION_MAPPING`` (those the oracle uses).
+STOP, MOVE_FORWARD, TURN_LEFT, TURN_RIGHT, DESNAP, EMPTY, SNAP = 0, 1, 2, 3, 5, 6, 9
+SPAWN = -1  # the action of frame 0: none produced it
+ACTION_NAMES = {
+    STOP: "stop",
+    MOVE_FORWARD: "move_forward",
+    TURN_LEFT: "turn_left",
+    TURN_RIGHT: "turn_right",
+    DESNAP: "desnap",
+    EMPTY: "empty",
+    SNAP: "snap",
+}
+PHASES = ("start", "nav_pick", "pick", "nav_place", "place", "walk_away")
+DECIMALS = 6  # positions and yaws are rounded to this many decimals
+POSE_TOL_M = 1e-4  # how far an object may be from its recorded start pose when a run starts
+
+
+def build_world(
+    house_raw: Mapping[str, Any],
+    plan: EpisodePlan,
+    *,
+    camera: HeadCamera,
+    agent_radius: float,
+    catalogue: Any = None,
+) -> EmbeddedWorld:
+    """The embedded world of ``plan``: its house (the stored house JSON, parsed) with every
+    rearranged object and distractor at its recorded start pose, rendering ``camera``'s image
+    size and field of view (pass a smaller ``HeadCamera`` for cheaper frames). Raises
+    :class:`DatasetError` when an object does not rest at its recorded pose."""
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.house import load_house
+
+    catalogue = catalogue if catalogue is not None else load_catalogue()
+    raw = json.loads(json.dumps(house_raw))  # load_house may keep it: a private copy
+    house = load_house(raw, name=plan.scene, catalogue=catalogue)
+    backend = EmbeddedWorld(house, catalogue, width=camera.width, height=camera.height,
+                            vfov_deg=camera.vfov_deg, agent_radius=agent_radius)  # fmt: skip
+    spawned = [
+        (r.object, r.asset, r.category, r.start_receptacle, r.start_position, r.start_rotation)
+        for r in plan.rearrangements
+    ] + [(d.object, d.asset, d.category, d.receptacle, d.position, d.rotation)
+         for d in plan.distractors]  # fmt: skip
+    for oid, asset, category, rid, pos, rot in spawned:
+        if oid in backend.world:
+            raise DatasetError(f"{plan.scene}: object {oid} of the plan is already in the house")
+        res = backend.world.place_at(HouseObject(oid, asset, category, pos, rot), rid)
+        if not res.ok:
+            raise DatasetError(
+                f"{plan.scene}: {oid} does not rest on {rid} at its recorded pose ({res.status})"
+            )
+    backend._changed()  # World.place_at does not mark the backend's scene stale
+    return backend
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One frame of the day: ``index`` (from 0), the ``action`` that produced it (an id of
+    :data:`ACTION_NAMES`; :data:`SPAWN` for frame 0), the agent's base ``position`` (x, floor
+    y, z) and ``yaw`` (degrees in [0, 360), AI2-THOR: 0 faces +z, 90 +x) after it, the
+    ``phase`` (:data:`PHASES`), the ``rearrangement`` being worked on (-1: none) and the head
+    camera's ``frame`` at that pose (after the action)."""
+
+    index: int
+    action: int
+    position: tuple[float, float, float]
+    yaw: float
+    phase: str
+    rearrangement: int
+    frame: Frame
+
+
+class _Budget(Exception):
+    """``max_frames`` frames were yielded."""
+
+
+class OracleAgent:
+    """Walks an :class:`EpisodePlan` in a world from :func:`build_world` (see the module
+    docstring). After :meth:`run`: ``events`` (one dict per pick and place: ``kind``,
+    ``rearrangement``, ``object``, ``receptacle``, ``first``: the first frame of that routine's
+    phase, ``last``: its SNAP / DESNAP frame), ``replans`` (EMPTY frames), ``blind_picks``
+    (picks of an object not visible) and ``ended`` (``"done"`` or ``"max_frames"``)."""
+
+    def __init__(
+        self,
+        backend: EmbeddedWorld,
+        plan: EpisodePlan,
+        *,
+        camera: HeadCamera,
+        forward_m: float = 0.25,
+        turn_deg: float = 10.0,
+        min_coverage: float = 0.001,
+        max_frames: int = 4000,
+    ) -> None:
+        if max_frames < 1:
+            raise UsageError(f"max_frames must be at least 1, got {max_frames}")
+        self.backend, self.plan, self.camera = backend, plan, camera
+        self.forward_m, self.turn_deg = float(forward_m), float(turn_deg)
+        self.min_coverage, self.max_frames = float(min_coverage), int(max_frames)
+        self.follower = GreedyFollower(step=self.forward_m, turn_deg=self.turn_deg,
+                                       goal_radius=self.forward_m, split_turns=True)  # fmt: skip
+        self.events: list[dict[str, Any]] = []
+        self.replans = 0
+        self.blind_picks = 0
+        self.ended = ""
+        self._reset()
+
+    def _reset(self) -> None:
+        start = self.plan.start
+        self._pos = _round_xyz(start.position)
+        self._yaw = _round_yaw(start.yaw)
+        self._n = 0
+        self._frame: Frame | None = None
+        self._stale = True  # the pose or the world changed since self._frame was rendered
+        self._phase, self._k = "start", -1
+        self._first = -1
+
+    # -- the day -----------------------------------------------------------------------------
+
+    def run(self) -> Iterator[StepRecord]:
+        """One :class:`StepRecord` per frame, at most ``max_frames``. The world must be as
+        :func:`build_world` left it (a run changes it: build a new one to run again)."""
+        self._check_start()
+        self.events, self.replans, self.blind_picks, self.ended = [], 0, 0, ""
+        self._reset()
+        try:
+            yield self._emit(SPAWN)
+            for k, r in enumerate(self.plan.rearrangements):
+                self._k = k
+                yield from self._pick(k, r)
+                yield from self._place(k, r)
+            self._phase, self._k = "walk_away", -1
+            yield from self._nav(self.plan.end.position)
+            yield from self._face(self.plan.end.yaw)
+            yield self._emit(STOP)
+            self.ended = "done"
+        except _Budget:
+            self.ended = "max_frames"
+
+    def _pick(self, k: int, r: Rearrangement) -> Iterator[StepRecord]:
+        self._first = -1
+        visible = False
+        for spot in r.pick_spots:
+            self._phase = "nav_pick"
+            reached, moved = yield from self._nav(spot.position)
+            if not reached and not moved:
+                continue  # no path from here: not a usable spot
+            self._enter("pick")
+            if reached:
+                yield from self._face(spot.yaw)
+                visible = self._visible(r.object)
+                if visible:
+                    break
+            yield self._emit(EMPTY)  # re-plan: the next pick spot
+            self.replans += 1
+        if not visible:  # no spot worked: face the object from here, pick it anyway
+            self._enter("pick")
+            yield from self._face(heading_to(self._pos, r.start_position))
+            if not self._visible(r.object):
+                self.blind_picks += 1
+        self.backend.remove(r.object)  # magic grasp: the object leaves the world
+        yield self._emit(SNAP)
+        self._event("pick", k, r.object, r.start_receptacle)
+
+    def _place(self, k: int, r: Rearrangement) -> Iterator[StepRecord]:
+        self._first = -1
+        spot: Spot | None = None
+        for s in r.place_spots:  # the recorded one; the others only when it has no path
+            self._phase = "nav_place"
+            reached, moved = yield from self._nav(s.position)
+            if reached or moved:
+                spot = s
+                break
+        self._enter("place")
+        yaw = spot.yaw if spot is not None else heading_to(self._pos, r.goal_position)
+        yield from self._face(yaw)
+        obj = HouseObject(r.object, r.asset, r.category, r.goal_position, r.goal_rotation)
+        res = self.backend.world.place_at(obj, r.goal_receptacle)
+        if not res.ok:
+            raise DatasetError(f"{self.plan.scene}: {r.object} does not rest on "
+                               f"{r.goal_receptacle} at its goal pose ({res.status})")  # fmt: skip
+        self.backend._changed()  # World.place_at does not mark the backend's scene stale
+        yield self._emit(DESNAP)
+        self._event("place", k, r.object, r.goal_receptacle)
+
+    # -- motion ------------------------------------------------------------------------------
+
+    def _nav(self, goal: Sequence[float]) -> Generator[StepRecord, None, tuple[bool, bool]]:
+        """Follow the grid's shortest path to ``goal``; returns (reached, moved)."""
+        res = self.follower.follow(self.backend.grid, self._pos, goal, self._yaw)
+        moved = False
+        for (kind, value), pose in zip(res.actions, res.poses[1:], strict=True):
+            if kind == "STOP":
+                break
+            turn = TURN_RIGHT if value > 0 else TURN_LEFT  # positive: clockwise
+            action = turn if kind == "TURN" else MOVE_FORWARD
+            self._set_pose(pose)
+            moved = True
+            yield self._emit(action)
+        return res.reached, moved
+
+    def _face(self, yaw: float) -> Iterator[StepRecord]:
+        """Turn in ``turn_deg`` steps until facing ``yaw`` within ``turn_deg / 2``."""
+        for _ in range(round(360.0 / self.turn_deg)):
+            d = wrap(float(yaw) - self._yaw)
+            if abs(d) <= self.turn_deg / 2 + 1e-9:
+                return
+            step = self.turn_deg if d > 0 else -self.turn_deg
+            self._yaw = _round_yaw(self._yaw + step)
+            self._stale = True
+            yield self._emit(TURN_RIGHT if step > 0 else TURN_LEFT)
+
+    def _set_pose(self, pose: Pose2D) -> None:
+        self._pos = _round_xyz((pose.x, self._pos[1], pose.z))
+        self._yaw = _round_yaw(pose.yaw)
+        self._stale = True
+
+    # -- frames ------------------------------------------------------------------------------
+
+    def _emit(self, action: int) -> StepRecord:
+        if self._n >= self.max_frames:
+            raise _Budget
+        if action in (SNAP, DESNAP):
+            self._stale = True  # the world changed
+        if self._stale or self._frame is None:
+            x, y, z = self._pos
+            eye = (x, y + self.camera.height_m, z)
+            self._frame = self.backend.render(eye, self._yaw, self.camera.tilt_deg)
+            self._stale = False
+        rec = StepRecord(self._n, action, self._pos, self._yaw, self._phase, self._k,
+                         self._frame)  # fmt: skip
+        self._n += 1
+        return rec
+
+    def _enter(self, phase: str) -> None:
+        self._phase = phase
+        if self._first < 0:
+            self._first = self._n  # the next frame is the routine's first
+
+    def _event(self, kind: str, k: int, oid: str, receptacle: str) -> None:
+        self.events.append({"kind": kind, "rearrangement": k, "object": oid,
+                            "receptacle": receptacle, "first": self._first,
+                            "last": self._n - 1})  # fmt: skip
+
+    def _visible(self, object_id: str) -> bool:
+        """Whether the current frame shows ``object_id`` on at least ``min_coverage``."""
+        assert self._frame is not None and not self._stale
+        ids = instance_ids_of(self.backend.ids, [object_id])
+        return coverage_of(self._frame.instance, ids) >= self.min_coverage
+
+    def _check_start(self) -> None:
+        world = self.backend.world
+        for r in self.plan.rearrangements:
+            if r.object not in world:
+                raise UsageError(f"{r.object} is not in the world: run the oracle on a world "
+                                 "fresh from build_world")  # fmt: skip
+            pos = world.object(r.object).position
+            if max(abs(a - b) for a, b in zip(pos, r.start_position, strict=True)) > POSE_TOL_M:
+                raise UsageError(f"{r.object} is not at its start pose: run the oracle on a "
+                                 "world fresh from build_world")  # fmt: skip
+
+
+def _round_xyz(p: Sequence[float]) -> tuple[float, float, float]:
+    x, y, z = (round(float(v), DECIMALS) + 0.0 for v in p)  # + 0.0: no -0.0
+    return (x, y, z)
+
+
+def _round_yaw(yaw: float) -> float:
+    return round(float(yaw) % 360.0, DECIMALS) % 360.0 + 0.0
