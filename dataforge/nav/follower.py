@@ -100,6 +100,11 @@ class GreedyFollower:
     min_forward: float = 0.01
     max_actions: int = 10_000
     max_replans: int = 20
+    hold_deg: float = 0.0
+    """Keep the current heading while the waypoint's bearing is within this many degrees of
+    it (0: always re-aim at the nearest heading). With quantised turns, re-aiming before every
+    move zig-zags (left, forward, right, forward) whenever the bearing lies between two
+    headings; holding one turn's width keeps straight runs straight."""
 
     def __post_init__(self) -> None:
         if self.step <= 0 or self.goal_radius <= 0:
@@ -223,6 +228,9 @@ class GreedyFollower:
             (t for t in turns if abs(wrap(bearing - t)) < 90.0 - 1e-9),
             key=lambda t: (abs(wrap(bearing - t)), abs(t)),
         )
+        if self.hold_deg > 0 and abs(bearing) <= self.hold_deg and 0.0 in options:
+            options.remove(0.0)
+            options.insert(0, 0.0)
         here = _dist(pose, target)
         for turn in options:
             r = math.radians(pose.yaw + turn)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,11 +22,17 @@ def check_metadata(metadata: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Episode:
-    """One episode: named arrays (all sharing the schema) plus JSON-serialisable metadata."""
+    """One episode: named arrays (all sharing the schema) plus JSON-serialisable metadata.
+
+    A long episode may stream its rows: ``blocks`` yields mappings of array names to more rows,
+    appended after ``arrays`` (which then holds zero-row arrays, or the first rows, and every
+    fixed-size array whole), so that one block at a time is in memory. ``metadata`` may then be
+    a callable, called once the blocks are written (what the episode learnt on the way)."""
 
     id: str
     arrays: Mapping[str, np.ndarray]
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] | Callable[[], Mapping[str, Any]] = field(default_factory=dict)
+    blocks: Iterable[Mapping[str, np.ndarray]] | None = None
 
     def __post_init__(self) -> None:
         check_episode_id(self.id)

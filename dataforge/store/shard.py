@@ -68,20 +68,27 @@ def write_shard(
             seen.add(ep.id)
             try:
                 arrays = schema.check_episode(ep.arrays)
-                metadata = check_metadata(ep.metadata, f"episode {ep.id!r}")
+                if not callable(ep.metadata):
+                    metadata = check_metadata(ep.metadata, f"episode {ep.id!r}")
             except ValueError as exc:
                 raise SchemaError(f"unit {unit_id}, episode {ep.id!r}: {exc}") from None
-            rows = {}
+            starts = {name: writer.rows[name] for name in arrays}
             for arr_name, arr in arrays.items():
-                start = writer.rows[arr_name]
                 writer.append(arr_name, arr)
-                rows[arr_name] = (start, writer.rows[arr_name])
+            for block in ep.blocks or ():
+                _append_block(writer, schema, block, f"unit {unit_id}, episode {ep.id!r}")
+            if callable(ep.metadata):
+                try:
+                    metadata = check_metadata(ep.metadata(), f"episode {ep.id!r}")
+                except ValueError as exc:
+                    raise SchemaError(f"unit {unit_id}, episode {ep.id!r}: {exc}") from None
+            rows = {name: (starts[name], writer.rows[name]) for name in arrays}
             loc = EpisodeLocation(id=ep.id, unit=unit_id, shard=rel, rows=rows)
             locations.append(loc)
             index_entries.append({"id": ep.id, "rows": loc.to_dict()["rows"], "metadata": metadata})
             # let go of this episode's arrays before the producer makes the next one: a
             # pipeline with large episodes then holds one of them in memory, not two
-            del ep, arrays, arr
+            del ep, arrays
         writer.close({"format_version": FORMAT_VERSION, "unit": unit_id, "episodes": index_entries})
     except BaseException:
         writer.abort()
@@ -93,3 +100,16 @@ def write_shard(
     else:
         files = {rel: next(iter(hash_files(Path(staging), name).values()))}
     return ShardRecord(unit=unit_id, path=rel, episodes=tuple(locations), files=files)
+
+
+def _append_block(writer: Any, schema: Schema, block: Mapping[str, Any], where: str) -> None:
+    """Append a streamed block of rows (see :class:`Episode`)."""
+    for name, value in block.items():
+        spec = schema.arrays.get(name)
+        if spec is None or spec.shape[0] is not None:
+            what = "not in the schema" if spec is None else "of fixed size: give it whole"
+            raise SchemaError(f"{where}: a streamed block has array {name!r} {what}")
+        try:
+            writer.append(name, spec.check(name, value))
+        except ValueError as exc:
+            raise SchemaError(f"{where}: {exc}") from None

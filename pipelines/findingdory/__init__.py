@@ -3,7 +3,7 @@ collection, the 60 templated tasks, evaluation and scores build on them). See ``
 for inputs, seeds, outputs and invariants, and docs/findingdory.md.
 """
 
-from dataforge.pipelines.findingdory.config import EpisodesConfig
+from dataforge.pipelines.findingdory.config import CollectConfig, EpisodesConfig
 from dataforge.registry import Example, InputLocation, Pipeline, register
 
 PIPELINE = register(
@@ -28,5 +28,31 @@ PIPELINE = register(
             "episodes --scenes generate:2 --room-spec kitchen-living-room --episodes 2 "
             "--rearrangements 2-3"
         ),
+    )
+)
+
+COLLECT = register(
+    Pipeline(
+        name="findingdory-collect",
+        summary="FindingDory oracle experience (time-stamped RGB-D, masks, poses, actions, log)",
+        config=CollectConfig,
+        build_job="dataforge.pipelines.findingdory.collect:build_job",
+        cli="dataforge.pipelines.findingdory.cli:findingdory_collect",
+        checks="dataforge.pipelines.findingdory.collect_checks",
+        extra="procthor",
+        listed=False,  # its command is 'dataforge findingdory collect DIR'
+        inputs=(
+            InputLocation(
+                "episodes", "The FindingDory episodes to play (dataforge findingdory episodes)."
+            ),
+        ),
+        tiny=Example(
+            "generate --resolution 48x64 --limit 1 --video mp4",
+            upstream=(("episodes", "findingdory"),),
+        ),
+        # llvmpipe rasterises for the CPU's vector width: edge pixels of masks and depth may
+        # differ between CPUs (docs/development.md), so golden tests compare per-frame means
+        golden_tolerance={"rgb": 0.5, "depth": 0.5, "instance": 0.5, "semantic": 0.5},
+        golden_derived=("videos/*.mp4",),
     )
 )

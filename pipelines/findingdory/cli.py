@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from dataforge.cli.generation import generation_command
-from dataforge.pipelines.findingdory import PIPELINE
+from dataforge.pipelines.findingdory import COLLECT, PIPELINE
 
 
 @click.group()
@@ -29,3 +29,23 @@ findingdory.add_command(
         "--out findingdory/episodes",
     )
 )
+
+COLLECT_HELP = (
+    "Play every episode of the FindingDory episodes dataset DIR with the oracle agent into "
+    "--out: per frame the head camera's RGB (clock stamped top-left), depth, instance and "
+    "semantic masks, pose, action, time of day and room, plus the interaction log the tasks "
+    "are made from; --video mp4 also writes videos/<episode>.mp4. Example: dataforge "
+    "findingdory collect fd/episodes --video mp4 --out fd/experience"
+)
+findingdory.add_command(
+    generation_command(COLLECT, name="collect", argument="episodes", help=COLLECT_HELP)
+)
+
+
+@click.group(name="findingdory-collect")
+def findingdory_collect() -> None:
+    """FindingDory experience collection (the same as 'dataforge findingdory collect', with
+    --episodes)."""
+
+
+findingdory_collect.add_command(generation_command(COLLECT, help=COLLECT_HELP))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dataforge.config import PipelineConfig, option
+from dataforge.config import PipelineConfig, option, parse_size, show_size
 from dataforge.errors import UsageError
 
 SPLITS = ("train", "val")
@@ -101,3 +101,70 @@ class EpisodesConfig(PipelineConfig):
     @property
     def camera(self) -> HeadCamera:
         return HeadCamera()
+
+
+VIDEO_KINDS = ("none", "mp4")
+
+
+def parse_hhmm(text: str) -> str:
+    """``H:MM`` or ``HH:MM`` (00:00..23:59) -> zero-padded ``HH:MM``."""
+    try:
+        h, m = (int(v) for v in str(text).split(":"))
+    except ValueError:
+        h = m = -1
+    if not (0 <= h <= 23 and 0 <= m <= 59):
+        raise UsageError(f"{text!r} is not a time of day HH:MM, e.g. 06:00")
+    return f"{h:02d}:{m:02d}"
+
+
+@dataclass(frozen=True)
+class CollectConfig(PipelineConfig):
+    resolution: tuple[int, int] = option(
+        (480, 640),
+        "Head camera frames WIDTHxHEIGHT (upstream's Stretch head camera: portrait 480x640; "
+        "the field of view stays 43 degrees horizontally).",
+        parse=parse_size,
+        show=show_size,
+    )
+    video: str = option(
+        "none",
+        "Also write each episode's RGB (with its time stamps) as videos/<episode>.mp4 "
+        "(H.264 via PyAV: pip install 'dataforge[video]').",
+        choices=VIDEO_KINDS,
+    )
+    fps: float = option(10.0, "Frames per second of the MP4 videos.", min=0.1, max=120.0)
+    day_start: str = option("06:00", "Clock at frame 0 (upstream: wake at 06:00).",
+                            parse=parse_hhmm, metavar="HH:MM")  # fmt: skip
+    day_end: str = option("22:00", "Clock after day_steps frames (upstream: 22:00).",
+                          parse=parse_hhmm, metavar="HH:MM")  # fmt: skip
+    day_steps: int = option(4000, "Frames from day_start to day_end (upstream: 4,000, so "
+                            "14.4 s a frame).", min=1)  # fmt: skip
+    limit: int | None = option(None, "Only the first N episodes of each scene (default: all).",
+                               min=1)  # fmt: skip
+    # Recorded facts
+    forward_m: float = 0.25  # upstream forward_step_size
+    turn_deg: float = 10.0  # upstream turn_angle
+    max_frames: int = 4000  # upstream caps collection at the day's 4,000 steps
+    hfov_deg: float = 43.0
+    camera_height_m: float = 1.31
+    tilt_deg: float = 30.0
+    # Recorded from the episodes dataset (build_job)
+    split: str = "val"
+    agent_radius: float = 0.25
+    min_coverage: float = 0.001  # "clearly visible" before a pick
+
+    def __post_init__(self) -> None:
+        w, h = self.resolution
+        if not (16 <= w <= 4096 and 16 <= h <= 4096):
+            raise UsageError(f"--resolution must be 16..4096 per side, got {w}x{h}")
+        if self.video not in VIDEO_KINDS:
+            raise UsageError(f"--video must be one of {', '.join(VIDEO_KINDS)}")
+        if parse_hhmm(self.day_end) <= parse_hhmm(self.day_start):
+            raise UsageError(f"--day-end {self.day_end} must come after --day-start "
+                             f"{self.day_start}")  # fmt: skip
+
+    @property
+    def camera(self) -> HeadCamera:
+        w, h = self.resolution
+        return HeadCamera(width=w, height=h, hfov_deg=self.hfov_deg,
+                          height_m=self.camera_height_m, tilt_deg=self.tilt_deg)  # fmt: skip

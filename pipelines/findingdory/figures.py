@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -57,5 +58,38 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
     ax.legend(loc="upper right", fontsize=7)
     ax.set_title(f"{plans[row]['id']}: {len(plan.rearrangements)} rearrangements "
                  "(arrows: start -> goal; x: distractors)", fontsize=9)  # fmt: skip
+    save_figure(fig, out)
+    plt.close(fig)
+
+
+def keyframes_figure(ep: Any, path: Path) -> None:
+    """One row of keyframes of a collected day: the spawn, the frame before each pick, each
+    place frame and the last frame, titled with the frame, clock and what happens."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dataforge.viz.plots import check_output_file, save_figure
+
+    out = check_output_file(Path(path), "preview")
+    log = ep.metadata["log"]
+    n = len(ep["rgb"])
+    picks: list[tuple[int, str]] = [(0, "spawn")]
+    names = {o["id"]: o["category"] for o in log["objects"]}
+    for i in log["interactions"]:
+        obj = names.get(i["object"], i["object"])
+        picks.append((max(0, i["pick"][1] - 1), f"pick {obj}"))
+        picks.append((i["place"][1], f"placed {obj}"))
+    picks.append((n - 1, "end (walked away)"))
+    cols = min(len(picks), 6)
+    rows = math.ceil(len(picks) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.2 * cols, 3.2 * rows), squeeze=False)
+    for ax in axes.ravel():
+        ax.axis("off")
+    for ax, (k, what) in zip(axes.ravel(), picks, strict=False):
+        ax.imshow(ep["rgb"][k])
+        ax.set_title(f"{k}: {what}", fontsize=7)
+    fig.suptitle(f"{ep.id}: {n} frames, {len(log['interactions'])} rearrangements", fontsize=9)
     save_figure(fig, out)
     plt.close(fig)

@@ -153,7 +153,8 @@ class OracleAgent:
         self.forward_m, self.turn_deg = float(forward_m), float(turn_deg)
         self.min_coverage, self.max_frames = float(min_coverage), int(max_frames)
         self.follower = GreedyFollower(step=self.forward_m, turn_deg=self.turn_deg,
-                                       goal_radius=self.forward_m, split_turns=True)  # fmt: skip
+                                       goal_radius=self.forward_m, split_turns=True,
+                                       hold_deg=self.turn_deg)  # fmt: skip
         self.events: list[dict[str, Any]] = []
         self.replans = 0
         self.blind_picks = 0

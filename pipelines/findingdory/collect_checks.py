@@ -1,0 +1,255 @@
+"""Invariants, statistics and the preview of FindingDory experience datasets
+(``findingdory-collect``, registered in ``__init__``)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge.registry import PipelineStats
+
+INVARIANTS = {
+    "replay": "frame 0 is the plan's start; every action moves the agent as it says (forward: "
+    "at most forward_m along the yaw; turns: turn_deg; snap, desnap, empty, stop: no motion); "
+    "all per-frame arrays have one row per frame",
+    "clock": "clock[i] is the configured day's minute of frame i (day_start + i / day_steps x "
+    "(day_end - day_start)) and never goes back",
+    "log": "the log parses and agrees with the frames: one pick and one place per interaction, "
+    "in order, ending on a SNAP / DESNAP frame of that rearrangement's phase; rooms' frame "
+    "counts are the room column's; the log's frame count is the frames'",
+    "visibility": "before each SNAP (unless counted as a blind pick) the object covers at least "
+    "the episodes' min_coverage of the frame; from its SNAP to its DESNAP it is in no frame",
+    "videos": "with --video mp4, videos/<episode>.mp4 of every episode (and no other) decodes "
+    "to as many frames as the episode has",
+}
+
+BLOCK = 64
+POS_TOL = 2e-6
+YAW_TOL = 2e-6
+
+
+def _cfg(manifest: Any) -> Any:
+    from dataforge.pipelines.findingdory.config import CollectConfig
+
+    return CollectConfig.from_dict(dict(manifest.config))
+
+
+def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+    cfg = _cfg(ep._dataset.manifest)
+    yield from _replay(ep, cfg)
+    yield from _clock(ep, cfg)
+    yield from _log(ep)
+    yield from _visibility(ep)
+
+
+def _replay(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
+    from dataforge.pipelines.findingdory.oracle import (
+        DESNAP,
+        EMPTY,
+        MOVE_FORWARD,
+        SNAP,
+        SPAWN,
+        STOP,
+        TURN_LEFT,
+        TURN_RIGHT,
+    )  # fmt: skip
+    from dataforge.pipelines.findingdory.plan import EpisodePlan
+
+    n = len(ep["position"])
+    for name in ("rgb", "depth", "instance", "semantic", "yaw", "action", "clock", "phase",
+                 "rearrangement", "room"):  # fmt: skip
+        if len(ep[name]) != n:
+            yield "replay", f"{name} has {len(ep[name])} rows for {n} frames"
+            return
+    pos = ep["position"].read()
+    yaw = ep["yaw"].read()
+    act = ep["action"].read().astype(int)
+    plan = EpisodePlan.from_dict(ep.metadata["plan"])
+    if n == 0:
+        yield "replay", "no frames"
+        return
+    if (
+        act[0] != SPAWN
+        or np.abs(pos[0] - plan.start.position).max() > POS_TOL
+        or abs(_wrap(yaw[0] - plan.start.yaw)) > YAW_TOL
+    ):
+        yield "replay", "frame 0 is not the spawn at the plan's start pose"
+    for i in range(1, n):
+        d = pos[i] - pos[i - 1]
+        turn = _wrap(yaw[i] - yaw[i - 1])
+        a = act[i]
+        if a == MOVE_FORWARD:
+            t = math.radians(yaw[i - 1])
+            along = d[0] * math.sin(t) + d[2] * math.cos(t)
+            across = -d[0] * math.cos(t) + d[2] * math.sin(t)
+            ok = abs(turn) <= YAW_TOL and abs(across) <= POS_TOL and -POS_TOL <= along <= (
+                cfg.forward_m + POS_TOL) and abs(d[1]) <= POS_TOL  # fmt: skip
+        elif a in (TURN_LEFT, TURN_RIGHT):
+            want = cfg.turn_deg if a == TURN_RIGHT else -cfg.turn_deg
+            ok = np.abs(d).max() <= POS_TOL and abs(turn - want) <= YAW_TOL
+        elif a in (SNAP, DESNAP, EMPTY, STOP):
+            ok = np.abs(d).max() <= POS_TOL and abs(turn) <= YAW_TOL
+        else:
+            ok = False
+        if not ok:
+            yield "replay", f"frame {i}: action {a} does not explain the pose change"
+            return
+
+
+def _clock(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
+    from dataforge.pipelines.findingdory.log import Clock
+
+    clock = Clock(cfg.day_start, cfg.day_end, cfg.day_steps)
+    got = ep["clock"].read().astype(int)
+    want = np.array([clock.minutes(i) for i in range(len(got))])
+    bad = np.nonzero(got != want)[0]
+    if len(bad):
+        yield "clock", f"frames {bad[:3].tolist()}: clock {got[bad[0]]} != {want[bad[0]]}"
+
+
+def _log(ep: Any) -> Iterator[tuple[str, str]]:
+    from dataforge.pipelines.findingdory.log import EpisodeLog
+    from dataforge.pipelines.findingdory.oracle import DESNAP, PHASES, SNAP
+
+    try:
+        log = EpisodeLog.from_dict(ep.metadata["log"])
+    except Exception as exc:
+        yield "log", f"the log does not parse: {exc}"
+        return
+    n = len(ep["action"])
+    if log.frames != n:
+        yield "log", f"the log says {log.frames} frames, the episode has {n}"
+    act = ep["action"].read().astype(int)
+    phase = ep["phase"].read().astype(int)
+    rearr = ep["rearrangement"].read().astype(int)
+    plan_objects = [r["object"] for r in ep.metadata["plan"]["rearrangements"]]
+    for inter in log.interactions:
+        k = plan_objects.index(inter.object) if inter.object in plan_objects else -1
+        for kind, span, code in (("pick", inter.pick, SNAP), ("place", inter.place, DESNAP)):
+            a, b = span
+            if not 0 <= a <= b < n:
+                yield "log", f"{inter.object}: {kind} span {list(span)} outside the frames"
+                return
+            if act[b] != code or rearr[b] != k or PHASES[phase[b]] != kind:
+                yield "log", f"{inter.object}: {kind} span does not end on its {kind} frame"
+            if np.any(rearr[a : b + 1] != k) or any(PHASES[p] != kind for p in phase[a : b + 1]):
+                yield "log", f"{inter.object}: frames of its {kind} span belong to another phase"
+    counts = Counter(ep["room"].read().astype(int).tolist())
+    rooms = ep.metadata["rooms"]
+    for k, r in enumerate(log.rooms):
+        if k < len(rooms) and r.frames != counts.get(k, 0):
+            got = counts.get(k, 0)
+            yield "log", f"room {r.id}: the log says {r.frames} frames, the frames say {got}"
+    snaps = int(np.count_nonzero(act == SNAP))
+    if snaps != len(log.interactions) and ep.metadata.get("ended") == "done":
+        yield "log", f"{snaps} SNAP frames for {len(log.interactions)} interactions"
+
+
+def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
+    from dataforge.pipelines.findingdory.log import EpisodeLog
+
+    cfg = _cfg(ep._dataset.manifest)
+    try:
+        log = EpisodeLog.from_dict(ep.metadata["log"])
+    except Exception:
+        return  # reported by the log check
+    ids = ep.metadata.get("instances") or {}
+    inst = ep["instance"]
+    n, blind = len(inst), int(ep.metadata.get("blind_picks") or 0)
+    unseen = 0
+    for inter in log.interactions:
+        iid = ids.get(inter.object)
+        if iid is None:
+            yield "visibility", f"{inter.object} has no instance id"
+            continue
+        before = inter.pick[1] - 1
+        if before >= 0:
+            cov = float(np.count_nonzero(inst[before] == iid)) / inst[before].size
+            if cov < cfg.min_coverage:
+                unseen += 1
+        a, b = inter.pick[1], inter.place[1]
+        for s in range(a, b, BLOCK):
+            frames = inst[s : min(b, s + BLOCK)]
+            hit = np.nonzero((frames == iid).any(axis=(1, 2)))[0]
+            if len(hit):
+                yield "visibility", f"{inter.object} is in frame {s + int(hit[0])} while carried"
+                break
+    if unseen > blind:
+        yield "visibility", f"{unseen} objects not in view before their pick, {blind} blind picks"
+    del n
+
+
+def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+    from dataforge.pipelines.findingdory.collect import VIDEOS_DIR
+
+    cfg = _cfg(ds.manifest)
+    files = {f for f in ds.manifest.files if f.startswith(f"{VIDEOS_DIR}/")}
+    if cfg.video != "mp4":
+        if files:
+            yield None, "videos", f"{len(files)} videos without --video mp4"
+        return
+    want = {f"{VIDEOS_DIR}/{eid}.mp4" for eid in ds.episode_ids}
+    for f in sorted(files ^ want):
+        yield None, "videos", f"{f}: {'no such episode' if f in files else 'missing'}"
+    from dataforge.viz.video import mp4_frame_count
+
+    for eid in ds.episode_ids:
+        rel = f"{VIDEOS_DIR}/{eid}.mp4"
+        if rel in files:
+            try:
+                got = mp4_frame_count(ds.root / rel)
+            except Exception as exc:
+                yield eid, "videos", f"{rel} does not decode ({exc})"
+                continue
+            if got != len(ds[eid]["rgb"]):
+                yield eid, "videos", f"{rel} has {got} frames, the episode {len(ds[eid]['rgb'])}"
+
+
+def _wrap(d: float) -> float:
+    return (float(d) + 180.0) % 360.0 - 180.0
+
+
+# -- statistics and the preview --------------------------------------------------------------
+
+
+def stats(ds: Any) -> PipelineStats:
+    frames: list[float] = []
+    rearr: list[float] = []
+    actions: Counter[str] = Counter()
+    replans = blind = 0
+    ended: Counter[str] = Counter()
+    from dataforge.pipelines.findingdory.oracle import ACTION_NAMES
+
+    for ep in ds.episodes():
+        meta = ep.metadata
+        frames.append(float(len(ep["action"])))
+        rearr.append(float(len(meta["log"]["interactions"])))
+        actions.update(ACTION_NAMES.get(int(a), "spawn") for a in ep["action"].read())
+        replans += int(meta.get("replans") or 0)
+        blind += int(meta.get("blind_picks") or 0)
+        ended[str(meta.get("ended"))] += 1
+    return PipelineStats(
+        counts={
+            "episodes": len(frames),
+            "frames": int(sum(frames)),
+            "actions": dict(actions.most_common()),
+            "re-plans (pick spot not usable)": replans,
+            "blind picks": blind,
+            "ended": dict(ended),
+            "paper": "400-3,500 frames per episode, 2-11 rearrangements (HSSD houses)",
+        },
+        distributions={"frames_per_episode": frames, "rearrangements": rearr},
+    )
+
+
+def preview(ep: Any, path: Path, step: int | None) -> None:
+    """The day's keyframes: the spawn, the frame before each pick and each place frame, and the
+    last frame, with their clocks (``--step``: ignored)."""
+    from dataforge.pipelines.findingdory.figures import keyframes_figure
+
+    keyframes_figure(ep, path)
