@@ -39,10 +39,13 @@ def main() -> int:
     upstream: dict[str, Path] = {}
 
     def tiny(name: str) -> Path:
-        """The tiny dataset of pipeline ``name`` that another's tiny example reads."""
+        """The tiny dataset of pipeline ``name`` that another's tiny example reads (made from
+        the tiny datasets it reads in turn)."""
         if name not in upstream:
             out = Path(upstream_tmp.name) / name
-            cli = pipelines[name].example_args(out, data_dir=args.data_dir)
+            p = pipelines[name]
+            ups = {up: tiny(up) for _, up in (p.tiny.upstream if p.tiny else ())}
+            cli = p.example_args(out, data_dir=args.data_dir, upstream=ups)
             subprocess.run([sys.executable, "-m", "dataforge.cli.main", *cli], check=True)
             upstream[name] = out
         return upstream[name]

@@ -3,7 +3,7 @@ collection, the 60 templated tasks, evaluation and scores build on them). See ``
 for inputs, seeds, outputs and invariants, and docs/findingdory.md.
 """
 
-from dataforge.pipelines.findingdory.config import CollectConfig, EpisodesConfig
+from dataforge.pipelines.findingdory.config import CollectConfig, EpisodesConfig, TasksConfig
 from dataforge.registry import Example, InputLocation, Pipeline, register
 
 PIPELINE = register(
@@ -54,5 +54,24 @@ COLLECT = register(
         # differ between CPUs (docs/development.md), so golden tests compare per-frame means
         golden_tolerance={"rgb": 0.5, "depth": 0.5, "instance": 0.5, "semantic": 0.5},
         golden_derived=("videos/*.mp4",),
+    )
+)
+
+TASKS = register(
+    Pipeline(
+        name="findingdory-tasks",
+        summary="FindingDory tasks (60 templates, goal entities, predicates, valid goal frames)",
+        config=TasksConfig,
+        build_job="dataforge.pipelines.findingdory.tasks:build_job",
+        cli="dataforge.pipelines.findingdory.cli:findingdory_tasks",
+        checks="dataforge.pipelines.findingdory.tasks_checks",
+        extra="procthor",
+        listed=False,  # its command is 'dataforge findingdory tasks DIR'
+        inputs=(
+            InputLocation(
+                "experience", "The collected days to make tasks of (dataforge findingdory collect)."
+            ),
+        ),
+        tiny=Example("generate", upstream=(("experience", "findingdory-collect"),)),
     )
 )

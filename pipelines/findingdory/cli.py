@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from dataforge.cli.generation import generation_command
-from dataforge.pipelines.findingdory import COLLECT, PIPELINE
+from dataforge.pipelines.findingdory import COLLECT, PIPELINE, TASKS
 
 
 @click.group()
@@ -49,3 +49,22 @@ def findingdory_collect() -> None:
 
 
 findingdory_collect.add_command(generation_command(COLLECT, help=COLLECT_HELP))
+
+TASKS_HELP = (
+    "Instantiate the 60 templates of the paper's Table 3 from every collected day of DIR into "
+    "--out: instruction, goal entities, predicate and every valid goal frame (teleport to the "
+    "frame's pose in the world as the day left it, render and check), per subgoal, with "
+    "solvability and tasks.jsonl in the authors' QA fields. Example: dataforge findingdory "
+    "tasks fd/experience --out fd/tasks"
+)
+findingdory.add_command(
+    generation_command(TASKS, name="tasks", argument="experience", help=TASKS_HELP)
+)
+
+
+@click.group(name="findingdory-tasks")
+def findingdory_tasks() -> None:
+    """FindingDory tasks (the same as 'dataforge findingdory tasks', with --experience)."""
+
+
+findingdory_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))

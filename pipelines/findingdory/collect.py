@@ -16,15 +16,17 @@ Outputs
     (upstream's ids, :data:`.oracle.ACTION_NAMES`; -1 for the spawn), ``clock`` int16 (minutes
     since midnight), ``phase`` int8 (index into :data:`.oracle.PHASES`), ``rearrangement`` int8
     (-1: none), ``room`` int16 (index into the metadata's ``rooms``, -1: none) and
-    ``intrinsics`` (3 x 3). Frames are streamed to the shard in blocks (bounded memory at 4,000
-    frames). Metadata: the plan, the :class:`~.log.EpisodeLog` (``log``), the pick and place
-    events, re-plans, blind picks, how the run ended, the clock and the camera. With ``--video
-    mp4``: ``videos/<episode>.mp4`` beside the shards (H.264 via PyAV, ``--fps``).
+    ``intrinsics`` (3 x 3); and the scene's ``house_json`` and receptacle ``viewpoints`` /
+    ``viewpoint_receptacle`` (copied from the episodes dataset: the experience stands alone).
+    Frames are streamed to the shard in blocks (bounded memory at 4,000 frames). Metadata:
+    the plan, the :class:`~.log.EpisodeLog` (``log``), the pick and place events, re-plans,
+    blind picks, how the run ended, the clock and the camera. With ``--video mp4``:
+    ``videos/<episode>.mp4`` beside the shards (H.264 via PyAV, ``--fps``).
 Invariants checked by validate
     see ``collect_checks.INVARIANTS``: actions replay to the stored poses; the clock and the
     stamps follow the frame index; the log agrees with the frames (spans, events, rooms); every
-    pick shows the object before its SNAP, a carried object is in no frame, and a placed object
-    is back in view at its DESNAP; videos decode to the stored frames' count.
+    pick shows the object before its SNAP and a carried object is in no frame; videos decode
+    to the stored frames' count.
 Where it departs from the paper
     see docs/findingdory.md: the agent walks to place spots (upstream teleports and replays
     recorded arm actions); pick and place are one frame each and the carried object is not
@@ -75,6 +77,11 @@ def schema(cfg: CollectConfig) -> Schema:
             "rearrangement": ArraySpec("int8", (None,), description="-1: none"),
             "room": ArraySpec("int16", (None,), description="index into metadata rooms; -1"),
             "intrinsics": ArraySpec("float32", (3, 3), description="pinhole K in pixels"),
+            "house_json": ArraySpec("uint8", (None,), description="the scene's house JSON"),
+            "viewpoints": ArraySpec("float32", (None, 3), units="m",
+                                    description="receptacle viewpoints x, y, z"),
+            "viewpoint_receptacle": ArraySpec("int16", (None,),
+                                              description="index into log receptacles"),
         }
     )  # fmt: skip
 
@@ -108,6 +115,7 @@ def produce(
     from dataforge.viz.overlay import stamp
     from dataforge.world.assets import load_catalogue
     from dataforge.world.graph import room_of
+    from dataforge.world.scene_sources import house_bytes
 
     raw, meta, views = read_scene(root, str(unit.params["scene"]))
     plan_dict = next(d for d in meta["episodes"] if d["id"] == unit.id)
@@ -188,9 +196,15 @@ def produce(
         }
 
     w, h = cfg.resolution
-    empty = {name: np.zeros((0, *spec.trailing), dtype=spec.dtype)
-             for name, spec in schema(cfg).items() if spec.shape[0] is None}  # fmt: skip
+    empty = {
+        name: np.zeros((0, *spec.trailing), dtype=spec.dtype)
+        for name, spec in schema(cfg).items()
+        if spec.shape[0] is None
+    }
     empty["intrinsics"] = intrinsics(w, h, cam.vfov_deg).astype(np.float32)
+    empty["house_json"] = np.frombuffer(house_bytes(raw), dtype=np.uint8)
+    empty["viewpoints"] = views[:, :3].astype(np.float32)
+    empty["viewpoint_receptacle"] = views[:, 3].astype(np.int16)
     yield Episode(unit.id, empty, metadata, blocks=blocks())
     backend.close()
 
@@ -257,8 +271,7 @@ def build_job(cfg: CollectConfig, *, seed: int, fmt: str, inputs: Inputs | None 
         produce=functools.partial(produce, cfg, root),
         extra_files=functools.partial(video_files, fps=cfg.fps) if cfg.video == "mp4" else None,
         description=f"FindingDory oracle experience ({len(units)} episodes, {w}x{h} RGB-D, "
-        f"instance and semantic masks, clock {cfg.day_start}-{cfg.day_end}) of dataset "
-        f"{manifest.config_hash[:12]}.",
+        f"instance and semantic masks, clock {cfg.day_start}-{cfg.day_end}).",
         url="https://findingdory-benchmark.github.io",
         license_url="https://github.com/findingdory-benchmark/findingdory-habitat",
         citation="Yadav et al., FindingDory: A Benchmark to Evaluate Memory in Embodied "

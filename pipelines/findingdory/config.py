@@ -168,3 +168,17 @@ class CollectConfig(PipelineConfig):
         w, h = self.resolution
         return HeadCamera(width=w, height=h, hfov_deg=self.hfov_deg,
                           height_m=self.camera_height_m, tilt_deg=self.tilt_deg)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TasksConfig(PipelineConfig):
+    cap: int | None = option(
+        1,
+        "Tasks per template per episode at most, drawn among its valid fillings (the paper's "
+        "density: 5,876 val tasks in 100 episodes, about one per template); 0: all.",
+        min=0,
+    )
+
+    @property
+    def per_template(self) -> int | None:
+        return None if not self.cap else int(self.cap)

@@ -28,7 +28,8 @@ Per episode (:func:`draw_episode`), in this order of random draws:
    A goal receptacle without such a pose is replaced (:data:`RECEPTACLE_TRIES`).
 5. The start pose: a uniform lattice point at least ``min_start_distance`` (geodesic) from the
    first pick spot, yaw a multiple of 10 degrees; the end pose (the walk-away goal, B.2): a
-   uniform lattice point at least ``walk_away_m`` from the last place spot.
+   lattice point at least ``walk_away_m`` from the last place spot, clear of the receptacles'
+   viewpoints and facing no small object (:func:`_end_pose`).
 
 A draw that fails returns a :class:`Rejection` with its reason; the caller counts them.
 """
@@ -54,7 +55,8 @@ SPOTS = 3  # pick / place spots kept per object
 SPOT_TRIES = 8  # viewpoints rendered per object at most
 SPOT_APART_M = 0.3  # tried viewpoints at least this far apart
 RECEPTACLE_TRIES = 4  # receptacles tried per spawn / place
-POSE_TRIES = 200  # lattice points drawn for the start and end poses
+END_TRIES = 12  # walk-away candidates (and yaws per candidate) tried
+END_CLEAR_M = 0.25  # walk-away goal to any receptacle viewpoint: the agent stops within 0.1 m
 EXCLUDED_RECEPTACLES = frozenset({"Floor"})
 TURN_DEG = 10.0
 
@@ -64,7 +66,7 @@ REASONS = (
     "distractor_unplaced",  # no receptacle took a distractor
     "place_unreachable",  # no goal receptacle gave a stable, visible place pose
     "no_start_pose",  # no lattice point far enough from the first pick
-    "no_end_pose",  # no lattice point far enough from the last place
+    "no_end_pose",  # no lattice point far from the last place and clear of everything
 )
 
 
@@ -223,7 +225,7 @@ def draw_episode(
     start = _pose_far_from(ctx, rearrangements[0].pick_spots[0], cfg.min_start_distance, rng)
     if start is None:
         return Rejection("no_start_pose")
-    end = _pose_far_from(ctx, rearrangements[-1].place_spots[0], cfg.walk_away_m, rng)
+    end = _end_pose(ctx, backend, rearrangements[-1].place_spots[0], rng)
     if end is None:
         return Rejection("no_end_pose")
     return EpisodePlan(scene, tuple(rearrangements), tuple(distractors), start, end,
@@ -341,6 +343,46 @@ def _pose_far_from(
     k = int(ok[int(rng.integers(len(ok)))])
     yaw = TURN_DEG * int(rng.integers(round(360 / TURN_DEG)))
     return Spot(_v(np.round(lattice[k], 6)), float(yaw))
+
+
+def _end_pose(ctx: SceneContext, backend: Any, spot: Spot, rng: np.random.Generator) -> Spot | None:
+    """The walk-away goal (B.2): a lattice point at least ``walk_away_m`` (geodesic) from the
+    last place spot and at least :data:`END_CLEAR_M` from every receptacle viewpoint, facing a
+    yaw from which no small object is in view (nor :data:`TURN_DEG` either side), so that the
+    last frame of the day answers no object or receptacle task by itself. Candidates and yaws
+    are tried in random order (:data:`END_TRIES` each)."""
+    from scipy.spatial import cKDTree
+
+    from dataforge.world.goals import coverage_of, instance_ids_of
+
+    cfg, cam = ctx.cfg, ctx.cfg.camera
+    lattice = ctx.grid.reachable_positions(step=cfg.viewpoint_spacing_m)
+    d = ctx.grid.distances([spot.position], list(lattice))[0]
+    views = np.concatenate(ctx.viewpoints) if ctx.viewpoints else np.zeros((0, 3))
+    clear = (
+        cKDTree(views[:, [0, 2]]).query(lattice[:, [0, 2]])[0] >= END_CLEAR_M
+        if len(views)
+        else np.ones(len(lattice), dtype=bool)
+    )
+    ok = np.nonzero(np.isfinite(d) & (d >= cfg.walk_away_m) & clear)[0]
+    if not len(ok):
+        return None
+    small = [o.id for o in backend.world.objects if o.object_type in set(ctx.types)]
+    turns = round(360 / TURN_DEG)
+    for k in rng.permutation(ok)[:END_TRIES]:
+        p = lattice[int(k)]
+        eye = (float(p[0]), float(p[1]) + cam.height_m, float(p[2]))
+        for step in rng.permutation(turns)[:END_TRIES]:
+            yaw = TURN_DEG * int(step)
+            seen = False
+            for dy in (0.0, -TURN_DEG, TURN_DEG):
+                frame = backend.render(eye, (yaw + dy) % 360.0, cam.tilt_deg)
+                if coverage_of(frame.instance, instance_ids_of(backend.ids, small)) > 0:
+                    seen = True
+                    break
+            if not seen:
+                return Spot(_v(np.round(p, 6)), float(yaw))
+    return None
 
 
 def _nearest_point(geom: Any, x: float, z: float) -> tuple[float, float]:

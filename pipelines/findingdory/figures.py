@@ -93,3 +93,42 @@ def keyframes_figure(ep: Any, path: Path) -> None:
     fig.suptitle(f"{ep.id}: {n} frames, {len(log['interactions'])} rearrangements", fontsize=9)
     save_figure(fig, out)
     plt.close(fig)
+
+
+def task_figure(ep: Any, path: Path, row: int) -> None:
+    """Task ``row`` of a tasks record: its instruction and up to six valid goal frames per
+    subgoal, read from the experience dataset the tasks were made from."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dataforge.store import open_dataset
+    from dataforge.viz.plots import check_output_file, save_figure
+    from dataforge.viz.preview import frame_indices
+
+    tasks = ep.metadata["tasks"]
+    if not 0 <= row < len(tasks):
+        raise UsageError(f"--step {row}: episode {ep.id} has tasks 0..{len(tasks) - 1}")
+    task = tasks[row]
+    loc = ep._dataset.manifest.inputs.get("locations", {}).get("experience")
+    if not loc:
+        raise UsageError("the tasks' experience dataset location is not recorded")
+    out = check_output_file(Path(path), "preview")
+    rows = max(1, len(task["valid_frames"]))
+    fig, axes = plt.subplots(rows, 6, figsize=(12, 3.2 * rows), squeeze=False)
+    for ax in axes.ravel():
+        ax.axis("off")
+    with open_dataset(loc) as ds:
+        rgb = ds[ep.id]["rgb"]
+        for r, frames in enumerate(task["valid_frames"]):
+            for c, k in enumerate(frame_indices(len(frames), 6) if frames else []):
+                axes[r, c].imshow(rgb[frames[k]])
+                axes[r, c].set_title(f"frame {frames[k]}", fontsize=7)
+            if not frames:
+                axes[r, 0].text(0, 0.5, "no valid frame (unsolvable)", fontsize=9)
+    n = sum(len(f) for f in task["valid_frames"])
+    fig.suptitle(f"{task['id']}: {task['text']}\n({task['predicate']}, {n} valid frames)",
+                 fontsize=9)  # fmt: skip
+    save_figure(fig, out)
+    plt.close(fig)

@@ -20,8 +20,8 @@ walks the plan and yields one :class:`StepRecord` per frame (one action = one fr
 - navigate (``nav_place``) to the place spot recorded for the goal pose (the first place spot;
   the next ones only when it has no path), face its yaw and put the object at the recorded goal
   pose with one :data:`DESNAP` frame (``place``);
-- after the last rearrangement, walk to ``plan.end`` and face its yaw (``walk_away``), then one
-  :data:`STOP` frame.
+- after the last rearrangement, walk to ``plan.end`` (within :data:`END_RADIUS_M`) and face its
+  yaw (``walk_away``), then one :data:`STOP` frame.
 
 Turns are :data:`TURN_RIGHT` (clockwise, the follower's positive turns, AI2-THOR's
 RotateRight) or :data:`TURN_LEFT`; forward moves are :data:`MOVE_FORWARD` (at most ``forward_m``:
@@ -40,6 +40,7 @@ any pixel of the smoothed mask).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -68,6 +69,7 @@ ACTION_NAMES = {
 }
 PHASES = ("start", "nav_pick", "pick", "nav_place", "place", "walk_away")
 DECIMALS = 6  # positions and yaws are rounded to this many decimals
+END_RADIUS_M = 0.1  # the walk-away stops this close to its goal (creation keeps it clear)
 POSE_TOL_M = 1e-4  # how far an object may be from its recorded start pose when a run starts
 
 
@@ -155,6 +157,8 @@ class OracleAgent:
         self.follower = GreedyFollower(step=self.forward_m, turn_deg=self.turn_deg,
                                        goal_radius=self.forward_m, split_turns=True,
                                        hold_deg=self.turn_deg)  # fmt: skip
+        # the walk-away ends within END_RADIUS_M of its goal, which is clear of receptacles
+        self.end_follower = dataclasses.replace(self.follower, goal_radius=END_RADIUS_M)
         self.events: list[dict[str, Any]] = []
         self.replans = 0
         self.blind_picks = 0
@@ -186,7 +190,7 @@ class OracleAgent:
                 yield from self._pick(k, r)
                 yield from self._place(k, r)
             self._phase, self._k = "walk_away", -1
-            yield from self._nav(self.plan.end.position)
+            yield from self._nav(self.plan.end.position, self.end_follower)
             yield from self._face(self.plan.end.yaw)
             yield self._emit(STOP)
             self.ended = "done"
@@ -241,9 +245,12 @@ class OracleAgent:
 
     # -- motion ------------------------------------------------------------------------------
 
-    def _nav(self, goal: Sequence[float]) -> Generator[StepRecord, None, tuple[bool, bool]]:
+    def _nav(
+        self, goal: Sequence[float], follower: GreedyFollower | None = None
+    ) -> Generator[StepRecord, None, tuple[bool, bool]]:
         """Follow the grid's shortest path to ``goal``; returns (reached, moved)."""
-        res = self.follower.follow(self.backend.grid, self._pos, goal, self._yaw)
+        follower = follower or self.follower
+        res = follower.follow(self.backend.grid, self._pos, goal, self._yaw)
         moved = False
         for (kind, value), pose in zip(res.actions, res.poses[1:], strict=True):
             if kind == "STOP":

@@ -1,0 +1,202 @@
+"""Which frames of a collected day are valid goal frames: teleport to the frame's pose in the
+world as the day left it, render, and check the goal predicates (paper B.3; spec
+"Predicates"), for every entity a task names.
+
+The world is the final one (every completed rearrangement's object at its goal pose), as
+upstream evaluates after collection: a frame that showed a mug where it was picked up is not a
+frame of that mug any more. For each entity and frame three checks are stored as bits
+(:data:`DISTANCE`, :data:`ANGLE`, :data:`COVERAGE`; :data:`ALL` = the predicate holds):
+
+- objects (``robot_at_object``): geodesic from the base to the object's centre snapped to
+  navigable space (:func:`dataforge.world.goals.reference_point`) <= 2.0 m; floor-plane angle
+  between the heading and the object's centre <= 45 degrees; instance coverage >= 0.1 %;
+- receptacles (``robot_at_receptacle``): geodesic to the receptacle's nearest viewpoint
+  <= 0.1 m (a base within 0.1 m of a viewpoint in a straight, navigable line; farther is never
+  within 0.1 m); angle to its centre <= 90 degrees; coverage of the whole piece of furniture
+  (:func:`dataforge.world.goals.coverage_keys`) >= 0.1 %;
+- rooms (``robot_in_room``): the base is inside the room (all bits set, or none).
+
+Every frame is rendered once (instance ids only are used); an entity's coverage is read from
+the frame's id histogram. Thresholds: :data:`.metrics.THRESHOLDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dataforge.pipelines.findingdory.metrics import THRESHOLDS
+
+DISTANCE, ANGLE, COVERAGE = 1, 2, 4
+ALL = DISTANCE | ANGLE | COVERAGE
+BITS = {"distance": DISTANCE, "angle": ANGLE, "coverage": COVERAGE}
+
+
+@dataclass(frozen=True)
+class Entity:
+    id: str
+    kind: str  # object | receptacle | room
+    point: tuple[float, float, float]  # centre in the final world (room: a point inside)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "point": list(self.point)}
+
+
+def final_world(raw: Mapping[str, Any], plan: Any, events: Sequence[Mapping[str, Any]],
+                camera: Any, agent_radius: float, catalogue: Any = None) -> Any:  # fmt: skip
+    """The episode's world as the day left it: objects placed where placed, a picked object
+    that was never placed (the day's frame cap) gone."""
+    from dataforge.errors import DatasetError
+    from dataforge.pipelines.findingdory.oracle import build_world
+    from dataforge.world.house import HouseObject
+
+    backend = build_world(raw, plan, camera=camera, agent_radius=agent_radius,
+                          catalogue=catalogue)  # fmt: skip
+    done = {(str(e["kind"]), int(e["rearrangement"])) for e in events}
+    for k, r in enumerate(plan.rearrangements):
+        if ("pick", k) not in done:
+            continue
+        backend.world.remove(r.object)
+        if ("place", k) in done:
+            obj = HouseObject(r.object, r.asset, r.category, r.goal_position, r.goal_rotation)
+            res = backend.world.place_at(obj, r.goal_receptacle)
+            if not res.ok:
+                raise DatasetError(f"{plan.scene}: {r.object} does not rest at its goal pose")
+    backend._changed()  # World.place_at / remove on .world do not mark the scene stale
+    return backend
+
+
+def entities_of(backend: Any, ids: Sequence[str], log: Any) -> list[Entity]:
+    """The entities named ``ids`` (objects, receptacles or rooms of ``log``) with their centres
+    in ``backend``'s world."""
+    from shapely.geometry import Polygon
+
+    kinds = {o.id: "object" for o in log.objects}
+    kinds.update({r.id: "receptacle" for r in log.receptacles})
+    kinds.update({r.id: "room" for r in log.rooms})
+    house = backend.world.house()
+    rooms = {r.id: Polygon(r.polygon_xz) for r in house.rooms}
+    out = []
+    for eid in ids:
+        kind = kinds[eid]
+        if kind == "room":
+            p = rooms[eid].representative_point()
+            point = (float(p.x), float(house.rooms[0].floor_y), float(p.y))
+        else:
+            c = backend.world.box(eid).center
+            point = (float(c[0]), float(c[1]), float(c[2]))
+        out.append(Entity(eid, kind, point))
+    return out
+
+
+def frame_checks(
+    backend: Any,
+    entities: Sequence[Entity],
+    poses: np.ndarray,
+    rooms: np.ndarray,
+    room_ids: Sequence[str],
+    viewpoints: Mapping[str, np.ndarray],
+    camera: Any,
+) -> np.ndarray:
+    """(E, F) uint8 check bits of each entity at each frame (module docstring). ``poses``:
+    F x 4 (x, floor y, z, yaw); ``rooms``: each frame's index into ``room_ids`` (-1 none);
+    ``viewpoints``: receptacle id -> V x 3."""
+    from dataforge.world.goals import coverage_keys, instance_ids_of, reference_point
+
+    n = len(poses)
+    out = np.zeros((len(entities), n), dtype=np.uint8)
+    if n == 0 or not entities:
+        return out
+    grid = backend.grid
+    pos = np.asarray(poses[:, :3], dtype=np.float64)
+    yaw = np.asarray(poses[:, 3], dtype=np.float64)
+    graph = backend.world_graph()
+    # distances and angles
+    for k, e in enumerate(entities):
+        if e.kind == "room":
+            inside = rooms == room_ids.index(e.id) if e.id in room_ids else np.zeros(n, bool)
+            out[k, inside] = ALL
+            continue
+        t = THRESHOLDS["robot_at_object" if e.kind == "object" else "robot_at_receptacle"]
+        assert t is not None
+        if e.kind == "object":
+            ref = reference_point(backend, e.point)
+            d = (np.full(n, np.inf) if ref is None
+                 else grid.distances([ref], list(pos))[0])  # fmt: skip
+            near = d <= t.max_distance_m
+        else:
+            near = _near_viewpoints(grid, pos, viewpoints.get(e.id, np.zeros((0, 3))),
+                                    t.max_distance_m)  # fmt: skip
+        out[k, near] |= DISTANCE
+        out[k, _angles(pos, yaw, e.point) <= t.max_angle_deg] |= ANGLE
+    # coverage: one render per frame
+    keyed = [None if e.kind == "room" else coverage_keys(graph, e.id) for e in entities]
+    id_sets: list[np.ndarray | None] = [None] * len(entities)
+    for f in range(n):
+        x, y, z = pos[f]
+        frame = backend.render((x, y + camera.height_m, z), float(yaw[f]), camera.tilt_deg)
+        if f == 0:
+            for k, keys in enumerate(keyed):
+                if keys is not None:
+                    id_sets[k] = np.asarray(instance_ids_of(backend.ids, keys), dtype=np.int64)
+        counts = np.bincount(frame.instance.ravel().astype(np.int64))
+        size = float(frame.instance.size)
+        for k, ids in enumerate(id_sets):
+            if ids is None or not len(ids):
+                continue
+            hit = ids[ids < len(counts)]
+            cov = float(counts[hit].sum()) / size if len(hit) else 0.0
+            t = THRESHOLDS["robot_at_object" if entities[k].kind == "object"
+                           else "robot_at_receptacle"]  # fmt: skip
+            assert t is not None
+            if cov >= t.min_coverage:
+                out[k, f] |= COVERAGE
+    return out
+
+
+def valid_frames(bits: np.ndarray, index: Mapping[str, int], subgoal: Sequence[str],
+                 skip: int = 0) -> list[int]:  # fmt: skip
+    """Frames at which some entity of ``subgoal`` satisfies its predicate (the bits in
+    ``skip`` dropped: DTG-SR drops :data:`COVERAGE`, SC-SR :data:`DISTANCE`)."""
+    want = ALL & ~skip
+    rows = [index[e] for e in subgoal if e in index]
+    if not rows:
+        return []
+    ok = np.any((bits[rows] & want) == want, axis=0)
+    return [int(f) for f in np.nonzero(ok)[0]]
+
+
+def _angles(pos: np.ndarray, yaw: np.ndarray, point: Sequence[float]) -> np.ndarray:
+    """:func:`dataforge.world.goals.heading_angle_deg` of every pose at once."""
+    dx, dz = point[0] - pos[:, 0], point[2] - pos[:, 2]
+    t = np.radians(yaw)
+    fx, fz = np.sin(t), np.cos(t)
+    ang = np.abs(np.degrees(np.arctan2(fx * dz - fz * dx, fx * dx + fz * dz)))
+    ang[np.hypot(dx, dz) < 1e-9] = 0.0
+    return ang
+
+
+def _near_viewpoints(grid: Any, pos: np.ndarray, views: np.ndarray, radius: float) -> np.ndarray:
+    """Whether each position is within ``radius`` (geodesic) of one of ``views``: within it in
+    a straight line that stays on navigable cells (geodesic >= straight-line distance)."""
+    out = np.zeros(len(pos), dtype=bool)
+    if not len(views):
+        return out
+    for f, p in enumerate(pos):
+        d = np.hypot(views[:, 0] - p[0], views[:, 2] - p[2])
+        for k in np.nonzero(d <= radius)[0][np.argsort(d[d <= radius], kind="stable")]:
+            if grid.segment_clear(p, views[k]):
+                out[f] = True
+                break
+    return out
+
+
+def snapped(backend: Any, point: Sequence[float]) -> tuple[float, float, float] | None:
+    """``point`` snapped to navigable space (for tour lengths), or None."""
+    from dataforge.world.goals import reference_point
+
+    ref = reference_point(backend, point)
+    return None if ref is None else (float(ref[0]), float(ref[1]), float(ref[2]))

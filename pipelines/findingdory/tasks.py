@@ -1,0 +1,222 @@
+"""FindingDory tasks (paper Table 3, appendix B.3): the 60 templates instantiated from each
+collected day's interaction log, with goal entities, predicates and every valid goal frame.
+
+Inputs
+    a ``findingdory-collect`` experience dataset (``dataforge findingdory collect``; its
+    manifest is recorded with its sha256, which covers every file of it).
+Randomization and seeds
+    one work unit per episode; the unit's stream draws, per template in table order, which of
+    its valid fillings become tasks (``--cap``) and the minute of time-based tasks.
+Outputs
+    one stored record per episode (its id): ``checks`` uint8 (entities x frames, flattened: bit
+    1 distance, 2 angle, 4 coverage; :mod:`.goal_frames`), ``frame_pose`` float64 (x, y, z,
+    yaw per frame), ``frame_distance`` float32 (geodesic from the day's final pose, where the
+    agent starts the task, to each frame's pose; inf: none), ``house_json`` (the world as the
+    day left it), and the receptacle ``viewpoints`` / ``viewpoint_receptacle``. Metadata: the
+    tasks (:class:`~.templates.Task` fields, ``id``, ``valid_frames``: one sorted list per
+    subgoal, ``solvable``, ``shortest_m``: l of SPL), the skipped templates with reasons, the
+    entities (id, kind, centre), the frame count, the final pose. Beside the shards,
+    ``tasks.jsonl``: one line per task in the fields of the authors' released QA files
+    (``ep_id``, ``video``, ``question``, ``answer``, ``task_id``, ``high_level_category``,
+    ``low_level_category``, ``num_interactions``) plus ``id``, ``goals``, ``ordered``,
+    ``predicate``, ``solvable``.
+Invariants checked by validate
+    see ``tasks_checks.INVARIANTS``.
+Where it departs from the paper
+    see docs/findingdory.md: templates are instantiated from the log by the rules of
+    :mod:`.templates` (upstream's generator is not public); valid frames are computed for every
+    frame of the day, not for subsampled ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import DatasetError, UsageError
+from dataforge.inputs import Inputs
+from dataforge.pipelines.findingdory.config import CollectConfig, TasksConfig
+from dataforge.run import Job, WorkUnit
+from dataforge.store import ArraySpec, Episode, Schema
+
+PIPELINE = "findingdory-tasks"
+EXPERIENCE = "experience"
+TASKS_FILE = "tasks.jsonl"
+
+
+def schema(cfg: TasksConfig) -> Schema:
+    return Schema(
+        {
+            "checks": ArraySpec("uint8", (None,), description="entities x frames check bits"),
+            "frame_pose": ArraySpec("float64", (None, 4), description="x, y, z (m), yaw (deg)"),
+            "frame_distance": ArraySpec("float32", (None,), units="m",
+                                        description="geodesic from the final pose"),
+            "house_json": ArraySpec("uint8", (None,), description="the world after the day"),
+            "viewpoints": ArraySpec("float32", (None, 3), units="m",
+                                    description="receptacle viewpoints"),
+            "viewpoint_receptacle": ArraySpec("int16", (None,),
+                                              description="index into log receptacles"),
+        }
+    )  # fmt: skip
+
+
+def produce(
+    cfg: TasksConfig, root: str, collect: dict[str, Any], unit: WorkUnit,
+    rng: np.random.Generator,
+) -> Iterator[Episode]:  # fmt: skip
+    from dataforge.pipelines.findingdory.goal_frames import (
+        entities_of,
+        final_world,
+        frame_checks,
+        snapped,
+        valid_frames,
+    )  # fmt: skip
+    from dataforge.pipelines.findingdory.log import EpisodeLog
+    from dataforge.pipelines.findingdory.metrics import shortest_tour
+    from dataforge.pipelines.findingdory.plan import EpisodePlan
+    from dataforge.pipelines.findingdory.templates import instantiate_all
+    from dataforge.store import open_dataset
+    from dataforge.world.scene_sources import house_bytes
+
+    ccfg = CollectConfig.from_dict(collect)
+    with open_dataset(root) as ds:
+        ep = ds[unit.id]
+        meta = dict(ep.metadata)
+        raw = json.loads(ep["house_json"].read().tobytes())
+        poses = np.column_stack([ep["position"].read(), ep["yaw"].read()]).astype(np.float64)
+        rooms = ep["room"].read().astype(np.int64)
+        views = ep["viewpoints"].read()
+        view_rec = ep["viewpoint_receptacle"].read()
+    log = EpisodeLog.from_dict(meta["log"])
+    plan = EpisodePlan.from_dict(meta["plan"])
+    tasks, skips = instantiate_all(log, rng, cfg.per_template)
+    ids = sorted({e for t in tasks for g in t.goals for e in g})
+    backend = final_world(raw, plan, meta["events"], ccfg.camera, ccfg.agent_radius)
+    entities = entities_of(backend, ids, log)
+    index = {e.id: k for k, e in enumerate(entities)}
+    recs = [r.id for r in log.receptacles]
+    by_rec = {rid: views[view_rec == k].astype(np.float64) for k, rid in enumerate(recs)}
+    room_ids = [str(r["id"]) for r in meta["rooms"]]
+    bits = frame_checks(backend, entities, poses, rooms, room_ids, by_rec, ccfg.camera)
+    grid = backend.grid
+    end = poses[-1, :3] if len(poses) else np.zeros(3)
+    dist = grid.distances([end], list(poses[:, :3]))[0] if len(poses) else np.zeros(0)
+    points = {e.id: snapped(backend, e.point) for e in entities}
+
+    def tour_leg(a: Any, b: Any) -> float:
+        pa = tuple(end) if a == "start" else points.get(a)
+        pb = points.get(b)
+        return math.inf if pa is None or pb is None else float(grid.distance(pa, pb))
+
+    records = []
+    counter: dict[str, int] = {}
+    for t in tasks:
+        k = counter.get(t.template, 0)
+        counter[t.template] = k + 1
+        valid = [valid_frames(bits, index, g) for g in t.goals]
+        solvable = all(valid)
+        if not t.multi_goal:
+            finite = [float(dist[f]) for f in valid[0] if np.isfinite(dist[f])]
+            shortest = min(finite) if finite else None
+        else:
+            length = shortest_tour("start", t.goals, tour_leg, t.ordered)
+            shortest = float(length) if math.isfinite(length) else None
+        l_m = None if shortest is None else round(shortest, 6)
+        records.append({"id": f"{unit.id}/{t.template}-{k}", **t.to_dict(),
+                        "valid_frames": valid, "solvable": solvable,
+                        "shortest_m": l_m})  # fmt: skip
+    final_raw = backend.world.house().raw
+    arrays = {
+        "checks": bits.reshape(-1),
+        "frame_pose": poses,
+        "frame_distance": np.where(np.isfinite(dist), dist, np.inf).astype(np.float32),
+        "house_json": np.frombuffer(house_bytes(final_raw), dtype=np.uint8),
+        "viewpoints": views.astype(np.float32),
+        "viewpoint_receptacle": view_rec.astype(np.int16),
+    }
+    backend.close()
+    yield Episode(
+        unit.id,
+        arrays,
+        {
+            "episode": unit.id,
+            "scene": plan.scene,
+            "frames": len(poses),
+            "interactions": len(log.interactions),
+            "tasks": records,
+            "skipped": [{"template": s.template, "reason": s.reason} for s in skips],
+            "entities": [e.to_dict() for e in entities],
+            "final_pose": [float(v) for v in poses[-1]] if len(poses) else None,
+            "receptacles": recs,
+            "rooms": room_ids,
+        },
+    )
+
+
+# -- the files beside the shards ------------------------------------------------------------
+
+
+def task_lines(ds: Any, videos: bool) -> Iterator[dict[str, Any]]:
+    """One record per task in the authors' QA fields plus ours, in episode order."""
+    for eid in ds.episode_ids:
+        meta = ds[eid].metadata
+        for t in meta["tasks"]:
+            yield {
+                "ep_id": eid,
+                "video": f"videos/{eid}.mp4" if videos else None,
+                "question": t["text"],
+                "answer": t["valid_frames"],
+                "task_id": t["template"],
+                "high_level_category": t["group"],
+                "low_level_category": t["category"],
+                "num_interactions": meta["interactions"],
+                "id": t["id"],
+                "goals": t["goals"],
+                "ordered": t["ordered"],
+                "predicate": t["predicate"],
+                "solvable": t["solvable"],
+            }
+
+
+def tasks_file(ds: Any, videos: bool) -> bytes:
+    return "".join(
+        json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n" for r in task_lines(ds, videos)
+    ).encode()
+
+
+def build_job(cfg: TasksConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:
+    from dataforge.store import open_dataset
+
+    inputs = inputs if inputs is not None else Inputs()
+    if EXPERIENCE not in inputs:
+        raise UsageError("tasks need the FindingDory experience dataset (DIR)")
+    manifest = inputs.dataset(EXPERIENCE, "findingdory-collect", "dataforge findingdory collect")
+    root = str(inputs.root(EXPERIENCE))
+    with open_dataset(root) as ds:
+        units = [WorkUnit(eid, {}) for eid in ds.episode_ids]
+    if not units:
+        raise DatasetError(f"{root} holds no collected episodes")
+    videos = manifest.config.get("video") == "mp4"
+    return Job(
+        pipeline=PIPELINE,
+        name=f"{PIPELINE}-{manifest.config.get('split')}",
+        config=cfg.to_dict(),
+        seed=seed,
+        format=fmt,
+        schema=schema(cfg),
+        units=tuple(units),
+        produce=functools.partial(produce, cfg, root, dict(manifest.config)),
+        extra_files=lambda ds: {TASKS_FILE: tasks_file(ds, videos)},
+        description=f"FindingDory tasks (the 60 templates of Table 3) over {len(units)} "
+        f"collected days, with every valid goal frame.",
+        url="https://findingdory-benchmark.github.io",
+        license_url="https://github.com/findingdory-benchmark/findingdory-habitat",
+        citation="Yadav et al., FindingDory: A Benchmark to Evaluate Memory in Embodied "
+        "Agents, 2025.",
+        inputs=inputs,
+    )
