@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,3 +145,18 @@ def check_inputs(recorded: Mapping[str, str], locations: Mapping[str, Path]) -> 
                 f"input {key}: {path} differs from the file the dataset was made from "
                 f"(sha256 {digest[:12]}...)"
             )
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line; MalformedInputError names file:line."""
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise MalformedInputError(f"{path}:{n}: not JSON ({exc.msg})") from None
+            if not isinstance(rec, dict):
+                raise MalformedInputError(f"{path}:{n}: not a JSON object")
+            yield n, rec

@@ -68,3 +68,109 @@ def findingdory_tasks() -> None:
 
 
 findingdory_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
+
+
+@findingdory.command()
+@click.argument("tasks_dir", metavar="TASKS_DIR", type=click.Path(file_okay=False))
+@click.option("--llm-url", required=True, help="OpenAI-compatible server, e.g. "
+              "http://127.0.0.1:8000/v1.")  # fmt: skip
+@click.option("--llm-model", required=True, help="Model name the server serves.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Predictions JSONL ({id, frame_indices, error, raw}); an existing file is "
+              "resumed.")  # fmt: skip
+@click.option("--frames", type=click.IntRange(min=1), default=96, show_default=True,
+              help="Frames of the day sent per task, subsampled uniformly (upstream: 96 in its "
+              "config, 768 in its script; the paper 24-768).")  # fmt: skip
+@click.option("--max-side", type=click.IntRange(min=16), default=320, show_default=True,
+              help="Longest side (pixels) of each frame sent.")  # fmt: skip
+@click.option("--templates", default=None, help="Only these templates, e.g. T01,T31.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Requests in flight at once.")  # fmt: skip
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="At most this many requests per second.")  # fmt: skip
+@click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Retries of a request that timed out, lost its connection or got HTTP "
+              "5xx.")  # fmt: skip
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+              show_default=True, help="Seconds to wait for one reply.")  # fmt: skip
+@click.option("--max-tokens", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Answer length limit (upstream: 256 new tokens).")  # fmt: skip
+@click.option("--data-root", type=click.Path(file_okay=False), default=None,
+              help="Where the experience dataset is now, when it was moved.")  # fmt: skip
+@click.option("--quiet", is_flag=True, help="No progress output.")
+def evaluate(tasks_dir: str, **kw: object) -> None:
+    """Ask a video-language model on an OpenAI-compatible server (vLLM serving Qwen2.5-VL,
+    InternVL, ...) every task of TASKS_DIR (dataforge findingdory tasks) with the day's frames,
+    and write the frames it picks to --out for 'dataforge findingdory score'. Rerunning the same
+    command resumes. Example: dataforge findingdory evaluate fd/tasks --llm-url
+    http://127.0.0.1:8000/v1 --llm-model Qwen/Qwen2.5-VL-7B-Instruct --out preds.jsonl"""
+    from dataforge.llm.client import LLMSettings
+    from dataforge.pipelines.findingdory.evaluate import run_evaluate
+
+    settings = LLMSettings(url=str(kw["llm_url"]), model=str(kw["llm_model"]),
+                           timeout_s=float(kw["timeout"]),  # type: ignore[arg-type]
+                           max_tokens=int(kw["max_tokens"]))  # type: ignore[call-overload]  # fmt: skip
+    line = run_evaluate(
+        tasks_dir, settings=settings, out=str(kw["out"]),
+        frames=int(kw["frames"]),  # type: ignore[call-overload]
+        max_side=int(kw["max_side"]),  # type: ignore[call-overload]
+        templates=_templates(kw["templates"]), workers=int(kw["workers"]),  # type: ignore[call-overload]
+        rate=kw["rate"], retries=int(kw["retries"]),  # type: ignore[arg-type, call-overload]
+        data_root=kw["data_root"], quiet=bool(kw["quiet"]),  # type: ignore[arg-type]
+    )  # fmt: skip
+    click.echo(line)
+
+
+def _templates(text: object) -> list[str] | None:
+    return [t.strip() for t in str(text).split(",") if t.strip()] if text else None
+
+
+@findingdory.command()
+@click.argument("tasks_dir", metavar="TASKS_DIR", type=click.Path(file_okay=False))
+@click.option("--predictions", "-p", required=True, type=click.Path(dir_okay=False),
+              help="Frames picked per task (evaluate or baseline): JSONL of {id, "
+              "frame_indices}.")  # fmt: skip
+@click.option("--trajectories", "-t", type=click.Path(dir_okay=False), default=None,
+              help="Low-level runs from the day's final pose: JSONL of {id, positions, yaws, "
+              "stops}; adds LL-SR and LL-SPL (scored where HL succeeded).")  # fmt: skip
+@click.option("--templates", default=None, help="Only these templates, e.g. T01,T31.")
+@click.option("--allow-missing", is_flag=True,
+              help="Score tasks without a prediction as failures instead of stopping.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
+def score(tasks_dir: str, predictions: str, **kw: object) -> None:
+    """Score predicted frames on TASKS_DIR with the paper's metrics (B.3): HL-SR, HL-SPL,
+    DTG-SR, SC-SR (teleport to each predicted frame and check the predicates, with coverage
+    or distance dropped), and with --trajectories LL-SR and LL-SPL, per template category and
+    overall, solvable and unsolvable tasks apart. Example: dataforge findingdory score fd/tasks
+    --predictions preds.jsonl"""
+    import json
+
+    from dataforge.pipelines.findingdory.scoring import run_score, table
+
+    report = run_score(tasks_dir, predictions, trajectories=kw["trajectories"],  # type: ignore[arg-type]
+                       allow_missing=bool(kw["allow_missing"]),
+                       templates=_templates(kw["templates"]))  # fmt: skip
+    if kw["as_json"]:
+        click.echo(json.dumps(report, indent=1, sort_keys=True))
+    else:
+        from rich.console import Console
+
+        Console().print(table(report))
+
+
+@findingdory.command()
+@click.argument("tasks_dir", metavar="TASKS_DIR", type=click.Path(file_okay=False))
+@click.option("--kind", required=True, type=click.Choice(["oracle", "last-frame", "random"]),
+              help="oracle: the nearest valid goal frames; last-frame: the day's last frame; "
+              "random: uniform frames (--seed).")  # fmt: skip
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Predictions JSONL.")
+@click.option("--seed", type=int, default=0, show_default=True, help="For --kind random.")
+def baseline(tasks_dir: str, kind: str, out: str, seed: int) -> None:
+    """Pick frames without a model, to score beside a model's picks. The oracle scores HL-SR =
+    HL-SPL = 1 on solvable tasks; last-frame and random show that the walk-away at the end of
+    the day defeats trivial answers. Example: dataforge findingdory baseline fd/tasks --kind
+    last-frame --out last.jsonl"""
+    from dataforge.pipelines.findingdory.baselines import run_baseline
+
+    n = run_baseline(tasks_dir, kind=kind, out=out, seed=seed)
+    click.echo(f"wrote {n} {kind} predictions to {out}")

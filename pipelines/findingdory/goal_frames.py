@@ -22,6 +22,7 @@ the frame's id histogram. Thresholds: :data:`.metrics.THRESHOLDS`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -200,3 +201,22 @@ def snapped(backend: Any, point: Sequence[float]) -> tuple[float, float, float] 
 
     ref = reference_point(backend, point)
     return None if ref is None else (float(ref[0]), float(ref[1]), float(ref[2]))
+
+
+def stored_world(ep: Any) -> tuple[Any, Any]:
+    """The embedded world of a tasks record as the day left it (its stored house JSON, not the
+    replay that made the checks) and the head camera, for teleport-and-check renders."""
+    from dataforge.pipelines.findingdory.config import HeadCamera
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.backends import EmbeddedWorld
+    from dataforge.world.house import load_house
+
+    meta = ep.metadata
+    cam = HeadCamera(**meta["camera"])
+    catalogue = load_catalogue()
+    house = load_house(json.loads(ep["house_json"].read().tobytes()), name=ep.id,
+                       catalogue=catalogue)  # fmt: skip
+    radius = float(meta["agent_radius"])
+    world = EmbeddedWorld(house, catalogue, width=cam.width, height=cam.height,
+                          vfov_deg=cam.vfov_deg, agent_radius=radius)  # fmt: skip
+    return world, cam

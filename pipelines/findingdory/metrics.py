@@ -245,15 +245,22 @@ def path_length(
 
 def _ordered_tour(
     start: Hashable, subgoals: Sequence[Sequence[Hashable]], d: Callable[[Any, Any], float]
-) -> float:
+) -> tuple[float, list[Hashable]]:
     """DP over acceptable entities: best[e] = shortest path from ``start`` visiting the
-    subgoals so far in order and ending at entity e."""
-    best: dict[Hashable, float] = {start: 0.0}
+    subgoals so far in order and ending at entity e; returns the length and the entity chosen
+    per subgoal (in the given order)."""
+    best: dict[Hashable, tuple[float, tuple[Hashable, ...]]] = {start: (0.0, ())}
     for goal in subgoals:
-        best = {f: min(c + d(e, f) for e, c in best.items()) for f in goal}
+        nxt: dict[Hashable, tuple[float, tuple[Hashable, ...]]] = {}
+        for f in goal:
+            c, path = min(((c + d(e, f), path) for e, (c, path) in best.items()),
+                          key=lambda x: x[0])  # fmt: skip
+            nxt[f] = (c, (*path, f))
+        best = nxt
         if not best:
-            return math.inf
-    return min(best.values())
+            return math.inf, []
+    c, path = min(best.values(), key=lambda x: x[0])
+    return c, list(path)
 
 
 def shortest_tour(
@@ -264,10 +271,23 @@ def shortest_tour(
     *,
     solver: str = "elkai",
 ) -> float:
-    """l of a multi-goal task: the shortest path (m) from ``start`` reaching one acceptable
-    entity of every subgoal (spec "Scoring": "the shortest ordered/unordered tour");
-    ``distance(a, b)``: geodesic metres between points/entities (called at most once per
-    pair); ``inf`` when no finite tour exists (e.g. a subgoal without entities).
+    """l of a multi-goal task: the length of :func:`shortest_tour_path`."""
+    return shortest_tour_path(start, subgoals, distance, ordered, solver=solver)[0]
+
+
+def shortest_tour_path(
+    start: Hashable,
+    subgoals: Sequence[Sequence[Hashable]],
+    distance: Callable[[Any, Any], float],
+    ordered: bool,
+    *,
+    solver: str = "elkai",
+) -> tuple[float, list[tuple[int, Hashable]]]:
+    """The shortest path (m) from ``start`` reaching one acceptable entity of every subgoal
+    (spec "Scoring": "the shortest ordered/unordered tour"), and the visits in order: (subgoal
+    index, entity). ``distance(a, b)``: geodesic metres between points/entities (called at
+    most once per pair); ``inf`` and no visits when no finite tour exists (e.g. a subgoal
+    without entities).
 
     - ordered: subgoals in the given order, one acceptable entity each chosen by dynamic
       programming (exact);
@@ -286,9 +306,9 @@ def shortest_tour(
     ``distance`` decides that here)."""
     goals = [tuple(g) for g in subgoals]
     if not goals:
-        return 0.0
+        return 0.0, []
     if any(not g for g in goals):
-        return math.inf
+        return math.inf, []
     cache: dict[tuple[Hashable, Hashable], float] = {}
 
     def d(a: Hashable, b: Hashable) -> float:
@@ -296,13 +316,15 @@ def shortest_tour(
             cache[(a, b)] = float(distance(a, b))
         return cache[(a, b)]
 
+    def along(order: Sequence[int]) -> tuple[float, list[tuple[int, Hashable]]]:
+        c, path = _ordered_tour(start, [goals[i] for i in order], d)
+        return c, list(zip(order, path, strict=False)) if math.isfinite(c) else []
+
     if ordered or len(goals) == 1:
-        return _ordered_tour(start, goals, d)
+        return along(range(len(goals)))
     if len(goals) <= EXACT_TOUR_LIMIT:
-        return min(
-            _ordered_tour(start, [goals[i] for i in p], d)
-            for p in itertools.permutations(range(len(goals)))
-        )
+        return min((along(p) for p in itertools.permutations(range(len(goals)))),
+                   key=lambda x: x[0])  # fmt: skip
     nodes: list[tuple[Hashable, ...]] = [(start,), *goals]
     n = len(nodes)
     cost = np.array(
@@ -316,7 +338,7 @@ def shortest_tour(
     cost[~np.isfinite(cost)] = cap  # an unreachable leg: avoided if possible, checked below
     cost[1:, 0] = n * cap  # nothing enters the start: it comes first
     order = solve_open_path(to_integer_costs(cost), solver).order
-    return _ordered_tour(start, [goals[i - 1] for i in order if i != 0], d)
+    return along([i - 1 for i in order if i != 0])
 
 
 # ------------------------------------------------------------------ low level

@@ -73,11 +73,9 @@ def produce(
         entities_of,
         final_world,
         frame_checks,
-        snapped,
         valid_frames,
     )  # fmt: skip
     from dataforge.pipelines.findingdory.log import EpisodeLog
-    from dataforge.pipelines.findingdory.metrics import shortest_tour
     from dataforge.pipelines.findingdory.plan import EpisodePlan
     from dataforge.pipelines.findingdory.templates import instantiate_all
     from dataforge.store import open_dataset
@@ -106,13 +104,7 @@ def produce(
     grid = backend.grid
     end = poses[-1, :3] if len(poses) else np.zeros(3)
     dist = grid.distances([end], list(poses[:, :3]))[0] if len(poses) else np.zeros(0)
-    points = {e.id: snapped(backend, e.point) for e in entities}
-
-    def tour_leg(a: Any, b: Any) -> float:
-        pa = tuple(end) if a == "start" else points.get(a)
-        pb = points.get(b)
-        return math.inf if pa is None or pb is None else float(grid.distance(pa, pb))
-
+    tours = FrameTours(grid, poses[:, :3], end)
     records = []
     counter: dict[str, int] = {}
     for t in tasks:
@@ -120,16 +112,20 @@ def produce(
         counter[t.template] = k + 1
         valid = [valid_frames(bits, index, g) for g in t.goals]
         solvable = all(valid)
-        if not t.multi_goal:
-            finite = [float(dist[f]) for f in valid[0] if np.isfinite(dist[f])]
-            shortest = min(finite) if finite else None
+        if not solvable:
+            shortest, oracle = None, None
+        elif not t.multi_goal:
+            f = min(valid[0], key=lambda i: (float(dist[i]), i))
+            shortest, oracle = (float(dist[f]) if np.isfinite(dist[f]) else None), [f]
         else:
-            length = shortest_tour("start", t.goals, tour_leg, t.ordered)
-            shortest = float(length) if math.isfinite(length) else None
+            shortest, visits = tours.shortest(valid, t.ordered)
+            oracle = None if visits is None else [f for _, f in visits]
+            if oracle is not None and not _locks(t, oracle, bits, index):
+                oracle = [f for _, f in sorted(visits or [])]  # subgoal order always locks
         l_m = None if shortest is None else round(shortest, 6)
         records.append({"id": f"{unit.id}/{t.template}-{k}", **t.to_dict(),
                         "valid_frames": valid, "solvable": solvable,
-                        "shortest_m": l_m})  # fmt: skip
+                        "shortest_m": l_m, "oracle_frames": oracle})  # fmt: skip
     final_raw = backend.world.house().raw
     arrays = {
         "checks": bits.reshape(-1),
@@ -154,8 +150,73 @@ def produce(
             "final_pose": [float(v) for v in poses[-1]] if len(poses) else None,
             "receptacles": recs,
             "rooms": room_ids,
+            "camera": {
+                "width": ccfg.camera.width,
+                "height": ccfg.camera.height,
+                "hfov_deg": ccfg.camera.hfov_deg,
+                "height_m": ccfg.camera.height_m,
+                "tilt_deg": ccfg.camera.tilt_deg,
+            },
+            "agent_radius": ccfg.agent_radius,
         },
     )
+
+
+# -- shortest tours over valid frames ---------------------------------------------------------
+
+
+class FrameTours:
+    """Geodesics between frame positions (one distance field per distinct position, cached for
+    the episode) and the shortest tours through one valid frame per subgoal."""
+
+    def __init__(self, grid: Any, positions: np.ndarray, start: np.ndarray) -> None:
+        self.grid = grid
+        self.keys = [_key(p) for p in positions]
+        self.start = _key(start)
+        pts = np.asarray(positions, dtype=np.float64)
+        self.points = {k: pts[i] for i, k in enumerate(self.keys)}
+        self.points[self.start] = np.asarray(start, dtype=np.float64)
+        self._rows: dict[tuple[float, float, float], dict[Any, float]] = {}
+
+    def distance(self, a: Any, b: Any) -> float:
+        row = self._rows.get(a)
+        if row is None:
+            order = list(self.points)
+            d = self.grid.distances([self.points[a]], [self.points[k] for k in order])[0]
+            row = self._rows[a] = dict(zip(order, (float(v) for v in d), strict=True))
+        return row[b]
+
+    def shortest(
+        self, valid: list[list[int]], ordered: bool
+    ) -> tuple[float | None, list[tuple[int, int]] | None]:
+        """(l, the visits of the tour in order: (subgoal, frame)); l over distinct positions,
+        each represented by its first valid frame."""
+        from dataforge.pipelines.findingdory.metrics import shortest_tour_path
+
+        reps: list[dict[Any, int]] = []
+        for frames in valid:
+            rep: dict[Any, int] = {}
+            for f in frames:
+                rep.setdefault(self.keys[f], f)
+            reps.append(rep)
+        length, visits = shortest_tour_path(self.start, [list(r) for r in reps], self.distance,
+                                            ordered)  # fmt: skip
+        if not math.isfinite(length):
+            return None, None
+        return float(length), [(i, reps[i][key]) for i, key in visits]
+
+
+def _key(p: Any) -> tuple[float, float, float]:
+    return (round(float(p[0]), 4), round(float(p[1]), 4), round(float(p[2]), 4))
+
+
+def _locks(task: Any, frames: list[int], bits: np.ndarray, index: dict[str, int]) -> bool:
+    """Whether presenting ``frames`` in this order solves ``task`` under the lock rules."""
+    from dataforge.pipelines.findingdory.metrics import high_level_success
+    from dataforge.pipelines.findingdory.scoring import frame_results
+
+    results = [frame_results(bits, index, task.goals, f) for f in frames]
+    return high_level_success(task.goals, task.ordered, results)
 
 
 # -- the files beside the shards ------------------------------------------------------------

@@ -71,24 +71,15 @@ def _teleport(ep: Any, meta: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """Build the world from the stored house JSON (not the replay that made the checks),
     teleport to the first valid frame of the first solvable robot_at_* task, render and check
     its predicate again."""
-    from dataforge.pipelines.findingdory.config import CollectConfig
     from dataforge.pipelines.findingdory.goal_frames import ALL, Entity, frame_checks
-    from dataforge.world.assets import load_catalogue
-    from dataforge.world.backends import EmbeddedWorld
-    from dataforge.world.house import load_house
 
     task = next((t for t in meta["tasks"] if t["solvable"] and t["predicate"] != "robot_in_room"),
                 None)  # fmt: skip
-    cfg = _collect_config(ep._dataset.manifest.inputs)
-    if task is None or cfg is None:
+    if task is None:
         return
-    cam = CollectConfig.from_dict(cfg).camera
-    catalogue = load_catalogue()
-    house = load_house(json.loads(ep["house_json"].read().tobytes()), name=ep.id,
-                       catalogue=catalogue)  # fmt: skip
-    radius = float(cfg["agent_radius"])
-    world = EmbeddedWorld(house, catalogue, width=cam.width, height=cam.height,
-                          vfov_deg=cam.vfov_deg, agent_radius=radius)  # fmt: skip
+    from dataforge.pipelines.findingdory.goal_frames import stored_world
+
+    world, cam = stored_world(ep)
     f = task["valid_frames"][0][0]
     pose = ep["frame_pose"].read()[f : f + 1]
     views = ep["viewpoints"].read().astype(np.float64)
@@ -100,16 +91,6 @@ def _teleport(ep: Any, meta: dict[str, Any]) -> Iterator[tuple[str, str]]:
     world.close()
     if not np.any(bits[:, 0] == ALL):
         yield "valid_frames", f"{task['id']}: frame {f}, teleported to, fails {task['predicate']}"
-
-
-def _collect_config(inputs: Any) -> dict[str, Any] | None:
-    """The experience dataset's config (its manifest, found through the recorded location)."""
-    from dataforge.store.manifest import read_manifest
-
-    loc = (inputs or {}).get("locations", {}).get("experience")
-    if not loc or not Path(loc, "manifest.json").is_file():
-        return None
-    return dict(read_manifest(Path(loc)).config)
 
 
 def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:

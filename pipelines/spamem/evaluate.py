@@ -31,11 +31,8 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import threading
-import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -46,10 +43,10 @@ import numpy as np
 
 from dataforge.errors import DataforgeError, DatasetError, UsageError
 from dataforge.llm.answers import AnswerError, parse_json_answer, strip_reasoning
-from dataforge.llm.client import ChatClient, LLMError, LLMNoServer, LLMSettings
+from dataforge.llm.batch import RateGate, answer_all, load_done
+from dataforge.llm.client import ChatClient, LLMSettings
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.records import load_questions
-from dataforge.progress import make_progress
 from dataforge.store import open_dataset
 from dataforge.store.reader import Dataset
 
@@ -57,8 +54,6 @@ DEPTH_FAR_M = 10.0
 """Depth images: ``255 * (1 - min(d, DEPTH_FAR_M) / DEPTH_FAR_M)``, near is bright, 0 = black."""
 RAW_LIMIT = 2000
 """Characters of the model's reply kept in a prediction record's ``raw``."""
-RETRY_BACKOFF_S = 1.0
-"""Wait before retry n (0-based): ``RETRY_BACKOFF_S * 2**n`` seconds."""
 IMAGE_CACHE = 128
 """Encoded frames kept in memory (questions of one sequence share most of their frames)."""
 SERVER_HINT = "start one (docs/llm.md) or check --llm-url"
@@ -310,53 +305,6 @@ def prediction(question: Mapping[str, Any], text: str) -> dict[str, Any]:
 # -- output -----------------------------------------------------------------------------------
 
 
-def load_done(out: Path) -> set[str]:
-    """The ids already answered in ``out``. Lines that are not prediction records (a torn last
-    line after a crash) are dropped: the file is rewritten atomically without them."""
-    if not out.exists():
-        return set()
-    raw = out.read_bytes().decode("utf-8", "replace")
-    kept: list[str] = []
-    done: set[str] = set()
-    for line in raw.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        ok = isinstance(rec, dict) and isinstance(rec.get("id"), str) and "answer" in rec
-        if ok and rec["id"] not in done:
-            done.add(rec["id"])
-            kept.append(line)
-    text = "".join(f"{line}\n" for line in kept)
-    if text != raw:
-        tmp = out.with_name(out.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out)
-    return done
-
-
-class RateGate:
-    """At most ``rate`` request starts per second over all threads (None: no limit)."""
-
-    def __init__(self, rate: float | None) -> None:
-        self.interval = 1.0 / rate if rate else 0.0
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def wait(self) -> None:
-        if not self.interval:
-            return
-        with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next)
-            self._next = start + self.interval
-        if start > now:
-            time.sleep(start - now)
-
-
 # -- the run ----------------------------------------------------------------------------------
 
 
@@ -397,93 +345,30 @@ def run_evaluate(
         out.parent.mkdir(parents=True, exist_ok=True)
         done = load_done(out)
         todo = [q for q in questions if q["id"] not in done]
-        return _answer_all(
-            questions,
+        result = answer_all(
             todo,
-            client,
-            frames,
-            out,
-            max_images,
-            workers,
-            RateGate(rate),
-            retries,
-            quiet,
+            client=client,
+            messages=lambda q: build_messages(q, frames, max_images),
+            record=prediction,
+            out=out,
+            label="spamem evaluate",
+            total=len(questions),
+            workers=workers,
+            gate=RateGate(rate),
+            retries=retries,
+            quiet=quiet,
         )
     finally:
         client.close()
         frames.close()
-
-
-def _answer_all(
-    questions: list[dict[str, Any]],
-    todo: list[dict[str, Any]],
-    client: ChatClient,
-    frames: FrameSource,
-    out: Path,
-    max_images: int | None,
-    workers: int,
-    gate: RateGate,
-    retries: int,
-    quiet: bool,
-) -> EvalSummary:
-    lock = threading.Lock()
-    stop = threading.Event()
-    counts = {"answered": 0, "malformed": 0, "failed": 0}
-    last_error: list[str] = []
-
-    def ask(question: dict[str, Any], fh: Any, progress: Any) -> None:
-        if stop.is_set():  # the server went away: don't wait out every question's retries
-            with lock:
-                counts["failed"] += 1
-                progress.advance()
-            return
-        messages = build_messages(question, frames, max_images)
-        text: str | None = None
-        error: LLMError | None = None
-        for attempt in range(retries + 1):
-            gate.wait()
-            try:
-                text = client.chat(messages).text
-                break
-            except LLMError as exc:
-                error = exc
-                if not exc.retryable or attempt == retries:
-                    break
-                time.sleep(RETRY_BACKOFF_S * 2**attempt)
-        with lock:
-            if text is None:
-                counts["failed"] += 1
-                last_error[:] = [str(error)]
-                if isinstance(error, LLMNoServer):
-                    stop.set()
-            else:
-                rec = prediction(question, text)
-                counts["malformed" if rec["error"] else "answered"] += 1
-                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                fh.flush()
-            progress.advance(question["id"])
-
-    skipped = len(questions) - len(todo)
-    with open(out, "a", encoding="utf-8") as fh, make_progress(quiet) as progress:
-        progress.start("spamem evaluate", len(questions), skipped)
-        if workers == 1:
-            for q in todo:
-                ask(q, fh, progress)
-        else:
-            with ThreadPoolExecutor(workers) as pool:
-                futures = [pool.submit(ask, q, fh, progress) for q in todo]
-                try:
-                    for future in futures:
-                        future.result()
-                except BaseException:  # a bug or a broken dataset: stop soon, keep what's written
-                    for future in futures:
-                        future.cancel()
-                    raise
-    summary = EvalSummary(len(questions), skipped=skipped, out=str(out), **counts)
+    summary = EvalSummary(
+        len(questions), result.answered, result.malformed, len(questions) - len(todo),
+        result.failed, str(out),
+    )  # fmt: skip
     if summary.failed:
         raise DataforgeError(
             f"{summary.failed} of {len(todo)} questions got no answer from "
-            f"{client.settings.url} (last error: {last_error[0] if last_error else 'none'}); "
+            f"{settings.url} (last error: {result.last_error or 'none'}); "
             "rerun the same command to resume"
         )
     return summary

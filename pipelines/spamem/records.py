@@ -3,31 +3,16 @@ records and one loader, for ``evaluate``, ``score``, ``baseline`` and ``validate
 
 from __future__ import annotations
 
-import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from dataforge.errors import InputNotFoundError, MalformedInputError, UsageError
+from dataforge.inputs import read_jsonl
 from dataforge.pipelines.spamem import qa
 
 QUESTION_FIELDS = ("id", "level", "task", "horizon", "modality", "episode", "step", "prompt",
                    "frames", "answer_type", "answer", "context")  # fmt: skip
-
-
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every non-blank line; MalformedInputError names file:line."""
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise MalformedInputError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            if not isinstance(rec, dict):
-                raise MalformedInputError(f"{path}:{n}: not a JSON object")
-            yield n, rec
 
 
 def _frame_ok(f: Any) -> bool:

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from dataforge.errors import InputNotFoundError, MalformedInputError, UsageError
+from dataforge.inputs import read_jsonl
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.metrics import Scores, score_answer, score_wrong
-from dataforge.pipelines.spamem.records import load_questions, read_jsonl
+from dataforge.pipelines.spamem.records import load_questions
 
 GROUP_FIELDS = ("level", "task", "horizon", "modality")
 SHOWN_IDS = 5

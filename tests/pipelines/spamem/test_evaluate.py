@@ -139,7 +139,9 @@ def request_for(server: ScriptedServer, qid: str) -> list[dict]:
 
 @pytest.fixture(autouse=True)
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ev, "RETRY_BACKOFF_S", 0.01)
+    from dataforge.llm import batch
+
+    monkeypatch.setattr(batch, "RETRY_BACKOFF_S", 0.01)
 
 
 def test_requests_carry_images_and_time_stamps_and_answers_are_typed(

@@ -1,0 +1,240 @@
+"""``dataforge findingdory evaluate``: the paper's high-level protocol for video-language
+models (B.3; upstream ``policies/llm/vlm_agent.py``, docs/findingdory_upstream.md §6) against
+any OpenAI-compatible vision server.
+
+Per task, one chat request: the experience video subsampled to ``--frames K`` frames
+(``linspace(0, N - 1, K)`` cast to int, as upstream; all frames when N <= K), relabelled
+0..K-1, each sent as a PNG (longest side ``--max-side`` pixels) preceded by the text ``Frame k
+(HH:MM)``, with the relabelled number also drawn top-right (the clock is already top-left),
+then ``templates/findingdory/eval_prompt.txt`` with the instruction. The reply's JSON object
+must hold ``frame_indices`` (a list of integers; a number as text is read as one); each index
+is mapped back to the day's frame number, an index outside 0..K-1 becomes -1 (scored as out of
+bounds). An unusable reply is written as ``frame_indices: [-1]`` with ``error: "malformed:
+..."`` (scored as wrong); a task whose requests all failed is not written, so a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import DataforgeError, DatasetError, UsageError
+from dataforge.llm.answers import AnswerError, parse_json_answer, strip_reasoning
+from dataforge.llm.batch import RateGate, answer_all, load_done
+from dataforge.llm.client import ChatClient, LLMSettings
+
+RAW_LIMIT = 2000
+SERVER_HINT = "start one (docs/llm.md) or check --llm-url"
+_SCHEMA = {"type": "object", "required": ["frame_indices"]}
+EPISODE_CACHE = 2  # episodes whose encoded frames are kept (tasks come episode by episode)
+
+
+def sample_frames(n: int, k: int) -> list[int]:
+    """Upstream's subsampling: ``linspace(0, n - 1, k)`` cast to int (all frames when n <= k)."""
+    if n <= k:
+        return list(range(n))
+    return [int(v) for v in np.linspace(0, n - 1, k)]
+
+
+@lru_cache(maxsize=1)
+def prompt_template() -> str:
+    path = resources.files("dataforge.templates") / "findingdory" / "eval_prompt.txt"
+    return path.read_text("utf-8")
+
+
+def prompt(task: Mapping[str, Any], k: int) -> str:
+    n = len(task["goals"])
+    order = " in the order the task asks" if task.get("ordered") else ""
+    return prompt_template().format(k=k, goal=task["text"], n=n, order=order)
+
+
+class Frames:
+    """The experience frames a tasks dataset points at, sampled, labelled and PNG-encoded once
+    per episode."""
+
+    def __init__(self, root: Path, k: int, max_side: int) -> None:
+        from dataforge.store import open_dataset
+
+        self.k, self.max_side = k, max_side
+        try:
+            self.ds = open_dataset(root)
+        except DatasetError as exc:
+            raise DatasetError(f"the experience dataset: {exc} (moved? pass --data-root)") from None
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, tuple[list[int], list[str], list[str]]] = OrderedDict()
+
+    def episode(self, eid: str) -> tuple[list[int], list[str], list[str]]:
+        """(sampled frame numbers, their clocks HH:MM, base64 PNGs)."""
+        with self._lock:
+            got = self._cache.get(eid)
+            if got is None:
+                got = self._encode(eid)
+                self._cache[eid] = got
+                while len(self._cache) > EPISODE_CACHE:
+                    self._cache.popitem(last=False)
+            return got
+
+    def _encode(self, eid: str) -> tuple[list[int], list[str], list[str]]:
+        from PIL import Image
+
+        from dataforge.viz.overlay import stamp
+
+        try:
+            ep = self.ds[eid]
+        except KeyError:
+            raise DatasetError(f"no episode {eid!r} in {self.ds.root}") from None
+        frames = sample_frames(len(ep["rgb"]), self.k)
+        minutes = ep["clock"].read()
+        clocks = [f"{int(minutes[f]) // 60:02d}:{int(minutes[f]) % 60:02d}" for f in frames]
+        pngs = []
+        for j, f in enumerate(frames):
+            img = stamp(np.asarray(ep["rgb"][f]), str(j), corner="top-right")
+            pil = Image.fromarray(img)
+            scale = self.max_side / max(pil.size)
+            if scale < 1:
+                size = (max(1, round(pil.size[0] * scale)), max(1, round(pil.size[1] * scale)))
+                pil = pil.resize(size, Image.Resampling.BILINEAR)
+            buf = io.BytesIO()
+            pil.save(buf, format="PNG")
+            pngs.append(base64.b64encode(buf.getvalue()).decode("ascii"))
+        return frames, clocks, pngs
+
+    def close(self) -> None:
+        self.ds.close()
+
+
+def build_messages(task: Mapping[str, Any], frames: Frames) -> list[dict[str, Any]]:
+    sampled, clocks, pngs = frames.episode(task["episode"])
+    parts: list[dict[str, Any]] = []
+    for j, (clock, png) in enumerate(zip(clocks, pngs, strict=True)):
+        parts.append({"type": "text", "text": f"Frame {j} ({clock})"})
+        parts.append({"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}})
+    parts.append({"type": "text", "text": prompt(task, len(sampled))})
+    return [{"role": "user", "content": parts}]
+
+
+def parse_indices(text: str, sampled: Sequence[int]) -> tuple[list[int], list[int], str | None]:
+    """(frame numbers of the day, the model's indices, error): indices outside the sampled
+    range become -1; an unusable reply gives ``[-1]`` and ``malformed: ...``."""
+    body = strip_reasoning(text or "")
+    if not body:
+        return [-1], [], "malformed: " + ("only reasoning" if (text or "").strip() else "empty")
+    try:
+        obj = parse_json_answer(body, _SCHEMA)
+    except AnswerError as exc:
+        if exc.kind == "schema":
+            return [-1], [], 'malformed: no JSON object with a "frame_indices" key'
+        return [-1], [], "malformed: " + str(exc).removeprefix("Your answer ").rstrip(".")
+    raw = obj["frame_indices"]
+    raw = [raw] if isinstance(raw, int | str) and not isinstance(raw, bool) else raw
+    if not isinstance(raw, list) or not raw:
+        return [-1], [], "malformed: frame_indices is not a non-empty list"
+    picked: list[int] = []
+    for v in raw:
+        try:
+            if isinstance(v, bool):
+                raise ValueError
+            f = float(str(v).strip()) if isinstance(v, str) else float(v)
+            if not f.is_integer():
+                raise ValueError
+            picked.append(int(f))
+        except (TypeError, ValueError, OverflowError):
+            return [-1], [], f"malformed: {v!r} is not a frame number"
+    mapped = [sampled[i] if 0 <= i < len(sampled) else -1 for i in picked]
+    return mapped, picked, None
+
+
+def _record(frames: Frames, task: Mapping[str, Any], text: str) -> dict[str, Any]:
+    sampled, _, _ = frames.episode(task["episode"])
+    mapped, picked, error = parse_indices(text, sampled)
+    return {"id": task["id"], "frame_indices": mapped, "sampled_indices": picked,
+            "error": error, "raw": text[:RAW_LIMIT]}  # fmt: skip
+
+
+def experience_root(tasks_dir: Path, data_root: Path | None) -> Path:
+    """Where the experience frames are: ``--data-root``, else the location the tasks
+    manifest records."""
+    if data_root is not None:
+        return data_root
+    try:
+        manifest = json.loads((tasks_dir / "manifest.json").read_text("utf-8"))
+        return Path(manifest["inputs"]["locations"]["experience"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise DatasetError(
+            f"{tasks_dir}: no recorded experience dataset (pass --data-root)"
+        ) from None
+
+
+def run_evaluate(
+    tasks_dir: str | Path,
+    *,
+    settings: LLMSettings,
+    out: str | Path,
+    frames: int = 96,
+    max_side: int = 320,
+    templates: Sequence[str] | None = None,
+    workers: int = 1,
+    rate: float | None = None,
+    retries: int = 2,
+    data_root: str | Path | None = None,
+    quiet: bool = False,
+) -> str:
+    """Ask the model every task of ``tasks_dir`` not yet in ``out``; return a summary line.
+    A server that is down fails before any work; tasks without a reply fail after the others
+    are written (one line each)."""
+    from dataforge.store import open_dataset
+
+    tasks_dir, out = Path(tasks_dir), Path(out)
+    if (
+        frames < 1
+        or max_side < 16
+        or workers < 1
+        or retries < 0
+        or (rate is not None and rate <= 0)
+    ):
+        raise UsageError("--frames >= 1, --max-side >= 16, --workers >= 1, --retries >= 0, "
+                         "--rate > 0")  # fmt: skip
+    with open_dataset(tasks_dir) as ds:
+        if ds.manifest.pipeline != "findingdory-tasks":
+            raise UsageError(f"{tasks_dir} is not a tasks dataset (dataforge findingdory tasks)")
+        items = [{**t, "episode": eid} for eid in ds.episode_ids
+                 for t in ds[eid].metadata["tasks"]
+                 if not templates or t["template"] in templates]  # fmt: skip
+    if not items:
+        raise UsageError(f"no tasks in {tasks_dir}" + (f" for {', '.join(templates)}"
+                                                        if templates else ""))  # fmt: skip
+    source = Frames(experience_root(tasks_dir, Path(data_root) if data_root else None), frames,
+                    max_side)  # fmt: skip
+    client = ChatClient(settings, hint=SERVER_HINT)
+    try:
+        client.check()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        done = load_done(out)
+        todo = [t for t in items if t["id"] not in done]
+        result = answer_all(
+            todo, client=client, messages=lambda t: build_messages(t, source),
+            record=lambda t, text: _record(source, t, text), out=out,
+            label="findingdory evaluate", total=len(items), workers=workers,
+            gate=RateGate(rate), retries=retries, quiet=quiet,
+        )  # fmt: skip
+    finally:
+        client.close()
+        source.close()
+    if result.failed:
+        raise DataforgeError(
+            f"{result.failed} of {len(todo)} tasks got no answer from {settings.url} (last "
+            f"error: {result.last_error or 'none'}); rerun the same command to resume"
+        )
+    return (f"findingdory evaluate: {len(items)} tasks: {result.answered} answered, "
+            f"{result.malformed} malformed, {len(items) - len(todo)} skipped (already in "
+            f"{out})")  # fmt: skip
