@@ -87,6 +87,28 @@ demo: install
 	$(BIN)/dataforge validate $(DEMO_OUT)/multion_demos
 	$(BIN)/dataforge inspect $(DEMO_OUT)/multion_demos --preview $(DEMO_OUT)/multion_oracle.png
 	$(BIN)/dataforge multion score $(DEMO_OUT)/multion -t $(DEMO_OUT)/multion_demos --subset
+	@echo "== demo: FindingDory: a day of rearrangements in two new houses, its tasks and scores"
+	$(BIN)/dataforge findingdory episodes --scenes generate:2 --room-spec kitchen-living-room \
+		--episodes 1 --rearrangements 3-5 --seed 0 --workers 2 --out $(DEMO_OUT)/findingdory \
+		--overwrite
+	$(BIN)/dataforge validate $(DEMO_OUT)/findingdory
+	$(BIN)/dataforge inspect $(DEMO_OUT)/findingdory --preview $(DEMO_OUT)/findingdory_plan.png
+	$(BIN)/dataforge findingdory collect $(DEMO_OUT)/findingdory --resolution 240x320 --video mp4 \
+		--workers 2 --out $(DEMO_OUT)/findingdory_days --overwrite
+	$(BIN)/dataforge validate $(DEMO_OUT)/findingdory_days
+	$(BIN)/dataforge inspect $(DEMO_OUT)/findingdory_days --preview $(DEMO_OUT)/findingdory_day.png
+	$(BIN)/dataforge findingdory tasks $(DEMO_OUT)/findingdory_days --seed 0 --workers 2 \
+		--out $(DEMO_OUT)/findingdory_tasks --overwrite
+	$(BIN)/dataforge validate $(DEMO_OUT)/findingdory_tasks
+	$(BIN)/dataforge stats $(DEMO_OUT)/findingdory_tasks
+	$(BIN)/dataforge findingdory baseline $(DEMO_OUT)/findingdory_tasks --kind oracle \
+		--out $(DEMO_OUT)/findingdory_oracle.jsonl
+	$(BIN)/dataforge findingdory score $(DEMO_OUT)/findingdory_tasks \
+		--predictions $(DEMO_OUT)/findingdory_oracle.jsonl > /dev/null
+	$(BIN)/dataforge findingdory baseline $(DEMO_OUT)/findingdory_tasks --kind last-frame \
+		--out $(DEMO_OUT)/findingdory_last.jsonl
+	$(BIN)/dataforge findingdory score $(DEMO_OUT)/findingdory_tasks \
+		--predictions $(DEMO_OUT)/findingdory_last.jsonl
 	@echo "== demo: RoboMME demonstrations on ManiSkill (CPU): two tasks, one episode each"
 	$(BIN)/dataforge robomme generate --tasks PickXtimes,VideoUnmask --episodes-per-task 1 \
 		--size 128 --format hdf5 --out $(DEMO_OUT)/robomme --overwrite
