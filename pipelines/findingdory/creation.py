@@ -28,8 +28,8 @@ Per episode (:func:`draw_episode`), in this order of random draws:
    A goal receptacle without such a pose is replaced (:data:`RECEPTACLE_TRIES`).
 5. The start pose: a uniform lattice point at least ``min_start_distance`` (geodesic) from the
    first pick spot, yaw a multiple of 10 degrees; the end pose (the walk-away goal, B.2): a
-   lattice point at least ``walk_away_m`` from the last place spot, clear of the receptacles'
-   viewpoints and facing no small object (:func:`_end_pose`).
+   lattice point at least ``walk_away_m`` from the last place spot, facing no small object and
+   no receptacle near enough to count (:func:`_end_pose`).
 
 A draw that fails returns a :class:`Rejection` with its reason; the caller counts them.
 """
@@ -54,9 +54,10 @@ from dataforge.world.house import House, HouseObject
 SPOTS = 3  # pick / place spots kept per object
 SPOT_TRIES = 8  # viewpoints rendered per object at most
 SPOT_APART_M = 0.3  # tried viewpoints at least this far apart
-RECEPTACLE_TRIES = 4  # receptacles tried per spawn / place
+RECEPTACLE_TRIES = 8  # receptacles tried per spawn / place (distractors: all)
 END_TRIES = 12  # walk-away candidates (and yaws per candidate) tried
-END_CLEAR_M = 0.25  # walk-away goal to any receptacle viewpoint: the agent stops within 0.1 m
+END_CLEAR_M = 0.25  # a receptacle with a viewpoint this close to the walk-away goal must be out
+# of view there (the agent stops within 0.1 m of it, so farther viewpoints stay > 0.1 m away)
 EXCLUDED_RECEPTACLES = frozenset({"Floor"})
 TURN_DEG = 10.0
 
@@ -244,13 +245,14 @@ def _asset(ctx: SceneContext, category: str, rng: np.random.Generator, avoid: st
 
 
 def _weighted(
-    ctx: SceneContext, recs: Sequence[Receptacle], category: str, rng: np.random.Generator
-) -> list[Receptacle]:
-    """Up to :data:`RECEPTACLE_TRIES` of ``recs`` drawn without replacement by likelihood."""
+    ctx: SceneContext, recs: Sequence[Receptacle], category: str, rng: np.random.Generator,
+    limit: int = RECEPTACLE_TRIES,
+) -> list[Receptacle]:  # fmt: skip
+    """Up to ``limit`` of ``recs`` drawn without replacement by likelihood."""
     if not recs:
         return []
     w = np.array([ctx.likelihood(category, r) for r in recs], dtype=np.float64)
-    k = min(RECEPTACLE_TRIES, len(recs))
+    k = min(limit, len(recs))
     order = rng.choice(len(recs), size=k, replace=False, p=w / w.sum())
     return [recs[int(i)] for i in order]
 
@@ -259,7 +261,7 @@ def _spawn_any(
     backend: Any, asset: str, recs: Sequence[Receptacle], ctx: SceneContext, category: str,
     rng: np.random.Generator,
 ) -> Any:  # fmt: skip
-    for rec in _weighted(ctx, recs, category, rng):
+    for rec in _weighted(ctx, recs, category, rng, limit=len(recs)):
         res = backend.spawn(asset, rec.id, rng)
         if res.ok:
             return res
@@ -347,42 +349,51 @@ def _pose_far_from(
 
 def _end_pose(ctx: SceneContext, backend: Any, spot: Spot, rng: np.random.Generator) -> Spot | None:
     """The walk-away goal (B.2): a lattice point at least ``walk_away_m`` (geodesic) from the
-    last place spot and at least :data:`END_CLEAR_M` from every receptacle viewpoint, facing a
-    yaw from which no small object is in view (nor :data:`TURN_DEG` either side), so that the
-    last frame of the day answers no object or receptacle task by itself. Candidates and yaws
-    are tried in random order (:data:`END_TRIES` each)."""
+    last place spot, facing a yaw from which (and :data:`TURN_DEG` either side) no small object
+    is in view and no receptacle whose viewpoints come within :data:`END_CLEAR_M` of the point
+    covers ``min_coverage`` of the image, so that the last frame of the day answers no object
+    or receptacle task by itself. Points clear of every viewpoint are tried first, then the
+    others (:data:`END_TRIES` in all, each with :data:`END_TRIES` yaws), in random order."""
     from scipy.spatial import cKDTree
 
-    from dataforge.world.goals import coverage_of, instance_ids_of
+    from dataforge.world.goals import furniture_keys
 
     cfg, cam = ctx.cfg, ctx.cfg.camera
     lattice = ctx.grid.reachable_positions(step=cfg.viewpoint_spacing_m)
     d = ctx.grid.distances([spot.position], list(lattice))[0]
-    views = np.concatenate(ctx.viewpoints) if ctx.viewpoints else np.zeros((0, 3))
-    clear = (
-        cKDTree(views[:, [0, 2]]).query(lattice[:, [0, 2]])[0] >= END_CLEAR_M
-        if len(views)
-        else np.ones(len(lattice), dtype=bool)
-    )
-    ok = np.nonzero(np.isfinite(d) & (d >= cfg.walk_away_m) & clear)[0]
-    if not len(ok):
+    far = np.isfinite(d) & (d >= cfg.walk_away_m)
+    if not far.any():
         return None
+    trees = [cKDTree(v[:, [0, 2]]) for v in ctx.viewpoints]
+    near = [t.query(lattice[:, [0, 2]])[0] < END_CLEAR_M for t in trees]
+    crowded = np.any(near, axis=0) if near else np.zeros(len(lattice), dtype=bool)
+    order = [*rng.permutation(np.nonzero(far & ~crowded)[0]),
+             *rng.permutation(np.nonzero(far & crowded)[0])][:END_TRIES]  # fmt: skip
     small = [o.id for o in backend.world.objects if o.object_type in set(ctx.types)]
+    graph = backend.world_graph()
     turns = round(360 / TURN_DEG)
-    for k in rng.permutation(ok)[:END_TRIES]:
+    for k in order:
         p = lattice[int(k)]
         eye = (float(p[0]), float(p[1]) + cam.height_m, float(p[2]))
+        recs = [ctx.receptacles[j].id for j in range(len(trees)) if near[j][int(k)]]
+        keys = [key for rid in recs for key in furniture_keys(graph, rid)]
         for step in rng.permutation(turns)[:END_TRIES]:
             yaw = TURN_DEG * int(step)
-            seen = False
-            for dy in (0.0, -TURN_DEG, TURN_DEG):
-                frame = backend.render(eye, (yaw + dy) % 360.0, cam.tilt_deg)
-                if coverage_of(frame.instance, instance_ids_of(backend.ids, small)) > 0:
-                    seen = True
-                    break
-            if not seen:
+            if all(_clear_view(backend, eye, (yaw + dy) % 360.0, cam.tilt_deg, small, keys,
+                               cfg.min_coverage) for dy in (0.0, -TURN_DEG, TURN_DEG)):  # fmt: skip
                 return Spot(_v(np.round(p, 6)), float(yaw))
     return None
+
+
+def _clear_view(backend: Any, eye: Any, yaw: float, tilt: float, small: list[str],
+                furniture: list[str], min_coverage: float) -> bool:  # fmt: skip
+    """No small object in view, and the given furniture below ``min_coverage``."""
+    from dataforge.world.goals import coverage_of, instance_ids_of
+
+    frame = backend.render(eye, yaw, tilt)
+    if coverage_of(frame.instance, instance_ids_of(backend.ids, small)) > 0:
+        return False
+    return coverage_of(frame.instance, instance_ids_of(backend.ids, furniture)) < min_coverage
 
 
 def _nearest_point(geom: Any, x: float, z: float) -> tuple[float, float]:

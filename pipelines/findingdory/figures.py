@@ -28,10 +28,10 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
     from dataforge.world.show import draw_plan
 
     plans = ep.metadata.get("episodes") or []
-    if not 0 <= row < len(plans):
+    if plans and not 0 <= row < len(plans):
         raise UsageError(f"--step {row}: scene {ep.id} has episodes 0..{len(plans) - 1}")
     out = check_output_file(Path(path), "preview")
-    plan = EpisodePlan.from_dict(plans[row])
+    plan = EpisodePlan.from_dict(plans[row]) if plans else None
     catalogue = load_catalogue()
     house = load_house(json.loads(ep["house_json"].read().tobytes()), name=ep.id,
                        catalogue=catalogue)  # fmt: skip
@@ -40,6 +40,12 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
     views = np.asarray(ep["viewpoints"].read(), dtype=np.float64)
     if len(views):
         ax.scatter(views[:, 0], views[:, 2], s=1, c="#999999", alpha=0.5)
+    if plan is None:  # every draw of this scene was rejected: show the scene and why
+        rejected = ", ".join(f"{k} {v}" for k, v in (ep.metadata.get("rejected") or {}).items())
+        ax.set_title(f"{ep.id}: no episode (rejected draws: {rejected or 'none'})", fontsize=9)
+        save_figure(fig, out)
+        plt.close(fig)
+        return
     for k, r in enumerate(plan.rearrangements):
         a, b = r.start_position, r.goal_position
         ax.annotate("", xy=(b[0], b[2]), xytext=(a[0], a[2]),

@@ -134,8 +134,9 @@ class _Budget(Exception):
 class OracleAgent:
     """Walks an :class:`EpisodePlan` in a world from :func:`build_world` (see the module
     docstring). After :meth:`run`: ``events`` (one dict per pick and place: ``kind``,
-    ``rearrangement``, ``object``, ``receptacle``, ``first``: the first frame of that routine's
-    phase, ``last``: its SNAP / DESNAP frame), ``replans`` (EMPTY frames), ``blind_picks``
+    ``rearrangement``, ``object``, ``receptacle``, ``first``: the first frame of the routine
+    that picked or placed (a pick spot given up before is outside it), ``last``: its SNAP /
+    DESNAP frame), ``replans`` (EMPTY frames), ``blind_picks``
     (picks of an object not visible) and ``ended`` (``"done"`` or ``"max_frames"``)."""
 
     def __init__(
@@ -201,6 +202,7 @@ class OracleAgent:
         self._first = -1
         visible = False
         for spot in r.pick_spots:
+            self._first = -1  # the span is the routine that picks: a failed try is outside it
             self._phase = "nav_pick"
             reached, moved = yield from self._nav(spot.position)
             if not reached and not moved:
@@ -214,6 +216,7 @@ class OracleAgent:
             yield self._emit(EMPTY)  # re-plan: the next pick spot
             self.replans += 1
         if not visible:  # no spot worked: face the object from here, pick it anyway
+            self._first = -1
             self._enter("pick")
             yield from self._face(heading_to(self._pos, r.start_position))
             if not self._visible(r.object):
