@@ -206,18 +206,13 @@ def _replay_problems(scene: _Scene, plan: Any) -> Iterator[str]:
     from dataforge.world.placement import World
 
     world = World(scene.house, scene.catalogue)
-    spawned = [
-        (r.object, r.asset, r.category, r.start_receptacle, r.start_position, r.start_rotation)
-        for r in plan.rearrangements
-    ] + [(d.object, d.asset, d.category, d.receptacle, d.position, d.rotation)
-         for d in plan.distractors]  # fmt: skip
-    for oid, asset, cat, rid, pos, rot in spawned:
-        if oid in world:
-            yield f"{oid} already exists in the house"
+    for obj, rid in plan.spawns():
+        if obj.id in world:
+            yield f"{obj.id} already exists in the house"
             return
-        res = world.place_at(HouseObject(oid, asset, cat, pos, rot), rid)
+        res = world.place_at(obj, rid)
         if not res.ok:
-            yield f"{oid} does not rest on {rid} at its recorded pose ({res.status})"
+            yield f"{obj.id} does not rest on {rid} at its recorded pose ({res.status})"
             return
     for r in plan.rearrangements:
         (obj,) = world.remove(r.object)

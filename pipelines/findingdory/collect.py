@@ -46,7 +46,7 @@ import numpy as np
 
 from dataforge.errors import DatasetError, UsageError
 from dataforge.inputs import Inputs
-from dataforge.pipelines.findingdory.config import CollectConfig
+from dataforge.pipelines.findingdory.config import CITATION, LICENSE_URL, URL, CollectConfig
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 
@@ -272,9 +272,8 @@ def build_job(cfg: CollectConfig, *, seed: int, fmt: str, inputs: Inputs | None 
         extra_files=functools.partial(video_files, fps=cfg.fps) if cfg.video == "mp4" else None,
         description=f"FindingDory oracle experience ({len(units)} episodes, {w}x{h} RGB-D, "
         f"instance and semantic masks, clock {cfg.day_start}-{cfg.day_end}).",
-        url="https://findingdory-benchmark.github.io",
-        license_url="https://github.com/findingdory-benchmark/findingdory-habitat",
-        citation="Yadav et al., FindingDory: A Benchmark to Evaluate Memory in Embodied "
-        "Agents, 2025.",
+        url=URL,
+        license_url=LICENSE_URL,
+        citation=CITATION,
         inputs=inputs,
     )

@@ -9,6 +9,12 @@ from dataforge.config import PipelineConfig, option, parse_size, show_size
 from dataforge.errors import UsageError
 
 SPLITS = ("train", "val")
+URL = "https://findingdory-benchmark.github.io"
+LICENSE_URL = "https://github.com/findingdory-benchmark/findingdory-habitat"
+CITATION = (
+    "Yadav, Shah, Ramrakhya, Rao, Batra, Kira, Kolve, Mottaghi, Tolani. FindingDory: A "
+    "Benchmark to Evaluate Memory in Embodied Agents. 2025."
+)
 SCENE_KINDS = ("generate", "dir", "jsonl", "habitat")
 MIN_REARRANGEMENTS, MAX_REARRANGEMENTS = 2, 11  # paper §3, B.2
 

@@ -44,17 +44,19 @@ import numpy as np
 
 from dataforge.errors import UsageError
 from dataforge.inputs import Inputs
-from dataforge.pipelines.findingdory.config import EpisodesConfig, show_range
+from dataforge.pipelines.findingdory.config import (
+    CITATION,
+    LICENSE_URL,
+    URL,
+    EpisodesConfig,
+    show_range,
+)
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 from dataforge.world.house_sources import HouseSource
 
 PIPELINE = "findingdory"
 SCENES = "scenes"
-PAPER = (
-    "Yadav, Shah, Ramrakhya, Rao, Batra, Kira, Kolve, Mottaghi, Tolani. FindingDory: A "
-    "Benchmark to Evaluate Memory in Embodied Agents. 2025."
-)
 
 
 def schema(cfg: EpisodesConfig) -> Schema:
@@ -187,9 +189,9 @@ def build_job(cfg: EpisodesConfig, *, seed: int, fmt: str, inputs: Inputs | None
         produce=functools.partial(produce, cfg, source),
         description=f"FindingDory {cfg.split} episodes in {len(units)} scenes, "
         f"{cfg.episodes} per scene: pick-and-place rearrangements with distractors.",
-        url="https://findingdory-benchmark.github.io",
-        license_url="https://github.com/findingdory-benchmark/findingdory-habitat",
-        citation=PAPER,
+        url=URL,
+        license_url=LICENSE_URL,
+        citation=CITATION,
         inputs=inputs,
         notes=notes,
     )

@@ -93,15 +93,11 @@ def build_world(
     house = load_house(raw, name=plan.scene, catalogue=catalogue)
     backend = EmbeddedWorld(house, catalogue, width=camera.width, height=camera.height,
                             vfov_deg=camera.vfov_deg, agent_radius=agent_radius)  # fmt: skip
-    spawned = [
-        (r.object, r.asset, r.category, r.start_receptacle, r.start_position, r.start_rotation)
-        for r in plan.rearrangements
-    ] + [(d.object, d.asset, d.category, d.receptacle, d.position, d.rotation)
-         for d in plan.distractors]  # fmt: skip
-    for oid, asset, category, rid, pos, rot in spawned:
+    for obj, rid in plan.spawns():
+        oid = obj.id
         if oid in backend.world:
             raise DatasetError(f"{plan.scene}: object {oid} of the plan is already in the house")
-        res = backend.world.place_at(HouseObject(oid, asset, category, pos, rot), rid)
+        res = backend.world.place_at(obj, rid)
         if not res.ok:
             raise DatasetError(
                 f"{plan.scene}: {oid} does not rest on {rid} at its recorded pose ({res.status})"

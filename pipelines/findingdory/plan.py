@@ -141,6 +141,18 @@ class EpisodePlan:
         except (KeyError, TypeError, ValueError) as e:
             raise MalformedInputError(f"episode plan: {type(e).__name__}: {e}") from None
 
+    def spawns(self) -> list[tuple[Any, str]]:
+        """What the episode puts in the house before the day: (the object at its start pose as a
+        :class:`~dataforge.world.house.HouseObject`, its receptacle), the rearranged objects in
+        order, then the distractors."""
+        from dataforge.world.house import HouseObject
+
+        out = [(HouseObject(r.object, r.asset, r.category, r.start_position, r.start_rotation),
+                r.start_receptacle) for r in self.rearrangements]  # fmt: skip
+        out += [(HouseObject(d.object, d.asset, d.category, d.position, d.rotation), d.receptacle)
+                for d in self.distractors]  # fmt: skip
+        return out
+
     @property
     def objects(self) -> tuple[str, ...]:
         """Ids of the spawned objects: the rearranged ones in order, then the distractors."""

@@ -40,7 +40,13 @@ import numpy as np
 
 from dataforge.errors import DatasetError, UsageError
 from dataforge.inputs import Inputs
-from dataforge.pipelines.findingdory.config import CollectConfig, TasksConfig
+from dataforge.pipelines.findingdory.config import (
+    CITATION,
+    LICENSE_URL,
+    URL,
+    CollectConfig,
+    TasksConfig,
+)
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 
@@ -275,9 +281,8 @@ def build_job(cfg: TasksConfig, *, seed: int, fmt: str, inputs: Inputs | None = 
         extra_files=lambda ds: {TASKS_FILE: tasks_file(ds, videos)},
         description=f"FindingDory tasks (the 60 templates of Table 3) over {len(units)} "
         f"collected days, with every valid goal frame.",
-        url="https://findingdory-benchmark.github.io",
-        license_url="https://github.com/findingdory-benchmark/findingdory-habitat",
-        citation="Yadav et al., FindingDory: A Benchmark to Evaluate Memory in Embodied "
-        "Agents, 2025.",
+        url=URL,
+        license_url=LICENSE_URL,
+        citation=CITATION,
         inputs=inputs,
     )
