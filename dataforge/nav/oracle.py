@@ -70,18 +70,27 @@ class HabitatOracle:
             raise InputNotFoundError(f"{navmesh}: habitat-sim could not load this navmesh")
 
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
-        snap = self.pathfinder.snap_point
-        src = [snap(np.asarray(p, np.float32)) for p in sources]
-        dst = [snap(np.asarray(p, np.float32)) for p in targets]
-        out = np.full((len(src), len(dst)), np.inf)
-        path = self._hs.ShortestPath()
-        for i, a in enumerate(src):
-            if not np.all(np.isfinite(a)):
-                continue  # off the navmesh: unreachable
-            for j, b in enumerate(dst):
-                if not np.all(np.isfinite(b)):
-                    continue
-                path.requested_start, path.requested_end = a, b
-                if self.pathfinder.find_path(path) and np.isfinite(path.geodesic_distance):
-                    out[i, j] = float(path.geodesic_distance)
-        return out
+        return pathfinder_distances(self._hs, self.pathfinder, sources, targets)
+
+
+def pathfinder_distances(
+    habitat_sim: Any, pathfinder: Any, sources: Sequence[Any], targets: Sequence[Any]
+) -> np.ndarray:
+    """``len(sources) x len(targets)`` geodesics (m) on a habitat-sim ``PathFinder`` between
+    points in habitat's frame, each snapped to the navmesh first; ``inf`` when a point does not
+    snap or no path joins them (another island)."""
+    snap = pathfinder.snap_point
+    src = [snap(np.asarray(p, np.float32)) for p in sources]
+    dst = [snap(np.asarray(p, np.float32)) for p in targets]
+    out = np.full((len(src), len(dst)), np.inf)
+    path = habitat_sim.ShortestPath()
+    for i, a in enumerate(src):
+        if not np.all(np.isfinite(a)):
+            continue  # off the navmesh: unreachable
+        for j, b in enumerate(dst):
+            if not np.all(np.isfinite(b)):
+                continue
+            path.requested_start, path.requested_end = a, b
+            if pathfinder.find_path(path) and np.isfinite(path.geodesic_distance):
+                out[i, j] = float(path.geodesic_distance)
+    return out
