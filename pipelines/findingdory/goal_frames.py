@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.pipelines.findingdory.metrics import THRESHOLDS
+from dataforge.pipelines.findingdory.templates import PREDICATES
 
 DISTANCE, ANGLE, COVERAGE = 1, 2, 4
 ALL = DISTANCE | ANGLE | COVERAGE
@@ -115,13 +116,14 @@ def frame_checks(
     pos = np.asarray(poses[:, :3], dtype=np.float64)
     yaw = np.asarray(poses[:, 3], dtype=np.float64)
     graph = backend.world_graph()
+    limits = [THRESHOLDS[PREDICATES[e.kind]] for e in entities]  # None: robot_in_room
     # distances and angles
     for k, e in enumerate(entities):
         if e.kind == "room":
             inside = rooms == room_ids.index(e.id) if e.id in room_ids else np.zeros(n, bool)
             out[k, inside] = ALL
             continue
-        t = THRESHOLDS["robot_at_object" if e.kind == "object" else "robot_at_receptacle"]
+        t = limits[k]
         assert t is not None
         if e.kind == "object":
             ref = reference_point(backend, e.point)
@@ -150,8 +152,7 @@ def frame_checks(
                 continue
             hit = ids[ids < len(counts)]
             cov = float(counts[hit].sum()) / size if len(hit) else 0.0
-            t = THRESHOLDS["robot_at_object" if entities[k].kind == "object"
-                           else "robot_at_receptacle"]  # fmt: skip
+            t = limits[k]
             assert t is not None
             if cov >= t.min_coverage:
                 out[k, f] |= COVERAGE
