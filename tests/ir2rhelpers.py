@@ -3,6 +3,7 @@ pythonpath). Fixtures are in tests/pipelines/ir2r/conftest.py."""
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 from collections.abc import Iterable, Sequence
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from dfhelpers import SHARED
 
@@ -108,3 +110,54 @@ def build(
     where = {"data-dir": data_dir, **(inputs or {})}
     job = build_job(IR2RConfig(split=split, **cfg), seed=seed, fmt=fmt, inputs=Inputs(where))
     return Built(run_job(job, out, ExecutionOptions(workers=workers)), job)
+
+
+# -- IR2R-CE: VLN-CE episodes and a test oracle -----------------------------------------------
+
+
+class WalledOracle:
+    """Euclidean distances, except that a wall at x = 5 cannot be crossed (inf)."""
+
+    name = "walled"
+
+    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+        a, b = np.asarray(sources, float), np.asarray(targets, float)
+        d = np.linalg.norm(a[:, None] - b[None], axis=-1)
+        d[(a[:, None, 0] < 5) != (b[None, :, 0] < 5)] = np.inf
+        return d
+
+
+def vlnce_episode(eid: int, traj: int, scene: str, start: list[float], goal: list[float]) -> dict:
+    return {
+        "episode_id": eid,
+        "trajectory_id": traj,
+        "scene_id": f"mp3d/{scene}/{scene}.glb",
+        "start_position": start,
+        "start_rotation": [0, 0, 0, 1],
+        "goals": [{"position": goal, "radius": 3.0}],
+        "reference_path": [start, goal],
+        "instruction": {"instruction_text": f"go {eid}"},
+    }
+
+
+def write_vlnce(
+    path: Path, scene_a: str = "sceneA", scene_b: str = "sceneB", first_id: int = 100
+) -> Path:
+    """VLN-CE episodes: trajectories 1-3 west of the wall in ``scene_a`` (2 or 3 episodes each),
+    trajectory 4 alone east of it (dropped), and ``scene_b`` with one trajectory (dropped)."""
+    eps = []
+    eid = first_id
+    # scene A: trajectories 1-3 west of the wall, trajectory 4 alone east of it (dropped).
+    for traj, (start, goal) in {
+        1: ([0, 0, 0], [1, 0, 0]),
+        2: ([4, 0, 0], [3, 0, 0]),
+        3: ([2, 0, 1], [2, 0, 3]),
+        4: ([8, 0, 0], [9, 0, 0]),
+    }.items():
+        for _ in range(3 if traj != 3 else 2):
+            eps.append(vlnce_episode(eid, traj, scene_a, start, goal))
+            eid += 1
+    # scene B: one trajectory only (dropped like a one-path scan).
+    eps.append(vlnce_episode(eid, 9, scene_b, [0, 0, 0], [1, 0, 0]))
+    path.write_bytes(gzip.compress(json.dumps({"episodes": eps}).encode()))
+    return path

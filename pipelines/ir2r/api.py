@@ -63,8 +63,11 @@ def score(
     scenes_dir: Path | None = None,
     ndtw_threshold: float = 3.0,
     success_distance: float = 3.0,
+    protocol: str = "ivln",
+    allow_offset_start: bool = False,
 ) -> Any:
-    """Score predictions against a tours file and its reference episodes (see ``score.py``)."""
+    """Score predictions against a tours file and its reference episodes (see ``score.py``;
+    ``protocol`` ivln or paper, see ``protocols.py``)."""
     import functools
 
     from dataforge.nav.connectivity import connectivity_path, load_connectivity
@@ -115,4 +118,14 @@ def score(
         for_scene,
         ndtw_threshold=ndtw_threshold,
         success_distance=success_distance,
+        protocol=protocol,
+        continuous=continuous,
+        allow_offset_start=allow_offset_start,
     )
+
+
+def export(directories: list[Path], out: Path) -> Any:
+    """Merge tours datasets of several splits into the authors' one tours file (``export.py``)."""
+    from dataforge.pipelines.ir2r.export import export_tours
+
+    return export_tours(directories, out)

@@ -23,7 +23,8 @@ def ir2r() -> None:
     Paths of a scene are split into inter-navigable sets and each set is ordered by an
     asymmetric TSP (LKH-3) over oracle distances between consecutive episodes; each tour is
     repeated once per instruction. 'stats' prints the paper's Table 1, 'plot' draws a tour,
-    'score' computes t-nDTW and the episodic metrics of predictions.
+    'export' merges split datasets into the authors' single tours file, 'score' computes t-nDTW
+    and the episodic metrics of predictions.
     """
 
 
@@ -94,6 +95,41 @@ def plot(
 
 
 @ir2r.command()
+@click.argument(
+    "directories",
+    nargs=-1,
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="File to write: tours_iVLN.json for IVLN, data/tours.json for IVLN-CE.",
+)
+def export(directories: tuple[Path, ...], out: Path) -> None:
+    """Merge tours datasets of several splits into the authors' one tours file.
+
+    Each DIRECTORY is a dataset written by 'dataforge ir2r tours' (one split each). IVLN reads
+    one tours_iVLN.json holding every split ({split: {scan: [["<path_id>_<k>", ...]]}}) and
+    picks a split by name (its training entry point asks for 'train'); IVLN-CE reads
+    data/tours.json, the same layout with VLN-CE episode ids, from --continuous datasets. Two
+    datasets of one split, or discrete and continuous together, are refused. The file is written
+    atomically, splits in the order train, val_seen, val_unseen, test, scenes sorted.
+    """
+    from dataforge.pipelines.ir2r.api import export as run_export
+    from dataforge.pipelines.ir2r.export import SPLIT_ORDER
+
+    result = run_export(list(directories), out)
+    counts = ", ".join(f"{s} ({result.tours[s]} tours)" for s in result.splits)
+    click.echo(f"{result.path}: {result.kind} tours for {result.reader}, splits {counts}")
+    missing = [s for s in SPLIT_ORDER if s not in result.splits]
+    if missing:
+        note = "; the authors' training reads 'train'" if "train" in missing else ""
+        click.echo(f"  not in the file: {', '.join(missing)}{note}")
+
+
+@ir2r.command()
 @click.option(
     "--tours",
     "tours_file",
@@ -130,6 +166,23 @@ def plot(
 @click.option(
     "--success-distance", type=float, default=3.0, show_default=True, help="SR/OS radius (m)."
 )
+@click.option(
+    "--protocol",
+    type=click.Choice(("ivln", "paper")),
+    default="ivln",
+    show_default=True,
+    help="ivln: the authors' code (IVLN env.py/eval_utils.py, IVLN-CE tour_ndtw.py): success "
+    "NE < d, discrete SPL over the reference path's length, t-nDTW with episode boundaries "
+    "pinned to the agent's (CE: Euclidean points, n-1 episode weights). paper: the paper's "
+    "wording: NE <= d, SPL over the shortest distance, points of different episodes "
+    "infinitely far apart.",
+)
+@click.option(
+    "--allow-offset-start",
+    is_flag=True,
+    help="Score trajectories that do not start at their episode's start (else an error "
+    "naming the episode; CE allows 0.25 m, where IVLN-CE's oracle stops).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @click.option(
     "--per-episode",
@@ -138,7 +191,11 @@ def plot(
     help="Also write every episode's metrics to this JSON file.",
 )
 def score(**kw: Any) -> None:
-    """t-nDTW (tour-level nDTW) and episodic TL, NE, OS, nDTW, SR, SPL of predictions."""
+    """t-nDTW (tour-level nDTW) and episodic TL, NE, OS, nDTW, SR, SPL of predictions.
+
+    --tours takes a tours_<split>.json or a merged file from 'export' (then --split). The
+    protocol is printed and recorded in the JSON output.
+    """
     from dataforge.pipelines.ir2r.api import score as run_score
     from dataforge.pipelines.ir2r.score import write_json
 
@@ -152,6 +209,8 @@ def score(**kw: Any) -> None:
         scenes_dir=kw["scenes_dir"],
         ndtw_threshold=kw["threshold"],
         success_distance=kw["success_distance"],
+        protocol=kw["protocol"],
+        allow_offset_start=kw["allow_offset_start"],
     )
     if kw["per_episode"] is not None:
         write_json(kw["per_episode"], result.per_episode)
@@ -161,7 +220,8 @@ def score(**kw: Any) -> None:
         return
     e = result.episodic
     click.echo(
-        f"{result.split}: {result.episodes} episodes in {result.tours} tours  "
+        f"{result.split} ({result.protocol} protocol): {result.episodes} episodes in "
+        f"{result.tours} tours  "
         f"t-nDTW {100 * result.t_ndtw:.1f}  TL {e['trajectory_length']:.2f}  "
         f"NE {e['navigation_error']:.2f}  OS {100 * e['oracle_success']:.1f}  "
         f"nDTW {100 * e['ndtw']:.1f}  SR {100 * e['success']:.1f}  SPL {100 * e['spl']:.1f}"

@@ -9,8 +9,9 @@ Randomization and seeds
     each path's instructions, in path-id order, to pick the instruction of each repetition. The
     tour order itself is deterministic (LKH with a fixed seed, or CP-SAT on one worker).
 Outputs
-    ``tours_<split>.json`` in the released IVLN format ``{split: {scene: [[instr_id, ...]]}}``
-    (IR2R-CE: episode ids), plus one stored episode per tour with one row per tour episode:
+    ``tours_<split>.json``, one split of the authors' tours file ``{split: {scene: [[instr_id,
+    ...]]}}`` (IR2R-CE: episode ids; ``dataforge ir2r export`` merges splits), plus one stored
+    episode per tour with one row per tour episode:
     ``path_id`` int64, ``instruction`` int16 (index of the path's instruction), ``transition_m``
     float64 (oracle distance from the previous episode's end, or start when tip-to-tip, to this
     start; 0 for the first), ``start_position`` / ``end_position`` float64 xyz; metadata: scene,

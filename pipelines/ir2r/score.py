@@ -1,18 +1,21 @@
 """Scoring IR2R predictions: episodic TL/NE/OS/nDTW/SR/SPL and the tour-level t-nDTW.
 
-t-nDTW (Krantz et al. 2022, Eq. 2): per tour, DTW over the concatenated agent-phase points and
-the concatenated reference paths, where points of different episodes are infinitely far apart
-(oracle navigation between episodes is not part of either path); normalised by the tour's
-reference points x d_th; tours weighted by their number of episodes. Point distances are
-shortest-path distances on the navigation graph (discrete) or geodesics (continuous), "as in
-tour generation"; d_th defaults to R2R's 3.0 m (the paper does not state it).
+Two protocols (``protocols.py``): ``ivln``, the default, is what the authors' code computes
+(IVLN ``env.py`` and ``eval_utils.py``, IVLN-CE ``tour_ndtw.py``); ``paper`` is the paper's
+wording. Under ``paper``, t-nDTW (Krantz et al., Eq. 2) is, per tour, DTW over the concatenated
+agent-phase points and the concatenated reference paths, where points of different episodes are
+infinitely far apart (oracle navigation between episodes is not part of either path); normalised
+by the tour's reference points x d_th; tours weighted by their number of episodes. Point
+distances are shortest-path distances on the navigation graph (discrete) or geodesics
+(continuous), "as in tour generation"; d_th defaults to R2R's 3.0 m (the paper does not state
+it). Under both, a trajectory must start at its episode's start unless ``allow_offset_start``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +23,10 @@ import numpy as np
 
 from dataforge.errors import MalformedInputError, UsageError
 from dataforge.inputs import read_json
-from dataforge.nav.dtw import tour_ndtw, weighted_tour_score
+from dataforge.nav.dtw import tour_ndtw
 from dataforge.nav.metrics import EpisodeMetrics, episode_metrics, mean_metrics
 from dataforge.nav.oracle import GeodesicOracle
+from dataforge.pipelines.ir2r import protocols as pr
 from dataforge.pipelines.ir2r.episodes import NavPath, is_xyz
 
 PREDICTIONS_WHAT = "predictions"
@@ -38,10 +42,14 @@ class Score:
     t_ndtw: float
     episodic: dict[str, float]
     per_episode: dict[str, dict[str, Any]]
+    protocol: str = "ivln"
+    rules: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, *, per_episode: bool = False) -> dict[str, Any]:
         d = {
             "split": self.split,
+            "protocol": self.protocol,
+            "rules": self.rules,
             "episodes": self.episodes,
             "tours": self.tours,
             "t_ndtw": self.t_ndtw,
@@ -121,8 +129,16 @@ def score_tours(
     *,
     ndtw_threshold: float = 3.0,
     success_distance: float = 3.0,
+    protocol: str = "ivln",
+    continuous: bool = False,
+    allow_offset_start: bool = False,
 ) -> Score:
-    """Score every episode of every tour; every tour episode needs a prediction."""
+    """Score every episode of every tour; every tour episode needs a prediction.
+
+    ``protocol``: ``ivln`` (the authors' code) or ``paper`` (see ``protocols.py``);
+    ``continuous`` picks IVLN-CE's rules under ``ivln`` and the start tolerance.
+    """
+    r = pr.rules(protocol, continuous=continuous)
     wanted = [str(e) for scene_tours in tours.values() for t in scene_tours for e in t]
     missing = [e for e in wanted if e not in predictions]
     if missing:
@@ -137,9 +153,10 @@ def score_tours(
         )
     per_episode: dict[str, EpisodeMetrics] = {}
     tour_scores: list[float] = []
-    sizes: list[int] = []
+    weights: list[int] = []
     for scene in sorted(tours):
         distance = distance_for_scene(scene)
+        tour_distance = pr.euclidean if r.tour_distance == "euclidean" else distance
         for tour in tours[scene]:
             mats = []
             for eid in map(str, tour):
@@ -147,26 +164,45 @@ def score_tours(
                 if ref_scene != scene:
                     raise UsageError(f"episode {eid} is in scene {ref_scene}, its tour in {scene}")
                 traj = predictions[eid]
-                # One reference x trajectory matrix serves the episode's nDTW and the tour's.
-                matrix = np.asarray(distance(list(route), traj), dtype=np.float64)
-                per_episode[eid] = episode_metrics(
-                    list(route),
-                    traj,
-                    distance,
-                    success_distance=success_distance,
-                    ndtw_threshold=ndtw_threshold,
-                    reference_to_trajectory=matrix,
-                )
+                if not allow_offset_start:
+                    pr.check_start(eid, route, traj, continuous)
+                if r.protocol == "paper":
+                    # One reference x trajectory matrix serves the episode's nDTW and the tour's.
+                    matrix = np.asarray(distance(list(route), traj), dtype=np.float64)
+                    per_episode[eid] = episode_metrics(
+                        list(route),
+                        traj,
+                        distance,
+                        success_distance=success_distance,
+                        ndtw_threshold=ndtw_threshold,
+                        reference_to_trajectory=matrix,
+                    )
+                else:
+                    per_episode[eid] = pr.ivln_episode(
+                        route,
+                        traj,
+                        distance,
+                        r,
+                        success_distance=success_distance,
+                        ndtw_threshold=ndtw_threshold,
+                    )
+                    agent = pr.drop_repeats(traj) if r.drop_repeated_points else list(traj)
+                    matrix = np.asarray(tour_distance(list(route), agent), dtype=np.float64)
                 mats.append(matrix)
-            tour_scores.append(tour_ndtw(mats, ndtw_threshold))
-            sizes.append(len(tour))
+            if r.tour_alignment == "pinned boundaries":
+                tour_scores.append(pr.pinned_tour_ndtw(mats, ndtw_threshold))
+            else:
+                tour_scores.append(tour_ndtw(mats, ndtw_threshold))
+            weights.append(pr.tour_weight(r, len(tour)))
     return Score(
         split=split,
         episodes=len(per_episode),
-        tours=len(sizes),
-        t_ndtw=weighted_tour_score(tour_scores, sizes),
+        tours=len(weights),
+        t_ndtw=pr.weighted_mean(tour_scores, weights, r),
         episodic=mean_metrics(per_episode.values()),
         per_episode={k: v.to_dict() for k, v in per_episode.items()},
+        protocol=r.protocol,
+        rules=r.to_dict(),
     )
 
 

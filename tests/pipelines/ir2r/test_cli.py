@@ -44,7 +44,22 @@ def test_tours_stats_plot_score_validate(small_data: Path, tmp_path: Path) -> No
         "--predictions", str(tmp_path / "p.json"), *d, "--json",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["t_ndtw"] == 1.0
+    scores = json.loads(r.stdout)
+    assert scores["t_ndtw"] == 1.0 and scores["protocol"] == "ivln"
+    assert scores["rules"]["success"] == "NE < d"
+    score_args = [
+        "ir2r", "score", "--tours", str(out / "tours_val_seen.json"),
+        "--reference", str(small_data / "r2r" / "R2R_val_seen.json"), *d,
+    ]  # fmt: skip
+    r = run_cli(*score_args, "--predictions", str(tmp_path / "p.json"), "--protocol", "paper")
+    assert r.returncode == 0 and "(paper protocol)" in r.stdout, r.stderr
+    off = {k: v[1:] if k.startswith("10_") else v for k, v in preds.items()}
+    (tmp_path / "off.json").write_text(json.dumps(off))
+    r = run_cli(*score_args, "--predictions", str(tmp_path / "off.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "episode 10_" in r.stderr and "--allow-offset-start" in r.stderr
+    r = run_cli(*score_args, "--predictions", str(tmp_path / "off.json"), "--allow-offset-start")
+    assert r.returncode == 0, r.stderr
     r = run_cli("validate", str(out))
     assert r.returncode == 0 and "ir2r invariants hold" in r.stdout
 
@@ -78,7 +93,9 @@ def test_bad_inputs_are_one_line_errors(small_data: Path, tmp_path: Path, mutate
 def test_help_explains_the_commands() -> None:
     r = run_cli("ir2r", "--help")
     assert r.returncode == 0
-    for cmd in ("tours", "stats", "plot", "score"):
+    for cmd in ("tours", "stats", "plot", "score", "export"):
         assert cmd in r.stdout
     r = run_cli("ir2r", "tours", "--help")
     assert "DATAFORGE_DATA" in r.stdout and "tip-to-tip" in r.stdout
+    r = run_cli("ir2r", "score", "--help")
+    assert "--protocol" in r.stdout and "--allow-offset-start" in r.stdout

@@ -2,64 +2,17 @@
 
 from __future__ import annotations
 
-import gzip
 import json
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 from dfhelpers import run_cli
-from ir2rhelpers import build
+from ir2rhelpers import WalledOracle, build, write_vlnce
 
 from dataforge.errors import MissingDependencyError
 from dataforge.pipelines.ir2r import generate
 from dataforge.store.validation import validate
-
-
-class WalledOracle:
-    """Euclidean distances, except that a wall at x = 5 cannot be crossed (inf)."""
-
-    name = "walled"
-
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
-        a, b = np.asarray(sources, float), np.asarray(targets, float)
-        d = np.linalg.norm(a[:, None] - b[None], axis=-1)
-        d[(a[:, None, 0] < 5) != (b[None, :, 0] < 5)] = np.inf
-        return d
-
-
-def episode(eid: int, traj: int, scene: str, start: list[float], goal: list[float]) -> dict:
-    return {
-        "episode_id": eid,
-        "trajectory_id": traj,
-        "scene_id": f"mp3d/{scene}/{scene}.glb",
-        "start_position": start,
-        "start_rotation": [0, 0, 0, 1],
-        "goals": [{"position": goal, "radius": 3.0}],
-        "reference_path": [start, goal],
-        "instruction": {"instruction_text": f"go {eid}"},
-    }
-
-
-def write_vlnce(path: Path) -> Path:
-    eps = []
-    eid = 100
-    # scene A: trajectories 1-3 west of the wall, trajectory 4 alone east of it (dropped).
-    for traj, (start, goal) in {
-        1: ([0, 0, 0], [1, 0, 0]),
-        2: ([4, 0, 0], [3, 0, 0]),
-        3: ([2, 0, 1], [2, 0, 3]),
-        4: ([8, 0, 0], [9, 0, 0]),
-    }.items():
-        for _ in range(3 if traj != 3 else 2):
-            eps.append(episode(eid, traj, "sceneA", start, goal))
-            eid += 1
-    # scene B: one trajectory only (dropped like a one-path scan).
-    eps.append(episode(eid, 9, "sceneB", [0, 0, 0], [1, 0, 0]))
-    path.write_bytes(gzip.compress(json.dumps({"episodes": eps}).encode()))
-    return path
 
 
 def test_ce_tours_use_episode_ids_and_drop_unreachable(

@@ -38,7 +38,9 @@ def test_hand_computed_tour_scores(small_data: Path, tmp_path: Path) -> None:
     # Path 10 (v0 v1 v2) predicted as v0 v1 v2 v3 in every corridor tour: its DTW is 1 m (v3
     # aligned to v2). A corridor tour has 3 + 3 + 2 + 2 = 10 reference points (paths 10, 12, 13,
     # 11), so its t-nDTW term is exp(-1 / (10 * 3)); room tours stay perfect. Episode nDTW of
-    # path 10 is exp(-1 / (3 * 3)).
+    # path 10 is exp(-1 / (3 * 3)). These are the paper's definitions (--protocol paper); under
+    # the authors' (ivln), path 10's stop (ref v2) is pinned to the agent's stop v3, so v2 of the
+    # agent is matched to ref v1 instead: DTW 2, term exp(-2 / (10 * 3)).
     over = dict(perfect)
     for e in ids:
         if e.startswith("10_"):
@@ -50,10 +52,21 @@ def test_hand_computed_tour_scores(small_data: Path, tmp_path: Path) -> None:
         data_dir=small_data,
         ndtw_threshold=3.0,
         success_distance=0.5,
+        protocol="paper",
     )
     corridor = math.exp(-1.0 / (10 * 3.0))
     expected = (3 * 4 * corridor + 2 * 2 * 1.0) / (3 * 4 + 2 * 2)
     assert s2.t_ndtw == pytest.approx(expected, rel=1e-12)
+    assert s2.to_dict()["protocol"] == "paper"
+    s3 = score(
+        tours_file=tours_file,
+        reference=ref,
+        predictions_file=tmp_path / "o.json",
+        data_dir=small_data,
+        success_distance=0.5,
+    )
+    pinned = (3 * 4 * math.exp(-2.0 / (10 * 3.0)) + 2 * 2 * 1.0) / (3 * 4 + 2 * 2)
+    assert s3.protocol == "ivln" and s3.t_ndtw == pytest.approx(pinned, rel=1e-12)
     ep = s2.per_episode[next(e for e in ids if e.startswith("10_"))]
     assert ep["navigation_error"] == 1.0 and ep["trajectory_length"] == 3.0
     assert ep["success"] is False and ep["oracle_success"] is True
@@ -87,6 +100,17 @@ def test_perfect_predictions_score_one_on_val_unseen(
         data_dir=SHARED_DATA,
     )
     assert s.t_ndtw == 1.0 and s.episodic["success"] == 1.0 and s.episodes == 2349
+    # The authors divide SPL by the reference path's length: replaying it scores 1. The paper's
+    # reading (shortest graph distance) scores 0.9984: some R2R paths are not shortest paths.
+    assert s.protocol == "ivln" and s.episodic["spl"] == 1.0
+    sp = score(
+        tours_file=shared_tours("val_unseen") / "tours_val_unseen.json",
+        reference=ref,
+        predictions_file=tmp_path / "sub.json",
+        data_dir=SHARED_DATA,
+        protocol="paper",
+    )
+    assert sp.t_ndtw == 1.0 and round(sp.episodic["spl"], 4) == 0.9984
     # Standing still at the start: t-nDTW and SR drop, TL is 0.
     still = {p["instr_id"]: [p["trajectory"][0][0]] for p in preds}
     s0 = score(

@@ -1,0 +1,257 @@
+"""The two scoring protocols of ``dataforge ir2r score``: the authors' code and the paper's text.
+
+``ivln`` (the default) follows what the published numbers were computed with:
+
+- discrete, IVLN ``finetune_src/r2r/env.py`` (``R2RBatch._eval_item``): success is NE < d
+  (``ERROR_MARGIN`` = 3), oracle success likewise strict; SPL = success x L_ref / max(TL, L_ref,
+  0.01) with L_ref the length of the reference path (graph distances between its consecutive
+  viewpoints), not the shortest start-goal distance; a trajectory must start at the reference
+  path's first viewpoint (an assertion there).
+- t-nDTW, IVLN ``finetune_src/r2r/eval_utils.py::compute_tour_ndtw`` and IVLN-CE
+  ``habitat_extensions/tour_ndtw.py::compute_tour_ndtw``: one DTW (step pattern symmetric1, the
+  plain recursion) over the concatenated agent and reference points with a window that pins
+  every episode boundary: wherever the episode changes, the reference's stopping point may be
+  matched only to the agent's stopping point and the next reference start only to the agent's
+  next start (``alignments_from_paths``, ``window_align_func``). The tour's first start and last
+  stop are not pinned. exp(-DTW / (reference points x d_th)).
+- continuous (IR2R-CE): IVLN-CE's ``tour_ndtw.py`` calls ``dtw.dtw`` without ``dist_method``, so
+  its t-nDTW uses straight-line (Euclidean) distances between positions; ``novel_only`` drops
+  consecutive repeated agent points (the reference keeps them); ``compute_episodes_per_tour``
+  counts the episode changes along a tour, so a tour of n episodes weighs n - 1. Episodic
+  measures are VLN-CE's and habitat-lab's: success and oracle success strict (< 3 m, geodesic),
+  SPL over the geodesic start-goal distance, path length and episode nDTW Euclidean with
+  repeated points dropped. The agent starts an episode where IVLN-CE's oracle left it: within
+  ``FORWARD_STEP_SIZE`` (0.25 m, the shortest-path follower's goal radius) of the start, unless
+  ``PRECISE_EPISODE_START`` teleports it there.
+
+``paper`` keeps the paper's wording (Eq. 2: points of different episodes are infinitely far apart)
+and the R2R definitions dataforge used before: NE <= d, SPL over the shortest distance, every
+distance from the scorer's distance function, tours weighted by their episode count.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+from dataforge.errors import MalformedInputError, UsageError
+from dataforge.nav.dtw import dtw_cost, ndtw
+from dataforge.nav.metrics import EpisodeMetrics
+
+PROTOCOLS = ("ivln", "paper")
+# IVLN-CE's oracle stops within FORWARD_STEP_SIZE of the next start (ShortestPathFollower's goal
+# radius in VLNCEIterativeEnv); PRECISE_EPISODE_START defaults to False.
+CE_START_TOLERANCE_M = 0.25
+# IVLN env.py: SPL divides by max(TL, L_ref, 0.01).
+SPL_FLOOR_M = 0.01
+
+Distance = Callable[[Sequence[Any], Sequence[Any]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a protocol decides, for one setting (discrete or continuous)."""
+
+    protocol: str
+    success: str  # "NE < d" or "NE <= d"
+    spl_denominator: str  # "reference path length" or "shortest distance"
+    tour_alignment: str  # "pinned boundaries" or "infinite across episodes"
+    tour_distance: str  # "scorer" or "euclidean"
+    tour_weight: str  # "episodes" or "episodes - 1"
+    episode_distance: str  # TL and episode nDTW: "scorer" or "euclidean"
+    drop_repeated_points: bool  # agent points equal to the previous one are dropped
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def rules(protocol: str, *, continuous: bool) -> Rules:
+    if protocol == "paper":
+        return Rules(
+            protocol="paper",
+            success="NE <= d",
+            spl_denominator="shortest distance",
+            tour_alignment="infinite across episodes",
+            tour_distance="scorer",
+            tour_weight="episodes",
+            episode_distance="scorer",
+            drop_repeated_points=False,
+        )
+    if protocol != "ivln":
+        raise UsageError(f"--protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+    if continuous:
+        return Rules(
+            protocol="ivln",
+            success="NE < d",
+            spl_denominator="shortest distance",
+            tour_alignment="pinned boundaries",
+            tour_distance="euclidean",
+            tour_weight="episodes - 1",
+            episode_distance="euclidean",
+            drop_repeated_points=True,
+        )
+    return Rules(
+        protocol="ivln",
+        success="NE < d",
+        spl_denominator="reference path length",
+        tour_alignment="pinned boundaries",
+        tour_distance="scorer",
+        tour_weight="episodes",
+        episode_distance="scorer",
+        drop_repeated_points=False,
+    )
+
+
+def euclidean(a: Sequence[Any], b: Sequence[Any]) -> np.ndarray:
+    pa = np.asarray(a, dtype=np.float64).reshape(-1, 3)
+    pb = np.asarray(b, dtype=np.float64).reshape(-1, 3)
+    return np.linalg.norm(pa[:, None, :] - pb[None, :, :], axis=-1)
+
+
+def drop_repeats(points: Sequence[Any]) -> list[Any]:
+    """The points without those equal to their predecessor (IVLN-CE's ``novel_only``)."""
+    out: list[Any] = []
+    for p in points:
+        if not out or p != out[-1]:
+            out.append(p)
+    return out
+
+
+def check_start(eid: str, route: Sequence[Any], traj: Sequence[Any], continuous: bool) -> None:
+    """A trajectory starts at its episode's start (IVLN asserts it; IVLN-CE's oracle leaves the
+    agent within ``CE_START_TOLERANCE_M`` of it)."""
+    start, first = route[0], traj[0]
+    if isinstance(start, str) or isinstance(first, str):
+        if first == start:
+            return
+        offset = ""
+    else:
+        gap = float(euclidean([first], [start])[0, 0])
+        tol = CE_START_TOLERANCE_M if continuous else 1e-6
+        if gap <= tol:
+            return
+        offset = f", {gap:.2f} m away (tolerance {tol:g} m)"
+    raise MalformedInputError(
+        f"episode {eid}: the trajectory starts at {_show(first)}, not at the episode's start "
+        f"{_show(start)}{offset} (IVLN requires it; --allow-offset-start scores it anyway)"
+    )
+
+
+def _show(p: Any) -> str:
+    if isinstance(p, str):
+        return p
+    return "[" + ", ".join(f"{float(v):.3f}" for v in p) + "]"
+
+
+def _step_lengths(distance: Distance, points: Sequence[Any]) -> float:
+    return float(math.fsum(float(distance([a], [b])[0, 0]) for a, b in pairwise(points)))
+
+
+def ivln_episode(
+    route: Sequence[Any],
+    traj: Sequence[Any],
+    distance: Distance,
+    r: Rules,
+    *,
+    success_distance: float,
+    ndtw_threshold: float,
+) -> EpisodeMetrics:
+    """One episode's TL, NE, OS, SR, SPL, nDTW under the ``ivln`` rules (see the module doc)."""
+    ref, agent = list(route), list(traj)
+    if not (success_distance >= 0):
+        raise UsageError(f"success_distance must be >= 0, got {success_distance!r}")
+    goal = ref[-1]
+    local = euclidean if r.episode_distance == "euclidean" else distance
+    if r.drop_repeated_points:
+        agent = drop_repeats(agent)
+    to_goal = np.asarray(distance(agent, [goal]), dtype=np.float64)[:, 0]
+    ne = float(to_goal[-1])
+    success = ne < success_distance
+    oracle_success = bool(np.min(to_goal) < success_distance)
+    tl = _step_lengths(local, agent)
+    if r.spl_denominator == "reference path length":
+        best = _step_lengths(distance, ref)
+        spl = best / max(tl, best, SPL_FLOOR_M) if success and math.isfinite(best) else 0.0
+    else:
+        best = float(np.asarray(distance([ref[0]], [goal]))[0, 0])
+        if not success or not math.isfinite(best):
+            spl = 0.0
+        else:
+            spl = 1.0 if best == 0 else best / max(best, tl)
+    score = ndtw(np.asarray(local(ref, agent), dtype=np.float64), ndtw_threshold)
+    return EpisodeMetrics(
+        trajectory_length=tl,
+        navigation_error=ne,
+        oracle_success=oracle_success,
+        success=success,
+        spl=spl,
+        ndtw=score,
+    )
+
+
+def boundary_pins(ref_sizes: Sequence[int], agent_sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """(agent index, reference index) pairs pinned at every change of episode: the stopping
+    points, then the next starting points (``alignments_from_paths``)."""
+    pins: list[tuple[int, int]] = []
+    a = g = 0
+    for k in range(len(ref_sizes) - 1):
+        a += agent_sizes[k]
+        g += ref_sizes[k]
+        pins += [(a - 1, g - 1), (a, g)]
+    return pins
+
+
+def pinned_tour_dtw(blocks: Sequence[np.ndarray]) -> float:
+    """DTW of a tour whose episode boundaries are pinned (see the module doc).
+
+    ``blocks[k]`` is episode k's reference x agent distances. Reference point j of a pin (i, j) may
+    be matched to agent point i only (a later pin on the same j replaces an earlier one, as the
+    authors' window does). Cells across episodes are never on a path through the pins, so they
+    are left infinite. Checked against dtw-python with the authors' window on random tours.
+    """
+    rows = [b.shape[0] for b in blocks]
+    cols = [b.shape[1] for b in blocks]
+    tour = np.full((sum(rows), sum(cols)), np.inf)
+    r0 = c0 = 0
+    for b in blocks:
+        tour[r0 : r0 + b.shape[0], c0 : c0 + b.shape[1]] = b
+        r0 += b.shape[0]
+        c0 += b.shape[1]
+    allowed = np.ones(tour.shape, dtype=bool)
+    for i, j in boundary_pins(rows, cols):
+        allowed[j, :] = False
+        allowed[j, i] = True
+    # The authors' DTW (dtw-python) seeds the first cell whatever the window says, so a path
+    # always starts there (it matters only when the first reference episode has one point).
+    allowed[0, 0] = True
+    tour[~allowed] = np.inf
+    return dtw_cost(tour)
+
+
+def pinned_tour_ndtw(blocks: Sequence[np.ndarray], threshold: float) -> float:
+    if not blocks or any(0 in np.shape(b) for b in blocks):
+        raise UsageError("every episode of a tour needs reference and agent points")
+    if not (math.isfinite(threshold) and threshold > 0):
+        raise UsageError(f"the nDTW threshold must be a positive finite number, got {threshold!r}")
+    cost = pinned_tour_dtw([np.asarray(b, dtype=np.float64) for b in blocks])
+    if not math.isfinite(cost):
+        return 0.0
+    return math.exp(-cost / (sum(np.shape(b)[0] for b in blocks) * threshold))
+
+
+def tour_weight(r: Rules, episodes: int) -> int:
+    return episodes - 1 if r.tour_weight == "episodes - 1" else episodes
+
+
+def weighted_mean(scores: Sequence[float], weights: Sequence[int], r: Rules) -> float:
+    total = sum(weights)
+    if total <= 0:
+        raise UsageError(
+            f"no tour weighs anything under protocol {r.protocol} (tour weight: {r.tour_weight})"
+        )
+    return float(np.dot(np.asarray(weights, float), np.asarray(scores, float)) / total)
