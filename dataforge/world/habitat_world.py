@@ -1,49 +1,108 @@
-"""The habitat-sim world backend (first slice): HSSD scenes rendered and navigated in habitat-sim.
+"""The habitat-sim world backend: HSSD scenes with OVMM objects in habitat-sim.
 
 Written against habitat-sim 0.3.3's API as ``docs/habitat_world.md`` records it (sections named
-§N below). This slice builds the simulator, renders RGB / depth / instance / semantic frames from
-dataforge camera poses, lists reachable positions on the navmesh and measures geodesics;
-``remove`` and ``open`` work, ``spawn`` / ``place`` / ``world_graph`` are not built yet and say so
-in one line (they need the receptacle and snap-down steps of §4-5).
+§N below), and tested through a strict stand-in of ``habitat_sim`` and ``magnum``
+(``tests/fake_habitat_world.py``): habitat-sim itself is not installable with pip.
+
+* Rendering (§1-2): RGB / depth / instance / semantic frames from dataforge camera poses. Every
+  rigid object's ``semantic_id`` is its instance id; the stage (walls, floors) is 0.
+* Navigation (§3): reachable positions on the navmesh lattice, geodesics.
+* Receptacles (§4, :mod:`dataforge.world.habitat_receptacles`): each rigid object with
+  ``receptacle_mesh_*`` user subconfigs and a category in ``HabitatScene.receptacle_categories``
+  is a receptacle; :meth:`HabitatWorld.receptacles` lists them.
+* Objects (§5): :meth:`~HabitatWorld.spawn` adds an OVMM template on a receptacle by
+  habitat-lab's sequence (sample a point on a mesh surface, lift 0.08 m, random yaw, snap down
+  by a ray, reject on contact with anything but the support or deeper than 1 cm), up to
+  ``attempts`` times; :meth:`~HabitatWorld.place` moves a spawned object the same way;
+  :meth:`~HabitatWorld.remove` and :meth:`~HabitatWorld.reset` take objects out. Placed objects
+  are KINEMATIC (FindingDory's ``kinematic_mode``); no physics is stepped (no settling).
+* Rooms and the world graph (§6-7): regions of the semantic scene, receptacles and spawned
+  objects. :meth:`~HabitatWorld.sees` tests line of sight by a ray.
 
 Frames (§1): dataforge uses AI2-THOR's left-handed frame (yaw 0 faces +z, 90 faces +x, horizon
 > 0 looks down); habitat is right-handed, y up, forward -z. Every point crossing the API has its
 z mirrored (:func:`to_hab` / :func:`to_df`), and a camera pose (yaw, horizon) becomes the agent
 rotation ``R_y(-yaw) . R_x(-horizon)`` (:func:`camera_quaternion`), so habitat's camera forward
 and right, mirrored, are dataforge's and images are not mirrored. The sensors sit at the agent
-node with no offset: the agent node *is* the camera.
+node with no offset: the agent node *is* the camera. An object's dataforge yaw ``a`` is habitat's
+``R_y(-a)``.
+
+Determinism: every random draw comes from the ``numpy.random.Generator`` passed in; object
+handles (``<template>_:<NNNN>``) and instance ids follow the order of calls.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import shapely
+from shapely.geometry import Polygon
 
 from dataforge.errors import MissingDependencyError, UsageError
 from dataforge.render.renderer import Frame
-from dataforge.world.graph import WorldGraph
+from dataforge.world.graph import (
+    M2_TO_CM2,
+    ObjectNode,
+    ReceptacleNode,
+    RoomNode,
+    SurfaceNode,
+    WorldGraph,
+    room_of,
+)
+from dataforge.world.habitat_receptacles import (
+    HabitatReceptacle,
+    HabitatSurface,
+    Magnum,
+    box_corners,
+    find_receptacles,
+    mirror,
+    object_shortname,
+    plan_hull,
+    read_categories,
+    sample_surface_point,
+    transform,
+    yaw_of,
+)
 from dataforge.world.placement import PlacementResult
 from dataforge.world.scene import InstanceIds, SemanticTable
+
+__all__ = [
+    "STRETCH",
+    "HabitatAgent",
+    "HabitatReceptacle",
+    "HabitatScene",
+    "HabitatSurface",
+    "HabitatWorld",
+    "camera_quaternion",
+    "hfov_deg",
+    "object_shortname",
+    "read_categories",
+    "require",
+    "rotate",
+    "to_df",
+    "to_hab",
+]
 
 MISSING = (
     "--sim habitat needs habitat-sim 0.3.3 with Bullet, which is not installed (no Linux wheel "
     "on PyPI): conda install habitat-sim=0.3.3 withbullet headless -c conda-forge -c aihabitat"
 )
-NOT_BUILT = (
-    "HabitatWorld.{name} is not built yet: object placement on HSSD receptacles "
-    "(see docs/habitat_world.md §4-5) is a later step"
-)
+LIFT_M = 0.08  # habitat-lab's translation_up_offset (§5)
+MAX_DEPTH_M = 0.01  # snap_down's max_collision_depth (§5)
 SENSORS = ("rgb", "depth", "semantic")
 
 
 def require() -> Any:
-    """The ``habitat_sim`` module, or the one-line :class:`MissingDependencyError` (§8)."""
+    """The ``habitat_sim`` module (``magnum``, which ships with it, imported too), or the
+    one-line :class:`MissingDependencyError` (§8)."""
     try:
         import habitat_sim
+        import magnum  # noqa: F401
     except ImportError:
         raise MissingDependencyError(MISSING) from None
     return habitat_sim
@@ -128,22 +187,23 @@ STRETCH = HabitatAgent()
 @dataclass(frozen=True)
 class HabitatScene:
     """One scene of a habitat dataset: the dataset config (``*.scene_dataset_config.json``), the
-    scene instance handle, and object categories by template shortname (the CSVs of §4, read by
-    the caller; an object without a category has semantic class 0)."""
+    scene instance handle; ``categories``: object category by template shortname
+    (``object_categories.csv``, :func:`read_categories`); ``receptacle_categories``: receptacle
+    category by parent template shortname (``hssd-receptacles.csv``,
+    ``read_categories(path, receptacles=True)``; furniture without one is no receptacle);
+    ``object_dirs``: OVMM object config folders, each loaded once at open. An object without a
+    category (either table) has semantic class 0."""
 
     dataset_config: str
     scene_id: str
     categories: Mapping[str, str] = field(default_factory=dict)
+    receptacle_categories: Mapping[str, str] = field(default_factory=dict)
+    object_dirs: tuple[str, ...] = ()
 
 
 def _plane(image: np.ndarray) -> np.ndarray:
     """An H x W sensor image (an H x W x 1 one loses its last axis)."""
     return image[..., 0] if image.ndim == 3 else image
-
-
-def object_shortname(handle: str) -> str:
-    """habitat-lab's ``object_shortname_from_handle`` (§4)."""
-    return handle.split("/")[-1].split(".")[0].split("_:")[0]
 
 
 class HabitatWorld:
@@ -166,16 +226,22 @@ class HabitatWorld:
         gpu_device_id: int = 0,
     ) -> None:
         hs = require()
+        import magnum
+
         if width <= 0 or height <= 0 or not 0 < vfov_deg < 180:
             raise UsageError(f"bad camera {width}x{height}, vfov {vfov_deg}")
         self._hs = hs
+        self._mn = Magnum(magnum)
         self.scene = scene
         self.agent = agent
         self.size = (int(width), int(height), float(vfov_deg))
         self.hfov_deg = hfov_deg(vfov_deg, width, height)
         self.ids = InstanceIds()
-        self.semantics = SemanticTable(sorted(set(scene.categories.values())))
+        names = set(scene.categories.values()) | set(scene.receptacle_categories.values())
+        self.semantics = SemanticTable(sorted(names))
         self._positions: dict[tuple[float, Any, bool], np.ndarray] = {}
+        self._spawned: list[str] = []  # handles added since open / reset, in order
+        self._on: dict[str, tuple[str, int]] = {}  # object -> (receptacle, surface index)
         cfg = self._configuration(gpu_device_id)
         self._owns_sim = sim is None
         if sim is None:
@@ -185,7 +251,15 @@ class HabitatWorld:
             sim.reconfigure(cfg)
         try:
             self._recompute_navmesh()
+            otm = self.sim.get_object_template_manager()
+            for folder in scene.object_dirs:
+                otm.load_configs(str(folder))
             self._label_objects()
+            rom = self.sim.get_rigid_object_manager()
+            self._scene_handles = frozenset(rom.get_object_handles())
+            self._receptacles = {
+                r.id: r for r in find_receptacles(rom, scene.receptacle_categories, self._mn)
+            }
         except Exception:
             self.close()
             raise
@@ -242,7 +316,8 @@ class HabitatWorld:
         obj.semantic_id = iid
         if iid >= len(self._lut):
             self._lut = np.concatenate([self._lut, np.zeros(iid + 1 - len(self._lut), np.int32)])
-        category = self.scene.categories.get(object_shortname(obj.handle))
+        short = object_shortname(obj.handle)
+        category = self.scene.categories.get(short) or self.scene.receptacle_categories.get(short)
         self._lut[iid] = self.semantics.add(category) if category else 0
 
     # -- rendering ---------------------------------------------------------------------------
@@ -322,33 +397,430 @@ class HabitatWorld:
                                     [to_hab(p) for p in sources],
                                     [to_hab(p) for p in targets])  # fmt: skip
 
-    # -- objects -----------------------------------------------------------------------------
+    # -- receptacles and templates (§4) ------------------------------------------------------
+
+    def receptacles(self) -> tuple[HabitatReceptacle, ...]:
+        """The scene's receptacles (found at open; a removed parent's are gone), by id."""
+        rom = self.sim.get_rigid_object_manager()
+        here = set(rom.get_object_handles())
+        return tuple(r for rid, r in sorted(self._receptacles.items()) if rid in here)
+
+    def templates(self) -> dict[str, str]:
+        """Loaded object template shortname -> category, for the templates with a category in
+        ``scene.categories``; sorted by shortname."""
+        otm = self.sim.get_object_template_manager()
+        out = {}
+        for handle in otm.get_template_handles():
+            short = object_shortname(handle)
+            if short in self.scene.categories:
+                out[short] = self.scene.categories[short]
+        return dict(sorted(out.items()))
+
+    def _template_handle(self, asset_id: str) -> str:
+        otm = self.sim.get_object_template_manager()
+        found = sorted(h for h in otm.get_template_handles(str(asset_id))
+                       if object_shortname(h) == asset_id)  # fmt: skip
+        if not found or not otm.get_library_has_handle(found[0]):
+            raise UsageError(f"no object template {asset_id!r} is loaded (HabitatScene."
+                             "object_dirs names the OVMM config folders)")  # fmt: skip
+        return found[0]
+
+    def _receptacle(self, receptacle_id: str) -> HabitatReceptacle | None:
+        rec = self._receptacles.get(receptacle_id)
+        if rec is None or self._object(receptacle_id, missing_ok=True) is None:
+            return None
+        return rec
+
+    def _object(self, object_id: str, *, missing_ok: bool = False) -> Any:
+        obj = self.sim.get_rigid_object_manager().get_object_by_handle(str(object_id))
+        if obj is None and not missing_ok:
+            raise UsageError(f"no object {object_id!r} in habitat scene {self.scene.scene_id!r}")
+        return obj
+
+    # -- objects (§5) ------------------------------------------------------------------------
+
+    def spawn(
+        self,
+        asset_id: str,
+        receptacle_id: str,
+        rng: np.random.Generator,
+        *,
+        attempts: int = 50,
+        yaw: bool = True,
+        surface: int | None = None,
+    ) -> PlacementResult:
+        """Add an object of template ``asset_id`` (a shortname) on receptacle ``receptacle_id``
+        (a parent handle): §5's sequence with points and yaws drawn from ``rng``, up to
+        ``attempts`` times, on the receptacle's mesh surfaces (by area) or only on surface index
+        ``surface``. The object ends KINEMATIC with its instance id as ``semantic_id``. On
+        failure it is removed again and ``object_id`` is ""."""
+        handle = self._template_handle(asset_id)
+        rec = self._receptacle(receptacle_id)
+        if rec is None:
+            return _not_a_receptacle(receptacle_id, "")
+        rom = self.sim.get_rigid_object_manager()
+        obj = rom.add_object_by_template_handle(handle)
+        if obj is None:
+            raise UsageError(f"habitat-sim could not add an object of template {handle!r}")
+        result = self._drop(obj, rec, rng, attempts, yaw, surface)
+        if not result.ok:
+            rom.remove_object_by_handle(obj.handle)
+            return dataclasses.replace(result, object_id="")
+        obj.motion_type = self._hs.physics.MotionType.KINEMATIC
+        self._label(obj)
+        self._spawned.append(obj.handle)
+        self._on[obj.handle] = (rec.id, int(result.surface or 0))
+        return result
+
+    def place(
+        self,
+        object_id: str,
+        receptacle_id: str,
+        rng: np.random.Generator,
+        *,
+        attempts: int = 50,
+        yaw: bool = True,
+        surface: int | None = None,
+    ) -> PlacementResult:
+        """Move the spawned object ``object_id`` onto ``receptacle_id`` as :meth:`spawn` places
+        a new one. On failure its transformation (and motion type) are restored."""
+        if object_id not in self._spawned:
+            raise UsageError(f"{object_id!r} is not an object spawned in habitat scene "
+                             f"{self.scene.scene_id!r}")  # fmt: skip
+        obj = self._object(object_id)
+        rec = self._receptacle(receptacle_id)
+        if rec is None:
+            return _not_a_receptacle(receptacle_id, object_id)
+        if rec.id == object_id:
+            raise UsageError(f"cannot place {object_id!r} on itself")
+        saved, motion = obj.transformation, obj.motion_type
+        # Static and kinematic bodies do not collide with each other (Bullet): test as DYNAMIC.
+        obj.motion_type = self._hs.physics.MotionType.DYNAMIC
+        result = self._drop(obj, rec, rng, attempts, yaw, surface)
+        if not result.ok:
+            obj.transformation = saved
+            obj.motion_type = motion
+            return result
+        obj.motion_type = self._hs.physics.MotionType.KINEMATIC
+        self._on[object_id] = (rec.id, int(result.surface or 0))
+        return result
+
+    def place_at(
+        self,
+        object_id: str,
+        receptacle_id: str,
+        position: Sequence[float],
+        rotation: Sequence[float],
+    ) -> PlacementResult:
+        """Put ``object_id`` (a spawned object's handle, moved; otherwise a template shortname,
+        added) with its box centre at ``position`` and yaw ``rotation[1]`` (dataforge frame, as
+        :meth:`pose` reports them) and test that it rests there: a ray down from the centre
+        first hits ``receptacle_id`` within :data:`MAX_DEPTH_M` of the box's bottom, and no
+        contact touches another id or is deeper than that. "placed", "no_free_space" (not
+        supported there) or "collision"; on failure the world is as before (an added object is
+        removed again, a moved one restored)."""
+        rec = self._receptacle(receptacle_id)
+        moving = object_id in self._spawned
+        if rec is None:
+            return _not_a_receptacle(receptacle_id, object_id if moving else "")
+        rom = self.sim.get_rigid_object_manager()
+        if moving:
+            obj = self._object(object_id)
+        else:
+            obj = rom.add_object_by_template_handle(self._template_handle(object_id))
+            if obj is None:
+                raise UsageError(f"habitat-sim could not add an object of template {object_id!r}")
+        saved, motion = obj.transformation, obj.motion_type
+        obj.motion_type = self._hs.physics.MotionType.DYNAMIC  # contacts need a dynamic body
+        mn = self._mn
+        obj.rotation = mn.yaw(-math.radians(float(rotation[1])))
+        obj.translation = mn.vector(to_hab(position))
+        off = to_hab(position) - to_hab(self.center(obj.handle))  # COM vs box centre
+        obj.translation = mn.vector(mn.array(obj.translation) + off)
+        status = self._rests_on(obj, self._object(rec.id).object_id)
+        if status != "placed":
+            if moving:
+                obj.transformation, obj.motion_type = saved, motion
+            else:
+                rom.remove_object_by_handle(obj.handle)
+            return PlacementResult(status, object_id=object_id if moving else "",
+                                   receptacle_id=rec.id, kind="mesh",
+                                   message=f"does not rest on {rec.id!r} there")  # fmt: skip
+        obj.motion_type = self._hs.physics.MotionType.KINEMATIC
+        if not moving:
+            self._label(obj)
+            self._spawned.append(obj.handle)
+        self._on[obj.handle] = (rec.id, 0)
+        pos, rot = self.pose(obj.handle)
+        return PlacementResult("placed", object_id=obj.handle, receptacle_id=rec.id,
+                               position=pos, rotation=rot, attempts=1, kind="mesh")  # fmt: skip
+
+    def _rests_on(self, obj: Any, support_id: int) -> str:
+        """Whether ``obj`` rests where it is on ``support_id`` (:meth:`place_at`)."""
+        mn, sim = self._mn, self.sim
+        lo, hi = mn.range(obj.aabb)
+        corners = transform(mn.matrix(obj.transformation), box_corners(lo, hi))
+        centre = to_hab(self.center(obj.handle))
+        ray = self._hs.geo.Ray(mn.vector(centre), mn.vector((0.0, -1.0, 0.0)))
+        first = next((h for h in sim.cast_ray(ray).hits if h.object_id != obj.object_id), None)
+        if first is None or first.object_id != support_id:
+            return "no_free_space"
+        if abs(float(mn.array(first.point)[1]) - float(corners[:, 1].min())) > MAX_DEPTH_M:
+            return "no_free_space"
+        sim.perform_discrete_collision_detection()
+        for cp in sim.get_physics_contact_points():
+            ids = (cp.object_id_a, cp.object_id_b)
+            if obj.object_id not in ids:
+                continue
+            other = ids[1] if ids[0] == obj.object_id else ids[0]
+            if other != support_id or cp.contact_distance < -MAX_DEPTH_M:
+                return "collision"
+        return "placed"
+
+    def _drop(
+        self,
+        obj: Any,
+        rec: HabitatReceptacle,
+        rng: np.random.Generator,
+        attempts: int,
+        yaw: bool,
+        surface: int | None,
+    ) -> PlacementResult:
+        """Up to ``attempts`` tries of: a point on a surface, lifted :data:`LIFT_M`, a yaw,
+        :meth:`_snap_down` (§5). The object stays where the last try left it."""
+        if attempts < 1:
+            raise UsageError(f"attempts must be >= 1, got {attempts}")
+        surfaces: Sequence[HabitatSurface] = rec.surfaces
+        if surface is not None:
+            if not 0 <= surface < len(rec.surfaces):
+                raise UsageError(f"receptacle {rec.id!r} has no surface {surface} "
+                                 f"({len(rec.surfaces)} surfaces)")  # fmt: skip
+            surfaces = (rec.surfaces[surface],)
+        support = self._object(rec.id).object_id
+        mn = self._mn
+        status = "no_free_space"
+        for k in range(1, attempts + 1):
+            index, point = sample_surface_point(surfaces, rng)
+            yaw_deg = float(rng.uniform(0.0, 360.0)) if yaw else 0.0
+            obj.rotation = mn.yaw(-math.radians(yaw_deg))
+            obj.translation = mn.vector(to_hab(point) + np.array([0.0, LIFT_M, 0.0]))
+            status = self._snap_down(obj, support)
+            if status == "placed":
+                position, rotation = self.pose(obj.handle)  # as the simulator holds it
+                return PlacementResult(
+                    "placed",
+                    object_id=obj.handle,
+                    receptacle_id=rec.id,
+                    position=position,
+                    rotation=rotation,
+                    attempts=k,
+                    surface=index if surface is None else surface,
+                    kind="mesh",
+                )
+        return PlacementResult(
+            status,
+            object_id=obj.handle,
+            receptacle_id=rec.id,
+            attempts=attempts,
+            message=f"no spot on {rec.id!r} after {attempts} attempts (last: {status})",
+            kind="mesh",
+        )
+
+    def _snap_down(self, obj: Any, support_id: int) -> str:
+        """habitat-lab's ``snap_down`` with one support (§5): a ray down from the COM must first
+        hit (self hits skipped) the support; the box's lowest corner is put on the hit point;
+        then any contact of the object with another id, or deeper than :data:`MAX_DEPTH_M`,
+        fails (and the translation is restored). "placed", "no_free_space" or "collision"."""
+        mn, sim = self._mn, self.sim
+        m = mn.matrix(obj.transformation)
+        lo_a, hi_a = mn.range(obj.aabb)
+        lo_c, hi_c = mn.range(obj.collision_shape_aabb)
+        corners = transform(m, box_corners(np.minimum(lo_a, lo_c), np.maximum(hi_a, hi_c)))
+        com = mn.array(obj.translation)
+        base = float(corners[:, 1].min()) - com[1]  # lowest corner relative to the COM
+        ray = self._hs.geo.Ray(mn.vector(com), mn.vector((0.0, -1.0, 0.0)))
+        first = next((h for h in sim.cast_ray(ray).hits if h.object_id != obj.object_id), None)
+        if first is None or first.object_id != support_id:
+            return "no_free_space"
+        cached = obj.translation
+        hit = mn.array(first.point)
+        obj.translation = mn.vector((com[0], hit[1] - base, com[2]))
+        sim.perform_discrete_collision_detection()
+        for cp in sim.get_physics_contact_points():
+            ids = (cp.object_id_a, cp.object_id_b)
+            if obj.object_id not in ids:
+                continue
+            other = ids[1] if ids[0] == obj.object_id else ids[0]
+            if other != support_id or cp.contact_distance < -MAX_DEPTH_M:
+                obj.translation = cached
+                return "collision"
+        return "placed"
+
+    def remove(self, object_id: str) -> None:
+        """Remove the rigid object with handle ``object_id`` (its instance id stays taken)."""
+        self._object(object_id)
+        self.sim.get_rigid_object_manager().remove_object_by_handle(object_id)
+        self._forget(object_id)
+
+    def _forget(self, object_id: str) -> None:
+        if object_id in self._spawned:
+            self._spawned.remove(object_id)
+        self._on.pop(object_id, None)
+        for other, (rid, _) in list(self._on.items()):
+            if rid == object_id:  # what rested on a removed receptacle rests on nothing
+                del self._on[other]
+
+    def reset(self) -> None:
+        """Remove every rigid object that was not in the scene at open (FindingDory's per-episode
+        reset, §2); instance ids stay taken. Scene objects removed earlier stay removed."""
+        rom = self.sim.get_rigid_object_manager()
+        for handle in rom.get_object_handles():
+            if handle not in self._scene_handles:
+                rom.remove_object_by_handle(handle)
+        self._spawned.clear()
+        self._on.clear()
+
+    def spawned(self) -> tuple[str, ...]:
+        """Handles of the objects added since open / :meth:`reset` (and not removed), in order of
+        addition."""
+        return tuple(self._spawned)
+
+    def center(self, object_id: str) -> np.ndarray:
+        """The world centre of ``object_id``'s box (``transformation`` applied to
+        ``aabb.center()``), dataforge frame."""
+        obj = self._object(object_id)
+        lo, hi = self._mn.range(obj.aabb)
+        return to_df(transform(self._mn.matrix(obj.transformation), (lo + hi) / 2))
+
+    def pose(self, object_id: str) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+        """(box centre, (0, yaw, 0)) of ``object_id`` in dataforge's frame, rounded to 6 places
+        (the yaw in degrees, [0, 360), of the rotation about +y; tilt is not reported)."""
+        obj = self._object(object_id)
+        c = self.center(object_id)
+        yaw = yaw_of(self._mn.matrix(obj.transformation))
+        return (round(c[0], 6), round(c[1], 6), round(c[2], 6)), (0.0, yaw, 0.0)
 
     def open(self, object_id: str) -> bool:
         """HSSD furniture is rigid (§7): nothing opens, always False."""
         return False
 
-    def spawn(
-        self, asset_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
-    ) -> PlacementResult:
-        raise UsageError(NOT_BUILT.format(name="spawn"))
+    # -- line of sight ---------------------------------------------------------------------
 
-    def place(
-        self, object_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
-    ) -> PlacementResult:
-        raise UsageError(NOT_BUILT.format(name="place"))
+    def sees(self, eye: Sequence[float], target: Sequence[float], target_id: str) -> bool:
+        """Whether ``target`` (a dataforge point on object ``target_id``) is visible from
+        ``eye``: the first ray hit from ``eye`` towards it is ``target_id``, or no hit is
+        closer than the target less 1 cm (§7 "Line of sight")."""
+        oid = self._object(target_id).object_id
+        o, t = to_hab(eye), to_hab(target)
+        dist = float(np.linalg.norm(t - o))
+        if dist < 1e-9:
+            return True
+        ray = self._hs.geo.Ray(self._mn.vector(o), self._mn.vector((t - o) / dist))
+        hits = self.sim.cast_ray(ray, max_distance=dist + 1.0).hits
+        if not hits:
+            return True
+        first = hits[0]
+        return bool(first.object_id == oid or first.ray_distance >= dist - 0.01)
 
-    def remove(self, object_id: str) -> None:
-        """Remove the rigid object with handle ``object_id`` (its instance id stays taken)."""
-        rom = self.sim.get_rigid_object_manager()
-        if object_id not in rom.get_object_handles():
-            raise UsageError(f"no object {object_id!r} in habitat scene {self.scene.scene_id!r}")
-        rom.remove_object_by_handle(object_id)
+    # -- world graph (§6-7) ----------------------------------------------------------------
+
+    def rooms(self) -> tuple[RoomNode, ...]:
+        """The semantic scene's regions as rooms (``region_<id>``, ``category.name()``, the
+        poly loop mirrored to dataforge's plan (x, z)), sorted by id."""
+        out = []
+        for region in self.sim.semantic_scene.regions:
+            poly = tuple((float(p[0]), -float(p[1])) for p in region.poly_loop_points)
+            area = float(Polygon(poly).area) if len(poly) >= 3 else 0.0
+            out.append(RoomNode(f"region_{region.id}", str(region.category.name()), poly,
+                                round(area, 6)))  # fmt: skip
+        return tuple(sorted(out, key=lambda r: r.id))
 
     def world_graph(self) -> WorldGraph:
-        raise UsageError(NOT_BUILT.format(name="world_graph"))
+        """Rooms (:meth:`rooms`), a :class:`ReceptacleNode` per receptacle (one
+        :class:`SurfaceNode` per mesh surface, ``element_id`` its unique name) and an
+        :class:`ObjectNode` per spawned object (parent: the receptacle it was last placed on;
+        room: the region whose plan polygon holds its centre). ``house`` is the scene id."""
+        rooms = self.rooms()
+        polygons = {r.id: Polygon(r.polygon) for r in rooms if len(r.polygon) >= 3}
+        footprints = {h: self._footprint(h) for h in self._spawned}
+        receptacles = []
+        for rec in self.receptacles():
+            kids = sorted(h for h, (rid, _) in self._on.items() if rid == rec.id)
+            nodes = []
+            for i, surf in enumerate(rec.surfaces):
+                here = tuple(sorted(h for h in kids if self._on[h][1] == i))
+                nodes.append(_surface_node(i, surf, [footprints[h] for h in here], here))
+            receptacles.append(
+                ReceptacleNode(
+                    id=rec.id,
+                    object_type=rec.category,
+                    aabb=rec.aabb,
+                    top_area_cm2=round(sum(n.area_cm2 for n in nodes), 3),
+                    free_area_cm2=round(sum(n.free_area_cm2 for n in nodes), 3),
+                    child_ids=tuple(kids),
+                    on_top_ids=tuple(kids),
+                    parent_id=None,
+                    surfaces=tuple(nodes),
+                )
+            )
+        objects = []
+        for handle in sorted(self._spawned):
+            position, rotation = self.pose(handle)
+            parent, index = self._on.get(handle, (None, None))
+            short = object_shortname(handle)
+            objects.append(
+                ObjectNode(
+                    id=handle,
+                    object_type=self.scene.categories.get(short, ""),
+                    asset_id=short,
+                    position=position,
+                    rotation=rotation,
+                    parent_id=parent,
+                    room_id=room_of(position, polygons),
+                    surface=index,
+                    surface_kind=None if parent is None else "mesh",
+                )
+            )
+        return WorldGraph(str(self.scene.scene_id), rooms, tuple(receptacles), tuple(objects))
+
+    def _footprint(self, object_id: str) -> Polygon:
+        obj = self._object(object_id)
+        corners = transform(
+            self._mn.matrix(obj.transformation), box_corners(*self._mn.range(obj.aabb))
+        )
+        return plan_hull(mirror(corners))
 
     def close(self) -> None:
         sim, self.sim = getattr(self, "sim", None), None
         if sim is not None and self._owns_sim:
             sim.close(destroy=True)
+
+
+def _not_a_receptacle(receptacle_id: str, object_id: str) -> PlacementResult:
+    return PlacementResult("not_a_receptacle", object_id=object_id, receptacle_id=receptacle_id,
+                           message=f"{receptacle_id!r} is not a receptacle of this scene "
+                           "(no mesh receptacle with a category)")  # fmt: skip
+
+
+def _surface_node(
+    index: int, surf: HabitatSurface, resting: list[Polygon], ids: tuple[str, ...]
+) -> SurfaceNode:
+    """A mesh surface as a :class:`SurfaceNode`; free area = area minus the plan footprints of
+    the objects resting on it (clipped to the surface)."""
+    area = surf.area_m2 * M2_TO_CM2
+    used = 0.0
+    if resting:
+        shapes = [p for p in resting if not p.is_empty]
+        if shapes:
+            used = shapely.union_all(shapes).intersection(surf.polygon()).area * M2_TO_CM2
+    return SurfaceNode(
+        index=index,
+        kind="mesh",
+        element_id=surf.name,
+        y=round(surf.y, 4),
+        area_cm2=round(area, 3),
+        free_area_cm2=round(max(area - used, 0.0), 3),
+        clearance_m=None,
+        needs_open=False,
+        object_ids=ids,
+    )

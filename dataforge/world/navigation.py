@@ -22,7 +22,7 @@ from shapely.ops import unary_union
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import object_box
 from dataforge.world.house import House
-from dataforge.world.surfaces import part_boxes
+from dataforge.world.surfaces import object_footprint
 
 FLOOR_OBJECT_MAX_Y = 0.3  # m above the floor: boxes starting higher hang on walls
 DOOR_MAX_SILL = 0.3  # m: a hole whose bottom is lower than this is walkable (a door)
@@ -74,8 +74,7 @@ def object_obstacles(
             continue
         box = object_box(obj, catalogue)
         if box.bottom - house_floor_y(house) < FLOOR_OBJECT_MAX_Y:
-            parts = part_boxes(obj, catalogue.asset(obj.asset_id))
-            fp = unary_union([p.footprint() for p in parts])
+            fp = object_footprint(obj, catalogue.asset(obj.asset_id))
             if not fp.is_empty:
                 out.append(fp)
     return out

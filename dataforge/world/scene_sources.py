@@ -8,7 +8,9 @@
 - a folder of ProcTHOR house ``*.json`` files, or a ``.jsonl`` / ``.jsonl.gz`` file of houses
   (:mod:`dataforge.world.house_sources`; every file read is recorded with its sha256);
 - ``habitat:SCENES_DIR``: every ``<scene>.glb`` under the folder that has a
-  ``<scene>.navmesh`` beside it (e.g. ``<scan>/<scan>.glb``), read through habitat-sim.
+  ``<scene>.navmesh`` beside it (e.g. ``<scan>/<scan>.glb``), read through habitat-sim; or, for
+  pipelines on HSSD scenes with OVMM objects (``hssd=True``), a folder laid out like
+  upstream's ``data/`` (:func:`hssd_layout`).
 
 One scene is one work unit. :func:`parse_scenes` reads the option, :func:`resolve_scenes` turns
 a job's inputs (or a reproduced config) into a :class:`SceneSpec` and checks that what it needs
@@ -94,6 +96,50 @@ def habitat_scenes(root: Path) -> list[tuple[str, Path]]:
     return out
 
 
+HSSD_SETS = ("amazon_berkeley", "google_scanned", "ai2thorhab", "hssd")
+
+
+@dataclass(frozen=True)
+class HssdLayout:
+    """An HSSD + OVMM data folder as habitat-lab's OVMM configs lay it out (``data/``):
+    ``hssd-hab/*.scene_dataset_config.json`` with ``hssd-hab/scenes/*.scene_instance.json``,
+    the object configs ``objects/train_val/<set>/configs`` and the category tables
+    ``objects/hssd-receptacles.csv`` and ``objects/object_categories.csv``."""
+
+    root: Path
+    dataset_config: Path
+    scenes: tuple[tuple[str, Path], ...]  # (scene id, scene_instance.json), sorted
+    object_dirs: tuple[Path, ...]
+    receptacle_csv: Path
+    object_csv: Path
+
+
+def hssd_layout(root: Path) -> HssdLayout:
+    """The :class:`HssdLayout` under ``root``, or a one-line error naming what is missing."""
+    hab = root / "hssd-hab"
+    configs = sorted(hab.glob("*.scene_dataset_config.json"))
+    if len(configs) != 1:
+        raise InputNotFoundError(
+            f"{root}: expected one hssd-hab/*.scene_dataset_config.json, found {len(configs)}"
+        )
+    suffix = ".scene_instance.json"
+    scenes = tuple((p.name[: -len(suffix)], p) for p in sorted((hab / "scenes").glob("*" + suffix)))
+    if not scenes:
+        raise InputNotFoundError(f"{hab / 'scenes'}: no *{suffix}")
+    dirs = tuple(
+        d for s in HSSD_SETS if (d := root / "objects" / "train_val" / s / "configs").is_dir()
+    )
+    if not dirs:
+        raise InputNotFoundError(
+            f"{root / 'objects' / 'train_val'}: no <set>/configs for any of {', '.join(HSSD_SETS)}"
+        )
+    csvs = [root / "objects" / n for n in ("hssd-receptacles.csv", "object_categories.csv")]
+    for c in csvs:
+        if not c.is_file():
+            raise InputNotFoundError(f"{c}: missing (it comes with the OVMM objects)")
+    return HssdLayout(root, configs[0], scenes, dirs, csvs[0], csvs[1])
+
+
 def house_scene_names(source: HouseSource) -> list[str]:
     """A scene name per house of ``source``: a file's stem, or ``<file>-<k:06d>`` per line."""
     if source.kind == "dir":
@@ -138,17 +184,30 @@ def resolve_scenes(
 
 
 def plan_scene_units(
-    spec: SceneSpec, inputs: Inputs, location: str, *, split: str
+    spec: SceneSpec, inputs: Inputs, location: str, *, split: str, hssd: bool = False
 ) -> tuple[list[WorkUnit], HouseSource | None]:
     """One unit per scene, recording in ``inputs`` (under ``location``) the files the scenes
     are read from, and the house source to read them with (None: generated or Habitat).
+    ``hssd``: Habitat scenes are an HSSD data folder (:func:`hssd_layout`), not glb scenes.
 
-    Unit ids: ``procthor-<split>-<k:06d>`` (generated), the glb's stem (Habitat), the house
-    file's stem or ``<file>-<k:06d>`` (a JSON-lines file); a repeated id gets ``-1``, ``-2``...
-    Params: ``index`` (houses) or ``scene_id`` and ``navmesh`` (Habitat), and ``ordinal``."""
+    Unit ids: ``procthor-<split>-<k:06d>`` (generated), the glb's stem (Habitat), the scene
+    id (an HSSD folder, :func:`hssd_layout`), the house file's stem or ``<file>-<k:06d>`` (a
+    JSON-lines file); a repeated id gets ``-1``, ``-2``... Params: ``index`` (houses) or
+    ``scene_id`` (and ``navmesh`` for glb scenes), and ``ordinal``."""
     if spec.kind == "generate":
         names = [f"procthor-{split}-{k:06d}" for k in range(spec.count)]
         params: list[dict[str, Any]] = [{"index": k} for k in range(spec.count)]
+        return _units(names, params), None
+    if spec.kind == "habitat" and hssd:
+        root = Path(spec.path or ".").resolve()
+        layout = hssd_layout(root)
+        for path in (layout.dataset_config, layout.receptacle_csv, layout.object_csv):
+            inputs.file(location, path.relative_to(root), "HSSD / OVMM metadata")
+        names, params = [], []
+        for scene_id, path in layout.scenes:
+            inputs.file(location, path.relative_to(root), "HSSD scene instance")
+            names.append(unit_name(scene_id))
+            params.append({"scene_id": scene_id})
         return _units(names, params), None
     if spec.kind == "habitat":
         root = Path(spec.path or ".").resolve()

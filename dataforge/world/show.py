@@ -7,13 +7,12 @@ from typing import Any
 
 import numpy as np
 from shapely.geometry import Polygon
-from shapely.ops import unary_union
 
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.house import House
 from dataforge.world.navigation import wall_obstacles
 from dataforge.world.scene import type_color
-from dataforge.world.surfaces import part_boxes
+from dataforge.world.surfaces import object_footprint
 
 
 def draw_plan(
@@ -33,8 +32,7 @@ def draw_plan(
     for obj in house.objects:
         if obj.parent_id is not None:
             continue
-        parts = part_boxes(obj, catalogue.asset(obj.asset_id))
-        shadow = unary_union([p.footprint() for p in parts])
+        shadow = object_footprint(obj, catalogue.asset(obj.asset_id))
         for fp in getattr(shadow, "geoms", [shadow]):
             if fp.is_empty or not hasattr(fp, "exterior"):
                 continue

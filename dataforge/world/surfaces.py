@@ -134,6 +134,14 @@ def part_boxes(obj: HouseObject, info: AssetInfo) -> tuple[OrientedBox, ...]:
     return _part_boxes(obj.position, obj.rotation, info)
 
 
+def object_footprint(obj: HouseObject, info: AssetInfo) -> Any:
+    """The object's plan-view footprint (x, z): the union of its parts' footprints (an
+    L-shaped sofa is an L), as a shapely geometry."""
+    from shapely.ops import unary_union
+
+    return unary_union([b.footprint() for b in part_boxes(obj, info)])
+
+
 @functools.lru_cache(maxsize=8192)
 def _part_boxes(
     position: tuple[float, ...], rotation: tuple[float, ...], info: AssetInfo

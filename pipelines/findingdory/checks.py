@@ -47,18 +47,27 @@ def _config(manifest: Any) -> Any:
     return EpisodesConfig.from_dict(dict(manifest.config))
 
 
+def viewpoint_table(
+    arrays: Mapping[str, np.ndarray], receptacles: list[dict[str, Any]]
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The stored viewpoints (V x 3), their receptacle indices, and the viewpoints by
+    receptacle id."""
+    views = np.asarray(arrays["viewpoints"], dtype=np.float64).reshape(-1, 3)
+    idx = np.asarray(arrays["viewpoint_receptacle"], dtype=np.int64)
+    return views, idx, {r["id"]: views[idx == k] for k, r in enumerate(receptacles)}
+
+
 class _Scene:
     """A stored scene rebuilt for checking: house, grid, receptacle footprints."""
 
     def __init__(self, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any):
-        from shapely.ops import unary_union
 
         from dataforge.pipelines.findingdory.creation import EXCLUDED_RECEPTACLES
         from dataforge.world.assets import load_catalogue
         from dataforge.world.house import load_house
         from dataforge.world.navigation import house_nav_grid
         from dataforge.world.spawnable import receptacle_pairs
-        from dataforge.world.surfaces import part_boxes
+        from dataforge.world.surfaces import object_footprint
 
         self.catalogue = load_catalogue()
         raw = json.loads(np.asarray(arrays["house_json"]).tobytes())
@@ -71,21 +80,83 @@ class _Scene:
         for r in self.receptacles:
             obj = self.house.object(r["id"])
             info = self.catalogue.asset(obj.asset_id)
-            self.footprints[r["id"]] = unary_union([b.footprint() for b in part_boxes(obj, info)])
-        views = np.asarray(arrays["viewpoints"], dtype=np.float64).reshape(-1, 3)
-        idx = np.asarray(arrays["viewpoint_receptacle"], dtype=np.int64)
-        self.views = views
-        self.view_index = idx
-        self.by_receptacle = {r["id"]: views[idx == k] for k, r in enumerate(self.receptacles)}
+            self.footprints[r["id"]] = object_footprint(obj, info)
+        self.views, self.view_index, self.by_receptacle = viewpoint_table(arrays, self.receptacles)
+
+    def allows(self, receptacle_category: str, category: str) -> str:
+        """Why ``category`` may not start or end on ``receptacle_category`` ('' when it may)."""
+        if self.pairs.get(receptacle_category, {}).get(category, 0.0) > 0:
+            return ""
+        return f"procthor never puts a {category} on a {receptacle_category}"
+
+    def category_of(self, asset: str) -> str | None:
+        return self.catalogue.asset(asset).object_type
+
+    def off_largest(self, points: np.ndarray) -> list[int]:
+        """Indices of ``points`` off the largest navigable component."""
+        grid = self.grid
+        labels, keep = grid.components(), grid.largest_component()
+        return [
+            k for k, p in enumerate(points)
+            if not (grid.inside(c := grid.cell_of(p)) and labels[c] == keep)
+        ]  # fmt: skip
+
+    def distance(self, a: Any, b: Any) -> float:
+        return float(self.grid.distance(a, b))
+
+    def replay(self, plan: Any) -> Iterator[str]:
+        from dataforge.world.house import HouseObject
+        from dataforge.world.placement import World
+
+        world = World(self.house, self.catalogue)
+        for obj, rid in plan.spawns():
+            if obj.id in world:
+                yield f"{obj.id} already exists in the house"
+                return
+            res = world.place_at(obj, rid)
+            if not res.ok:
+                yield f"{obj.id} does not rest on {rid} at its recorded pose ({res.status})"
+                return
+        for r in plan.rearrangements:
+            (obj,) = world.remove(r.object)
+            moved = HouseObject(obj.id, obj.asset_id, obj.object_type, r.goal_position,
+                                r.goal_rotation)  # fmt: skip
+            res = world.place_at(moved, r.goal_receptacle)
+            if not res.ok:
+                yield f"{r.object} does not rest on {r.goal_receptacle} at its goal ({res.status})"
+                return
+
+    def close(self) -> None:
+        pass
 
 
 def check_scene(
-    arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any
+    arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any,
+    scenes_root: Path | None = None,
+) -> Iterator[tuple[str, str]]:  # fmt: skip
+    """``(invariant, message)`` for one stored scene (``scenes_root``: where a Habitat
+    scene's data folder is, the manifest's recorded ``scenes`` location)."""
+    scene = _open_scene(arrays, meta, cfg, scenes_root)
+    try:
+        yield from _scene_checks(scene, arrays, meta, cfg)
+    finally:
+        scene.close()
+
+
+def _open_scene(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any,
+                scenes_root: Path | None) -> Any:  # fmt: skip
+    if (meta.get("origin") or {}).get("source") == "habitat":
+        from dataforge.pipelines.findingdory.habitat_checks import HabitatCheckScene
+
+        return HabitatCheckScene(arrays, meta, cfg, scenes_root)
+    return _Scene(arrays, meta, cfg)
+
+
+def _scene_checks(
+    scene: Any, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any
 ) -> Iterator[tuple[str, str]]:
-    """``(invariant, message)`` for one stored scene."""
     from dataforge.pipelines.findingdory.plan import EpisodePlan
 
-    scene = _Scene(arrays, meta, cfg)
     yield from _viewpoint_checks(scene, cfg)
     plans: list[tuple[str, EpisodePlan]] = []
     for d in meta.get("episodes") or []:
@@ -108,7 +179,7 @@ def check_scene(
                 yield "plans", f"{eid}: {key} differs from the plan's"
         for msg in _spot_problems(scene, plan, cfg):
             yield "spots", f"{eid}: {msg}"
-        for msg in _replay_problems(scene, plan):
+        for msg in scene.replay(plan):
             yield "replay", f"{eid}: {msg}"
         for msg in _pose_problems(scene, plan, cfg):
             yield "poses", f"{eid}: {msg}"
@@ -126,12 +197,7 @@ def _viewpoint_checks(scene: _Scene, cfg: Any) -> Iterator[tuple[str, str]]:
     if len(bad):
         yield "viewpoints", f"viewpoints {bad[:SHOW].tolist()}: receptacle index out of range"
         return
-    labels, keep = scene.grid.components(), scene.grid.largest_component()
-    off = [
-        k
-        for k, p in enumerate(scene.views)
-        if not (scene.grid.inside(c := scene.grid.cell_of(p)) and labels[c] == keep)
-    ]
+    off = scene.off_largest(scene.views)
     if off:
         yield "viewpoints", f"viewpoints {off[:SHOW]} are not on the largest navigable component"
     for k, r in enumerate(scene.receptacles):
@@ -158,11 +224,11 @@ def _plan_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
         for role, rid in (("start", r.start_receptacle), ("goal", r.goal_receptacle)):
             if rid not in known:
                 yield f"{r.object}: unknown {role} receptacle {rid}"
-            elif scene.pairs.get(known[rid], {}).get(r.category, 0.0) <= 0:
-                yield f"{r.object}: procthor never puts a {r.category} on a {known[rid]}"
+            elif why := scene.allows(known[rid], r.category):
+                yield f"{r.object}: {why}"
         if known.get(r.start_receptacle) == known.get(r.goal_receptacle):
             yield f"{r.object}: start and goal receptacles are both {known.get(r.goal_receptacle)}"
-        if scene.catalogue.asset(r.asset).object_type != r.category:
+        if scene.category_of(r.asset) != r.category:
             yield f"{r.object}: asset {r.asset} is not a {r.category}"
     twins = {r.category: r for r in plan.rearrangements}
     dcats = [d.category for d in plan.distractors]
@@ -201,52 +267,28 @@ def _spot_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
                     yield f"{r.object}: {kind} spot yaw {s.yaw} does not face the object"
 
 
-def _replay_problems(scene: _Scene, plan: Any) -> Iterator[str]:
-    from dataforge.world.house import HouseObject
-    from dataforge.world.placement import World
-
-    world = World(scene.house, scene.catalogue)
-    for obj, rid in plan.spawns():
-        if obj.id in world:
-            yield f"{obj.id} already exists in the house"
-            return
-        res = world.place_at(obj, rid)
-        if not res.ok:
-            yield f"{obj.id} does not rest on {rid} at its recorded pose ({res.status})"
-            return
-    for r in plan.rearrangements:
-        (obj,) = world.remove(r.object)
-        moved = HouseObject(obj.id, obj.asset_id, obj.object_type, r.goal_position,
-                            r.goal_rotation)  # fmt: skip
-        res = world.place_at(moved, r.goal_receptacle)
-        if not res.ok:
-            yield f"{r.object} does not rest on {r.goal_receptacle} at its goal ({res.status})"
-            return
-
-
 def _pose_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
-    grid = scene.grid
-    labels, keep = grid.components(), grid.largest_component()
     for name, spot in (("start", plan.start), ("end", plan.end)):
-        c = grid.cell_of(spot.position)
-        if not (grid.inside(c) and labels[c] == keep):
+        if scene.off_largest(np.asarray([spot.position], dtype=np.float64)):
             yield f"the {name} pose is not on the largest navigable component"
         if abs(spot.yaw / 10.0 - round(spot.yaw / 10.0)) > 1e-9:
             yield f"the {name} yaw {spot.yaw} is not a multiple of 10 degrees"
     first = plan.rearrangements[0].pick_spots[:1]
     last = plan.rearrangements[-1].place_spots[:1]
     if first:
-        d = grid.distance(plan.start.position, first[0].position)
+        d = scene.distance(plan.start.position, first[0].position)
         if not d >= cfg.min_start_distance - TOL_M:
             yield f"start {d:.2f} m from the first pick spot (< {cfg.min_start_distance})"
     if last:
-        d = grid.distance(plan.end.position, last[0].position)
+        d = scene.distance(plan.end.position, last[0].position)
         if not d >= cfg.walk_away_m - TOL_M:
             yield f"end {d:.2f} m from the last place spot (< {cfg.walk_away_m})"
 
 
 def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
     cfg = _config(ds.manifest)
+    where = (ds.manifest.inputs or {}).get("locations", {}).get("scenes")
+    scenes_root = Path(where) if where else None
     seen: dict[str, str] = {}
     for ep in ds.episodes():
         for d in ep.metadata.get("episodes") or []:
@@ -254,7 +296,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
             if eid in seen:
                 yield ep.id, "plans", f"episode id {eid} also in scene {seen[eid]}"
             seen[eid] = ep.id
-        for key, msg in check_scene(ep.read(), ep.metadata, cfg):
+        for key, msg in check_scene(ep.read(), ep.metadata, cfg, scenes_root):
             yield ep.id, key, msg
 
 

@@ -37,14 +37,13 @@ A draw that fails returns a :class:`Rejection` with its reason; the caller count
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import shapely
 from shapely.geometry import LineString, Point
-from shapely.ops import unary_union
 
 from dataforge.pipelines.findingdory.config import EpisodesConfig
 from dataforge.pipelines.findingdory.plan import Distractor, EpisodePlan, Rearrangement, Spot
@@ -84,57 +83,23 @@ class Receptacle:
     footprint: Any  # shapely geometry (plan view)
 
 
-class SceneContext:
-    """What every episode of one scene shares: the base house, the check renderer and grid,
-    the receptacles and their viewpoints, the spawnable categories and statistics."""
+class SceneBase:
+    """What every episode of one scene shares, whatever the world: the receptacles and their
+    viewpoints, the category statistics, and the world queries :func:`draw_episode` needs.
+    Subclasses set ``cfg``, ``backend``, ``receptacles``, ``viewpoints``, ``pairs`` (receptacle
+    category -> object category -> likelihood), ``types`` (the small categories) and
+    ``floor_y``, then call :meth:`_index_receptacles`."""
 
-    def __init__(self, house: House, catalogue: AssetCatalogue, cfg: EpisodesConfig) -> None:
-        from dataforge.world.backends import EmbeddedWorld
-        from dataforge.world.spawnable import receptacle_pairs, small_pickupable_types
-        from dataforge.world.surfaces import object_surfaces, part_boxes
-        from dataforge.world.viewpoints import WallSight
+    cfg: EpisodesConfig
+    backend: Any
+    receptacles: tuple[Receptacle, ...]
+    viewpoints: tuple[np.ndarray, ...]
+    pairs: dict[str, dict[str, float]]
+    types: tuple[str, ...]
+    floor_y: float
 
-        self.house, self.catalogue, self.cfg = house, catalogue, cfg
-        cam = cfg.camera
-        vfov = math.degrees(2 * math.atan(math.tan(math.radians(cam.hfov_deg) / 2)
-                                          * cfg.check_height / cfg.check_width))  # fmt: skip
-        self.backend = EmbeddedWorld(house, catalogue, width=cfg.check_width,
-                                     height=cfg.check_height, vfov_deg=vfov,
-                                     agent_radius=cfg.agent_radius)  # fmt: skip
-        self.grid = self.backend.grid
-        self.floor_y = float(self.grid.y)
-        self.pairs = receptacle_pairs(catalogue, exclude=EXCLUDED_RECEPTACLES)
-        self.types = small_pickupable_types(catalogue, self.pairs, cfg.split)
-        sight = WallSight(house)
-        lattice = self.grid.reachable_positions(step=cfg.viewpoint_spacing_m)
-        pts = shapely.points(lattice[:, 0], lattice[:, 2]) if len(lattice) else np.array([])
-        recs: list[Receptacle] = []
-        views: list[np.ndarray] = []
-        for obj in house.top_level_objects():
-            info = catalogue.asset(obj.asset_id)
-            if obj.object_type in EXCLUDED_RECEPTACLES or obj.object_type not in self.pairs:
-                continue
-            if not any(s.usable for s in object_surfaces(obj, info)):
-                continue
-            foot = unary_union([b.footprint() for b in part_boxes(obj, info)])
-            if foot.is_empty or not len(lattice):
-                continue
-            near = np.nonzero(shapely.distance(pts, foot) <= cfg.reach_m)[0]
-            keep = [
-                int(k)
-                for k in near
-                if sight.clear(
-                    (lattice[k, 0], lattice[k, 2]),
-                    _nearest_point(foot, lattice[k, 0], lattice[k, 2]),
-                )
-            ]
-            if not keep:
-                continue
-            recs.append(Receptacle(obj.id, obj.object_type, foot))
-            views.append(np.round(lattice[keep], 6))
-        self.receptacles = tuple(recs)
-        self.viewpoints = tuple(views)
-        self._index = {r.id: k for k, r in enumerate(recs)}
+    def _index_receptacles(self) -> None:
+        self._index = {r.id: k for k, r in enumerate(self.receptacles)}
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -161,17 +126,149 @@ class SceneContext:
                 out.append(c)
         return out
 
-    # -- one episode -----------------------------------------------------------------------
+    # -- the world, per backend ------------------------------------------------------------
 
     def fresh_world(self) -> Any:
-        """The check backend reset to the base house (renderer and grid kept)."""
+        """The check backend back at the scene as loaded (renderer and navigation kept)."""
+        raise NotImplementedError
+
+    def assets(self, category: str) -> tuple[str, ...]:
+        """The assets of ``category`` usable in the configured split."""
+        raise NotImplementedError
+
+    def category_of(self, asset: str) -> str:
+        raise NotImplementedError
+
+    def lattice(self) -> np.ndarray:
+        """The viewpoint lattice (N x 3) of the navigable area."""
+        raise NotImplementedError
+
+    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+        raise NotImplementedError
+
+    def center(self, backend: Any, object_id: str) -> np.ndarray:
+        """The centre of an object's box in the world."""
+        raise NotImplementedError
+
+    def pose(self, backend: Any, object_id: str) -> tuple[Any, Any]:
+        """An object's (position, rotation) as the plan records them."""
+        raise NotImplementedError
+
+    def pick(self, backend: Any, object_id: str) -> Any:
+        """Take the object out of play for a place search; what :meth:`put` then moves."""
+        raise NotImplementedError
+
+    def put(self, backend: Any, held: Any, receptacle_id: str, rng: np.random.Generator) -> Any:
+        """Place a picked object on a receptacle (the world's placement search)."""
+        raise NotImplementedError
+
+    def unput(self, backend: Any, held: Any) -> None:
+        """Undo a :meth:`put` whose pose gave no place spot."""
+        raise NotImplementedError
+
+    def small_objects(self, backend: Any) -> list[str]:
+        """Ids of the small objects now in the world (spawned or the scene's own)."""
+        raise NotImplementedError
+
+
+class SceneContext(SceneBase):
+    """A ProcTHOR house on the embedded world: the base house, the check renderer and grid, the
+    receptacles and their viewpoints, the spawnable categories and procthor's statistics."""
+
+    def __init__(self, house: House, catalogue: AssetCatalogue, cfg: EpisodesConfig) -> None:
+        from dataforge.world.backends import EmbeddedWorld
+        from dataforge.world.spawnable import receptacle_pairs, small_pickupable_types
+        from dataforge.world.surfaces import object_footprint, object_surfaces
+        from dataforge.world.viewpoints import WallSight
+
+        self.house, self.catalogue, self.cfg = house, catalogue, cfg
+        self.backend = EmbeddedWorld(house, catalogue, width=cfg.check_width,
+                                     height=cfg.check_height, vfov_deg=check_vfov(cfg),
+                                     agent_radius=cfg.agent_radius)  # fmt: skip
+        self.grid = self.backend.grid
+        self.floor_y = float(self.grid.y)
+        self.pairs = receptacle_pairs(catalogue, exclude=EXCLUDED_RECEPTACLES)
+        self.types = small_pickupable_types(catalogue, self.pairs, cfg.split)
+        sight = WallSight(house)
+        lattice = self.lattice()
+        pts = shapely.points(lattice[:, 0], lattice[:, 2]) if len(lattice) else np.array([])
+        recs: list[Receptacle] = []
+        views: list[np.ndarray] = []
+        for obj in house.top_level_objects():
+            info = catalogue.asset(obj.asset_id)
+            if obj.object_type in EXCLUDED_RECEPTACLES or obj.object_type not in self.pairs:
+                continue
+            if not any(s.usable for s in object_surfaces(obj, info)):
+                continue
+            foot = object_footprint(obj, info)
+            if foot.is_empty or not len(lattice):
+                continue
+            near = np.nonzero(shapely.distance(pts, foot) <= cfg.reach_m)[0]
+            keep = [
+                int(k)
+                for k in near
+                if sight.clear(
+                    (lattice[k, 0], lattice[k, 2]),
+                    _nearest_point(foot, lattice[k, 0], lattice[k, 2]),
+                )
+            ]
+            if not keep:
+                continue
+            recs.append(Receptacle(obj.id, obj.object_type, foot))
+            views.append(np.round(lattice[keep], 6))
+        self.receptacles = tuple(recs)
+        self.viewpoints = tuple(views)
+        self._index_receptacles()
+
+    def fresh_world(self) -> Any:
         self.backend.reset(self.house)
         return self.backend
 
+    def assets(self, category: str) -> tuple[str, ...]:
+        from dataforge.world.spawnable import split_assets
 
-def draw_episode(
-    ctx: SceneContext, rng: np.random.Generator, scene: str
-) -> EpisodePlan | Rejection:
+        return split_assets(self.catalogue, category, self.cfg.split)
+
+    def category_of(self, asset: str) -> str:
+        return self.catalogue.asset(asset).object_type
+
+    def lattice(self) -> np.ndarray:
+        return self.grid.reachable_positions(step=self.cfg.viewpoint_spacing_m)
+
+    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+        return self.grid.distances(sources, targets)
+
+    def center(self, backend: Any, object_id: str) -> np.ndarray:
+        return np.asarray(backend.world.box(object_id).center, dtype=np.float64)
+
+    def pose(self, backend: Any, object_id: str) -> tuple[Any, Any]:
+        obj = backend.world.object(object_id)
+        return obj.position, obj.rotation
+
+    def pick(self, backend: Any, object_id: str) -> HouseObject:
+        obj = backend.world.object(object_id)
+        backend.remove(object_id)
+        return obj
+
+    def put(self, backend: Any, held: Any, receptacle_id: str, rng: np.random.Generator) -> Any:
+        return backend.place(held, receptacle_id, rng)
+
+    def unput(self, backend: Any, held: Any) -> None:
+        backend.remove(held.id)
+
+    def small_objects(self, backend: Any) -> list[str]:
+        small = set(self.types)
+        return [o.id for o in backend.world.objects if o.object_type in small]
+
+
+def check_vfov(cfg: EpisodesConfig) -> float:
+    """The vertical field of view of the Stretch head camera at the check resolution."""
+    cam = cfg.camera
+    return math.degrees(2 * math.atan(math.tan(math.radians(cam.hfov_deg) / 2)
+                                      * cfg.check_height / cfg.check_width))  # fmt: skip
+
+
+def draw_episode(ctx: SceneBase, rng: np.random.Generator, scene: str) -> EpisodePlan | Rejection:
     """One episode drawn as the module docstring says, or why it failed."""
     cfg = ctx.cfg
     lo, hi = cfg.rearrangements
@@ -181,14 +278,14 @@ def draw_episode(
         return Rejection("too_few_categories", f"{len(usable)} usable categories, {r} needed")
     categories = [usable[int(k)] for k in rng.choice(len(usable), size=r, replace=False)]
     backend = ctx.fresh_world()
-    world = backend.world
     picks: list[tuple[str, str, str, Receptacle, tuple[Spot, ...]]] = []
     for c in categories:
         asset = _asset(ctx, c, rng)
         got = _spawn_visible(ctx, backend, asset, ctx.starts(c), rng)
         if got is None:
             return Rejection("pick_unreachable", c)
-        oid, rec, spots = got
+        rec, res, spots = got
+        oid = res.object_id
         picks.append((oid, c, asset, rec, spots))
     distractors: list[Distractor] = []
     for _oid, c, asset, rec, _ in picks:
@@ -199,12 +296,11 @@ def draw_episode(
             return Rejection("distractor_unplaced", c)
         distractors.append(Distractor(res.object_id, c, d_asset, res.receptacle_id,
                                       _v(res.position), _v(res.rotation)))  # fmt: skip
-    starts = {oid: world.object(oid) for oid, *_ in picks}
+    starts = {oid: ctx.pose(backend, oid) for oid, *_ in picks}
     rearrangements: list[Rearrangement] = []
     for oid, c, asset, rec, pick_spots in picks:
-        obj = starts[oid]
-        backend.remove(oid)
-        placed = _place_visible(ctx, backend, obj, ctx.goals(c, rec), c, rng)
+        held = ctx.pick(backend, oid)
+        placed = _place_visible(ctx, backend, held, ctx.goals(c, rec), c, rng)
         if placed is None:
             return Rejection("place_unreachable", c)
         goal, res, place_spots = placed
@@ -215,8 +311,8 @@ def draw_episode(
                 asset=asset,
                 start_receptacle=rec.id,
                 goal_receptacle=goal.id,
-                start_position=_v(obj.position),
-                start_rotation=_v(obj.rotation),
+                start_position=_v(starts[oid][0]),
+                start_rotation=_v(starts[oid][1]),
                 goal_position=_v(res.position),
                 goal_rotation=_v(res.rotation),
                 pick_spots=pick_spots,
@@ -236,16 +332,14 @@ def draw_episode(
 # -- steps -----------------------------------------------------------------------------------
 
 
-def _asset(ctx: SceneContext, category: str, rng: np.random.Generator, avoid: str = "") -> str:
-    from dataforge.world.spawnable import split_assets
-
-    assets = split_assets(ctx.catalogue, category, ctx.cfg.split)
+def _asset(ctx: SceneBase, category: str, rng: np.random.Generator, avoid: str = "") -> str:
+    assets = ctx.assets(category)
     pool = [a for a in assets if a != avoid] or list(assets)
     return pool[int(rng.integers(len(pool)))]
 
 
 def _weighted(
-    ctx: SceneContext, recs: Sequence[Receptacle], category: str, rng: np.random.Generator,
+    ctx: SceneBase, recs: Sequence[Receptacle], category: str, rng: np.random.Generator,
     limit: int = RECEPTACLE_TRIES,
 ) -> list[Receptacle]:  # fmt: skip
     """Up to ``limit`` of ``recs`` drawn without replacement by likelihood."""
@@ -258,7 +352,7 @@ def _weighted(
 
 
 def _spawn_any(
-    backend: Any, asset: str, recs: Sequence[Receptacle], ctx: SceneContext, category: str,
+    backend: Any, asset: str, recs: Sequence[Receptacle], ctx: SceneBase, category: str,
     rng: np.random.Generator,
 ) -> Any:  # fmt: skip
     for rec in _weighted(ctx, recs, category, rng, limit=len(recs)):
@@ -268,40 +362,43 @@ def _spawn_any(
     return None
 
 
-def _spawn_visible(
-    ctx: SceneContext, backend: Any, asset: str, recs: Sequence[Receptacle],
-    rng: np.random.Generator,
-) -> tuple[str, Receptacle, tuple[Spot, ...]] | None:  # fmt: skip
-    category = ctx.catalogue.asset(asset).object_type
+def _visible_on(
+    ctx: SceneBase, backend: Any, recs: Sequence[Receptacle], category: str,
+    rng: np.random.Generator, attempt: Callable[[str], Any], undo: Callable[[Any], None],
+) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:  # fmt: skip
+    """The first of up to :data:`RECEPTACLE_TRIES` receptacles (drawn by likelihood) on which
+    ``attempt(receptacle_id)`` places the object with pick or place spots; ``undo(result)``
+    takes back a placement without spots."""
     for rec in _weighted(ctx, recs, category, rng):
-        res = backend.spawn(asset, rec.id, rng)
+        res = attempt(rec.id)
         if not res.ok:
             continue
         spots = spots_for(ctx, backend, res.object_id, rec.id)
         if spots:
-            return res.object_id, rec, spots
-        backend.remove(res.object_id)
+            return rec, res, spots
+        undo(res)
     return None
+
+
+def _spawn_visible(
+    ctx: SceneBase, backend: Any, asset: str, recs: Sequence[Receptacle],
+    rng: np.random.Generator,
+) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:  # fmt: skip
+    return _visible_on(ctx, backend, recs, ctx.category_of(asset), rng,
+                       lambda rid: backend.spawn(asset, rid, rng),
+                       lambda res: backend.remove(res.object_id))  # fmt: skip
 
 
 def _place_visible(
-    ctx: SceneContext, backend: Any, obj: HouseObject, recs: Sequence[Receptacle], category: str,
+    ctx: SceneBase, backend: Any, held: Any, recs: Sequence[Receptacle], category: str,
     rng: np.random.Generator,
 ) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:  # fmt: skip
-    for rec in _weighted(ctx, recs, category, rng):
-        res = backend.place(obj, rec.id, rng)
-        if not res.ok:
-            continue
-        spots = spots_for(ctx, backend, obj.id, rec.id)
-        if spots:
-            return rec, res, spots
-        backend.remove(obj.id)
-    return None
+    return _visible_on(ctx, backend, recs, category, rng,
+                       lambda rid: ctx.put(backend, held, rid, rng),
+                       lambda res: ctx.unput(backend, held))  # fmt: skip
 
 
-def spots_for(
-    ctx: SceneContext, backend: Any, object_id: str, receptacle_id: str
-) -> tuple[Spot, ...]:
+def spots_for(ctx: SceneBase, backend: Any, object_id: str, receptacle_id: str) -> tuple[Spot, ...]:
     """Viewpoints of ``receptacle_id`` within reach of the object from which the head camera,
     turned to face it, sees it on at least ``min_coverage`` of the image (best coverage
     first; see the module docstring)."""
@@ -309,7 +406,7 @@ def spots_for(
     from dataforge.world.goals import coverage_of, instance_ids_of
 
     cfg, cam = ctx.cfg, ctx.cfg.camera
-    centre = np.asarray(backend.world.box(object_id).center, dtype=np.float64)
+    centre = ctx.center(backend, object_id)
     views = ctx.views_of(receptacle_id)
     d = np.hypot(views[:, 0] - centre[0], views[:, 2] - centre[2])
     order = [int(k) for k in np.argsort(d, kind="stable") if d[k] <= cfg.reach_m]
@@ -333,12 +430,12 @@ def spots_for(
 
 
 def _pose_far_from(
-    ctx: SceneContext, spot: Spot, min_m: float, rng: np.random.Generator
+    ctx: SceneBase, spot: Spot, min_m: float, rng: np.random.Generator
 ) -> Spot | None:
     """A uniform lattice point at least ``min_m`` (geodesic) from ``spot``; yaw a multiple of
     :data:`TURN_DEG`."""
-    lattice = ctx.grid.reachable_positions(step=ctx.cfg.viewpoint_spacing_m)
-    d = ctx.grid.distances([spot.position], list(lattice))[0]
+    lattice = ctx.lattice()
+    d = ctx.distances([spot.position], list(lattice))[0]
     ok = np.nonzero(np.isfinite(d) & (d >= min_m))[0]
     if not len(ok):
         return None
@@ -347,7 +444,7 @@ def _pose_far_from(
     return Spot(_v(np.round(lattice[k], 6)), float(yaw))
 
 
-def _end_pose(ctx: SceneContext, backend: Any, spot: Spot, rng: np.random.Generator) -> Spot | None:
+def _end_pose(ctx: SceneBase, backend: Any, spot: Spot, rng: np.random.Generator) -> Spot | None:
     """The walk-away goal (B.2): a lattice point at least ``walk_away_m`` (geodesic) from the
     last place spot, facing a yaw from which (and :data:`TURN_DEG` either side) no small object
     is in view and no receptacle whose viewpoints come within :data:`END_CLEAR_M` of the point
@@ -359,8 +456,8 @@ def _end_pose(ctx: SceneContext, backend: Any, spot: Spot, rng: np.random.Genera
     from dataforge.world.goals import furniture_keys
 
     cfg, cam = ctx.cfg, ctx.cfg.camera
-    lattice = ctx.grid.reachable_positions(step=cfg.viewpoint_spacing_m)
-    d = ctx.grid.distances([spot.position], list(lattice))[0]
+    lattice = ctx.lattice()
+    d = ctx.distances([spot.position], list(lattice))[0]
     far = np.isfinite(d) & (d >= cfg.walk_away_m)
     if not far.any():
         return None
@@ -369,7 +466,7 @@ def _end_pose(ctx: SceneContext, backend: Any, spot: Spot, rng: np.random.Genera
     crowded = np.any(near, axis=0) if near else np.zeros(len(lattice), dtype=bool)
     order = [*rng.permutation(np.nonzero(far & ~crowded)[0]),
              *rng.permutation(np.nonzero(far & crowded)[0])][:END_TRIES]  # fmt: skip
-    small = [o.id for o in backend.world.objects if o.object_type in set(ctx.types)]
+    small = ctx.small_objects(backend)
     graph = backend.world_graph()
     turns = round(360 / TURN_DEG)
     for k in order:

@@ -32,11 +32,14 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
         raise UsageError(f"--step {row}: scene {ep.id} has episodes 0..{len(plans) - 1}")
     out = check_output_file(Path(path), "preview")
     plan = EpisodePlan.from_dict(plans[row]) if plans else None
-    catalogue = load_catalogue()
-    house = load_house(json.loads(ep["house_json"].read().tobytes()), name=ep.id,
-                       catalogue=catalogue)  # fmt: skip
     fig, ax = plt.subplots(figsize=(9, 8))
-    draw_plan(ax, house, catalogue, None)
+    if (ep.metadata.get("origin") or {}).get("source") == "habitat":
+        ax.set_aspect("equal")  # an HSSD scene: no house to draw; the viewpoints outline it
+    else:
+        catalogue = load_catalogue()
+        house = load_house(json.loads(ep["house_json"].read().tobytes()), name=ep.id,
+                           catalogue=catalogue)  # fmt: skip
+        draw_plan(ax, house, catalogue, None)
     views = np.asarray(ep["viewpoints"].read(), dtype=np.float64)
     if len(views):
         ax.scatter(views[:, 0], views[:, 2], s=1, c="#999999", alpha=0.5)

@@ -38,11 +38,11 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dataforge.errors import UsageError
 from dataforge.inputs import Inputs
 from dataforge.pipelines.findingdory.config import (
     CITATION,
@@ -85,9 +85,16 @@ def episode_id(scene: str, k: int) -> str:
 
 
 def produce(
-    cfg: EpisodesConfig, source: HouseSource | None, unit: WorkUnit, rng: np.random.Generator
+    cfg: EpisodesConfig,
+    source: HouseSource | None,
+    habitat_root: str | None,
+    unit: WorkUnit,
+    rng: np.random.Generator,
 ) -> Iterator[Episode]:
-    from dataforge.pipelines.findingdory.creation import Rejection, SceneContext, draw_episode
+    if cfg.scene_kind == "habitat":
+        yield _habitat_record(cfg, Path(str(habitat_root)), unit, rng)
+        return
+    from dataforge.pipelines.findingdory.creation import SceneContext
     from dataforge.world.assets import load_catalogue
     from dataforge.world.goals import room_of
     from dataforge.world.scene_sources import house_bytes, load_scene_house
@@ -99,6 +106,61 @@ def produce(
     )  # fmt: skip
     ctx = SceneContext(house, catalogue, cfg)
     graph = ctx.backend.world_graph()
+    rooms = [{"id": r.id, "name": r.room_type} for r in house.rooms]
+    where = {r.id: room_of(graph, np.asarray(house.object(r.id).position)) for r in ctx.receptacles}
+    yield _record(ctx, unit, rng, house_bytes(raw), origin, rooms, where)
+
+
+def _habitat_record(
+    cfg: EpisodesConfig, root: Path, unit: WorkUnit, rng: np.random.Generator
+) -> Episode:
+    """One HSSD scene's record (:mod:`.habitat_scene`): the scene instance JSON is stored where
+    a house's JSON would be, and the origin names the scene and the dataset config."""
+    import hashlib
+
+    from dataforge.pipelines.findingdory.habitat_scene import (
+        HabitatSceneContext,
+        open_habitat_world,
+        scene_instance_bytes,
+    )
+    from dataforge.world.goals import room_of
+    from dataforge.world.scene_sources import hssd_layout
+
+    layout = hssd_layout(root)
+    scene_id = str(unit.params["scene_id"])
+    raw = scene_instance_bytes(layout, scene_id)
+    world = open_habitat_world(layout, scene_id, cfg)
+    try:
+        ctx = HabitatSceneContext(world, cfg)
+        graph = world.world_graph()
+        rooms = [{"id": r.id, "name": r.room_type} for r in graph.rooms]
+        centres = {r.id: r.aabb.center for r in world.receptacles()}
+        where = {r.id: room_of(graph, centres[r.id]) for r in ctx.receptacles}
+        origin = {
+            "source": "habitat",
+            "scene_id": scene_id,
+            "dataset_config": layout.dataset_config.relative_to(root).as_posix(),
+            "scene_instance_sha256": hashlib.sha256(raw).hexdigest(),
+        }
+        return _record(ctx, unit, rng, raw, origin, rooms, where)
+    finally:
+        world.close()
+
+
+def _record(
+    ctx: Any,
+    unit: WorkUnit,
+    rng: np.random.Generator,
+    scene_json: bytes,
+    origin: dict[str, Any],
+    rooms: list[dict[str, Any]],
+    room_of_receptacle: dict[str, Any],
+) -> Episode:
+    """Draw the scene's episodes (rejections counted, give-ups after ``max_tries``) and make
+    its stored record."""
+    from dataforge.pipelines.findingdory.creation import Rejection, draw_episode
+
+    cfg = ctx.cfg
     rejected: Counter[str] = Counter()
     plans: list[dict[str, Any]] = []
     given_up = 0
@@ -114,11 +176,7 @@ def produce(
             given_up += 1
     views = ctx.viewpoints
     receptacles = [
-        {
-            "id": r.id,
-            "category": r.category,
-            "room": room_of(graph, np.asarray(house.object(r.id).position)),
-        }
+        {"id": r.id, "category": r.category, "room": room_of_receptacle[r.id]}
         for r in ctx.receptacles
     ]
     n = len(plans)
@@ -127,7 +185,7 @@ def produce(
         return [*p["position"], p["yaw"]]
 
     arrays = {
-        "house_json": np.frombuffer(house_bytes(raw), dtype=np.uint8),
+        "house_json": np.frombuffer(scene_json, dtype=np.uint8),
         "viewpoints": (np.concatenate(views) if views else np.zeros((0, 3))).astype(np.float32),
         "viewpoint_receptacle": np.concatenate(
             [np.full(len(v), k, dtype=np.int16) for k, v in enumerate(views)]
@@ -138,14 +196,14 @@ def produce(
         "end_pose": np.array([pose(p["end"]) for p in plans], dtype=np.float64).reshape(n, 4),
         "rearrangements": np.array([len(p["rearrangements"]) for p in plans], dtype=np.int8),
     }
-    yield Episode(
+    return Episode(
         unit.id,
         arrays,
         {
             "scene": unit.id,
             "origin": origin,
             "floor_y": ctx.floor_y,
-            "rooms": [{"id": r.id, "name": r.room_type} for r in house.rooms],
+            "rooms": rooms,
             "receptacles": receptacles,
             "episodes": plans,
             "rejected": dict(sorted(rejected.items())),
@@ -164,15 +222,11 @@ def build_job(cfg: EpisodesConfig, *, seed: int, fmt: str, inputs: Inputs | None
         inputs, SCENES, kind=cfg.scene_kind, generated_count=cfg.generated_scenes,
         room_spec=cfg.room_spec,
     )  # fmt: skip
-    if spec.kind == "habitat":
-        raise UsageError(
-            "--scenes habitat:DIR: FindingDory's Habitat backend (HSSD scenes with OVMM objects) "
-            "is not built yet; use generate:K or ProcTHOR houses"
-        )
     cfg = cfg.with_(
         scene_kind=spec.kind, generated_scenes=spec.count, procthor=load_catalogue().version
     )
-    units, source = plan_scene_units(spec, inputs, SCENES, split=cfg.split)
+    units, source = plan_scene_units(spec, inputs, SCENES, split=cfg.split, hssd=True)
+    habitat_root = str(Path(spec.path or ".").resolve()) if spec.kind == "habitat" else None
     notes = (
         f"{cfg.episodes} episode(s) per scene, {show_range(cfg.rearrangements)} rearrangements "
         f"each; Stretch head camera {cfg.camera.width}x{cfg.camera.height} for visibility "
@@ -186,7 +240,7 @@ def build_job(cfg: EpisodesConfig, *, seed: int, fmt: str, inputs: Inputs | None
         format=fmt,
         schema=schema(cfg),
         units=tuple(units),
-        produce=functools.partial(produce, cfg, source),
+        produce=functools.partial(produce, cfg, source, habitat_root),
         description=f"FindingDory {cfg.split} episodes in {len(units)} scenes, "
         f"{cfg.episodes} per scene: pick-and-place rearrangements with distractors.",
         url=URL,

@@ -15,7 +15,9 @@ Outputs
     day left it), and the receptacle ``viewpoints`` / ``viewpoint_receptacle``. Metadata: the
     tasks (:class:`~.templates.Task` fields, ``id``, ``valid_frames``: one sorted list per
     subgoal, ``solvable``, ``shortest_m``: l of SPL), the skipped templates with reasons, the
-    entities (id, kind, centre), the frame count, the final pose. Beside the shards,
+    entities (id, kind, centre), the frame count, the final pose, the day's ``video`` (the
+    experience's ``videos/<episode>.mp4`` when collected with ``--video mp4``, else null).
+    Beside the shards,
     ``tasks.jsonl``: one line per task in the fields of the authors' released QA files
     (``ep_id``, ``video``, ``question``, ``answer``, ``task_id``, ``high_level_category``,
     ``low_level_category``, ``num_interactions``) plus ``id``, ``goals``, ``ordered``,
@@ -75,6 +77,7 @@ def produce(
     cfg: TasksConfig, root: str, collect: dict[str, Any], unit: WorkUnit,
     rng: np.random.Generator,
 ) -> Iterator[Episode]:  # fmt: skip
+    from dataforge.pipelines.findingdory.collect import VIDEOS_DIR
     from dataforge.pipelines.findingdory.goal_frames import (
         entities_of,
         final_world,
@@ -164,6 +167,7 @@ def produce(
                 "tilt_deg": ccfg.camera.tilt_deg,
             },
             "agent_radius": ccfg.agent_radius,
+            "video": f"{VIDEOS_DIR}/{unit.id}.mp4" if collect.get("video") == "mp4" else None,
         },
     )
 
@@ -228,14 +232,15 @@ def _locks(task: Any, frames: list[int], bits: np.ndarray, index: dict[str, int]
 # -- the files beside the shards ------------------------------------------------------------
 
 
-def task_lines(ds: Any, videos: bool) -> Iterator[dict[str, Any]]:
-    """One record per task in the authors' QA fields plus ours, in episode order."""
+def task_lines(ds: Any) -> Iterator[dict[str, Any]]:
+    """One record per task in the authors' QA fields plus ours, in episode order (``video``:
+    the experience's MP4 when it was collected with one, as each episode's metadata says)."""
     for eid in ds.episode_ids:
         meta = ds[eid].metadata
         for t in meta["tasks"]:
             yield {
                 "ep_id": eid,
-                "video": f"videos/{eid}.mp4" if videos else None,
+                "video": meta.get("video"),
                 "question": t["text"],
                 "answer": t["valid_frames"],
                 "task_id": t["template"],
@@ -250,9 +255,9 @@ def task_lines(ds: Any, videos: bool) -> Iterator[dict[str, Any]]:
             }
 
 
-def tasks_file(ds: Any, videos: bool) -> bytes:
+def tasks_file(ds: Any) -> bytes:
     return "".join(
-        json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n" for r in task_lines(ds, videos)
+        json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n" for r in task_lines(ds)
     ).encode()
 
 
@@ -268,7 +273,6 @@ def build_job(cfg: TasksConfig, *, seed: int, fmt: str, inputs: Inputs | None = 
         units = [WorkUnit(eid, {}) for eid in ds.episode_ids]
     if not units:
         raise DatasetError(f"{root} holds no collected episodes")
-    videos = manifest.config.get("video") == "mp4"
     return Job(
         pipeline=PIPELINE,
         name=f"{PIPELINE}-{manifest.config.get('split')}",
@@ -278,7 +282,7 @@ def build_job(cfg: TasksConfig, *, seed: int, fmt: str, inputs: Inputs | None = 
         schema=schema(cfg),
         units=tuple(units),
         produce=functools.partial(produce, cfg, root, dict(manifest.config)),
-        extra_files=lambda ds: {TASKS_FILE: tasks_file(ds, videos)},
+        extra_files=lambda ds: {TASKS_FILE: tasks_file(ds)},
         description=f"FindingDory tasks (the 60 templates of Table 3) over {len(units)} "
         f"collected days, with every valid goal frame.",
         url=URL,

@@ -3,7 +3,6 @@ registered in ``__init__``)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,9 +99,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
     if TASKS_FILE not in ds.manifest.files or not path.is_file():
         yield None, "files", f"{TASKS_FILE} is missing"
         return
-    first = json.loads(path.read_text().splitlines()[0]) if path.stat().st_size else {}
-    want = tasks_file(ds, videos=bool(first.get("video")))
-    if path.read_bytes() != want:
+    if path.read_bytes() != tasks_file(ds):
         yield None, "files", f"{TASKS_FILE} differs from the stored tasks"
 
 

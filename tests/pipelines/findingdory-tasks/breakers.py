@@ -4,7 +4,6 @@ broken, and re-seals the manifest (tests/test_conformance.py runs them on the ti
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,7 @@ def _first(root: Path) -> str:
 
 def _rewrite_tasks_file(root: Path) -> None:
     with open_dataset(root) as ds:
-        first = json.loads((root / TASKS_FILE).read_text().splitlines()[0])
-        data = tasks_file(ds, videos=bool(first.get("video")))
+        data = tasks_file(ds)
     edit_file(root, TASKS_FILE, lambda p: p.write_bytes(data))
 
 

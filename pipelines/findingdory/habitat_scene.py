@@ -1,0 +1,156 @@
+"""FindingDory episode creation on HSSD scenes with OVMM objects (``--scenes habitat:DIR``).
+
+The same draws as :mod:`.creation` (:func:`~.creation.draw_episode`) over
+:class:`~dataforge.world.habitat_world.HabitatWorld` instead of the embedded world. What
+differs from a ProcTHOR house:
+
+* **Receptacles** are the scene's furniture with ``receptacle_mesh_*`` support surfaces and a
+  category in ``objects/hssd-receptacles.csv`` (the world's :meth:`receptacles`); a footprint is
+  the plan-view hull of the furniture's box.
+* **Categories** are the object templates' categories in ``objects/object_categories.csv``
+  (every loaded OVMM template with one); the OVMM object set is shared by the splits (the
+  scenes are what is split), so both splits draw from all of them.
+* **Pairing**: no co-occurrence statistics come with HSSD (procthor's are for ProcTHOR's
+  types), so every receptacle takes every category with the same likelihood, as OVMM's
+  object sampler draws receptacles uniformly; start and goal receptacles still differ in
+  category.
+* **Viewpoints**: lattice points within ``reach_m`` of the footprint from which a ray cast at
+  camera height reaches the furniture's top (``HabitatWorld.sees``) instead of the plan-view
+  wall test.
+* **Picks**: the object stays in the world while its goal pose is searched (habitat moves a
+  rigid object in place; the start receptacle is never the goal, so the two do not meet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import shapely
+
+from dataforge.pipelines.findingdory.config import EpisodesConfig
+from dataforge.pipelines.findingdory.creation import Receptacle, SceneBase, check_vfov
+from dataforge.world.scene_sources import HssdLayout
+
+SIGHT_INSET_M = 0.05  # the sight target: this far inside the footprint's nearest point
+SIGHT_BELOW_TOP_M = 0.02  # and this far below the furniture's top
+
+
+def open_habitat_world(layout: HssdLayout, scene_id: str, cfg: EpisodesConfig) -> Any:
+    """The check world for one HSSD scene at the check resolution (habitat-sim required)."""
+    from dataforge.world.habitat_world import (
+        HabitatAgent,
+        HabitatScene,
+        HabitatWorld,
+        read_categories,
+    )
+
+    scene = HabitatScene(
+        dataset_config=str(layout.dataset_config),
+        scene_id=scene_id,
+        categories=read_categories(layout.object_csv),
+        receptacle_categories=read_categories(layout.receptacle_csv, receptacles=True),
+        object_dirs=tuple(str(d) for d in layout.object_dirs),
+    )
+    return HabitatWorld(scene, width=cfg.check_width, height=cfg.check_height,
+                        vfov_deg=check_vfov(cfg),
+                        agent=HabitatAgent(radius=cfg.agent_radius))  # fmt: skip
+
+
+class HabitatSceneContext(SceneBase):
+    """One HSSD scene's receptacles, viewpoints and categories over a ``HabitatWorld``."""
+
+    def __init__(self, world: Any, cfg: EpisodesConfig) -> None:
+        self.backend, self.cfg = world, cfg
+        self.templates: dict[str, str] = dict(world.templates())
+        self.types = tuple(sorted(set(self.templates.values())))
+        found = world.receptacles()
+        self.pairs = {r.category: dict.fromkeys(self.types, 1.0) for r in found}
+        lattice = self.lattice()
+        self.floor_y = float(np.median(lattice[:, 1])) if len(lattice) else 0.0
+        pts = shapely.points(lattice[:, 0], lattice[:, 2]) if len(lattice) else np.array([])
+        eye_h = cfg.camera.height_m
+        recs: list[Receptacle] = []
+        views: list[np.ndarray] = []
+        for r in found:
+            if not len(lattice) or r.footprint.is_empty:
+                continue
+            near = np.nonzero(shapely.distance(pts, r.footprint) <= cfg.reach_m)[0]
+            top = float(r.aabb.hi[1]) - SIGHT_BELOW_TOP_M
+            keep = []
+            for k in near:
+                x, y, z = (float(v) for v in lattice[k])
+                tx, tz = _inside_point(r.footprint, x, z)
+                if world.sees((x, y + eye_h, z), (tx, top, tz), r.id):
+                    keep.append(int(k))
+            if not keep:
+                continue
+            recs.append(Receptacle(r.id, r.category, r.footprint))
+            views.append(np.round(lattice[keep], 6))
+        self.receptacles = tuple(recs)
+        self.viewpoints = tuple(views)
+        self._index_receptacles()
+
+    def fresh_world(self) -> Any:
+        self.backend.reset()
+        return self.backend
+
+    def assets(self, category: str) -> tuple[str, ...]:
+        return tuple(t for t, c in sorted(self.templates.items()) if c == category)
+
+    def category_of(self, asset: str) -> str:
+        return self.templates[asset]
+
+    def lattice(self) -> np.ndarray:
+        return self.backend.reachable_positions(step=self.cfg.viewpoint_spacing_m)
+
+    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+        return self.backend.distances(sources, targets)
+
+    def center(self, backend: Any, object_id: str) -> np.ndarray:
+        return np.asarray(backend.center(object_id), dtype=np.float64)
+
+    def pose(self, backend: Any, object_id: str) -> tuple[Any, Any]:
+        return backend.pose(object_id)
+
+    def pick(self, backend: Any, object_id: str) -> str:
+        return object_id
+
+    def put(self, backend: Any, held: Any, receptacle_id: str, rng: np.random.Generator) -> Any:
+        return backend.place(held, receptacle_id, rng)
+
+    def unput(self, backend: Any, held: Any) -> None:
+        """Nothing to undo: the next :meth:`put` moves the object again."""
+
+    def small_objects(self, backend: Any) -> list[str]:
+        from dataforge.world.habitat_world import object_shortname
+
+        small = set(self.types)
+        return [h for h in backend.spawned() if self.templates.get(object_shortname(h)) in small]
+
+
+def _inside_point(footprint: Any, x: float, z: float) -> tuple[float, float]:
+    """The footprint's nearest point to (x, z), moved :data:`SIGHT_INSET_M` towards its
+    centroid (a ray aimed at the edge itself may graze past it)."""
+    from shapely.geometry import Point
+
+    line = shapely.shortest_line(Point(x, z), footprint)
+    px, pz = line.coords[1]
+    c = footprint.centroid
+    dx, dz = c.x - px, c.y - pz
+    n = float(np.hypot(dx, dz))
+    if n > SIGHT_INSET_M:
+        px, pz = px + dx * SIGHT_INSET_M / n, pz + dz * SIGHT_INSET_M / n
+    return px, pz
+
+
+def scene_instance_bytes(layout: HssdLayout, scene_id: str) -> bytes:
+    """The scene instance JSON as read (stored with the episodes, like a house's JSON)."""
+    path = dict(layout.scenes).get(scene_id)
+    if path is None:
+        from dataforge.errors import InputNotFoundError
+
+        raise InputNotFoundError(f"{layout.root}: no scene instance {scene_id!r}")
+    return Path(path).read_bytes()

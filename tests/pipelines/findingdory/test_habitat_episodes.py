@@ -1,0 +1,249 @@
+"""FindingDory episodes on HSSD scenes (``--scenes habitat:DIR``) through the strict habitat-sim
+stand-in (tests/fake_habitat_world.py): a data folder laid out like upstream's ``data/``
+(hssd-hab scene dataset, scene instances, OVMM object configs, the two category CSVs) gives
+episodes that follow the pairing rules, whose spots show their objects, that validate (the
+scene rebuilt in the simulator, every object replayed at its pose) and that repeat byte for
+byte; a replayed object that floats fails validation; without habitat-sim the run stops in one
+line.
+
+The scene, in habitat's frame: a 10 m x 10 m floor (x, z in [-5, 5]) whose free part is
+[-4, 4]^2, two rooms split at x = 0, and six pieces of furniture along the walls (two tables,
+two counters, two shelves, each a 0.8 m box with a top mesh receptacle).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import fake_habitat_world
+import numpy as np
+import pytest
+from dfhelpers import tree_digest
+
+from dataforge.errors import MissingDependencyError
+from dataforge.inputs import Inputs
+from dataforge.pipelines.findingdory.config import EpisodesConfig
+from dataforge.pipelines.findingdory.generate import build_job
+from dataforge.pipelines.findingdory.plan import EpisodePlan
+from dataforge.run import ExecutionOptions, run_job
+from dataforge.store import open_dataset
+from dataforge.store.validation import validate
+
+SCENE = "102344049"
+FURNITURE = [  # handle, category row id, centre (x, z) in habitat's frame
+    ("table_a_:0000", "table_a", (4.6, -1.5)),
+    ("table_a_:0001", "table_a", (-4.6, 1.5)),
+    ("counter_b_:0000", "counter_b", (1.5, 4.6)),
+    ("counter_b_:0001", "counter_b", (-1.5, -4.6)),
+    ("shelf_c_:0000", "shelf_c", (4.6, 2.5)),
+    ("shelf_c_:0001", "shelf_c", (-2.5, 4.6)),
+]
+OBJECTS = {  # template -> (category, half extents, colour)
+    "apple_01": ("apple", [0.05, 0.05, 0.05], [230, 30, 30]),
+    "mug_01": ("mug", [0.05, 0.06, 0.05], [30, 30, 230]),
+    "book_01": ("book", [0.1, 0.03, 0.14], [30, 160, 30]),
+    "book_02": ("book", [0.09, 0.02, 0.12], [40, 140, 60]),
+    "bowl_01": ("bowl", [0.08, 0.04, 0.08], [200, 200, 40]),
+}
+
+
+def write_data(root: Path) -> Path:
+    trimesh = pytest.importorskip("trimesh")
+    hab = root / "hssd-hab"
+    (hab / "scenes").mkdir(parents=True)
+    meshes = hab / "meshes"
+    meshes.mkdir()
+    v = [[-0.4, 0.4, -0.4], [0.4, 0.4, -0.4], [-0.4, 0.4, 0.4], [0.4, 0.4, 0.4]]
+    trimesh.Trimesh(v, [[0, 2, 1], [1, 2, 3]], process=False).export(meshes / "top.glb")
+    objects = [
+        {"handle": h, "translation": [x, 0.4, z], "aabb": [[-0.4] * 3, [0.4] * 3],
+         "color": [120 + 20 * k, 90, 60],
+         "user_defined": {"receptacle_mesh_top": {"name": "top", "mesh_filepath": "top.glb"}},
+         "file_directory": str(meshes)}
+        for k, (h, _, (x, z)) in enumerate(FURNITURE)
+    ]  # fmt: skip
+    doc = {
+        "scenes": {
+            SCENE: {
+                "floor_y": 0.0,
+                "rects": [[-4, -4, 4, 4]],
+                "objects": objects,
+                "regions": [
+                    {"id": "0", "category": "kitchen",
+                     "poly_loop": [[-5, -5], [0, -5], [0, 5], [-5, 5]],
+                     "floor_height": 0.0, "extrusion_height": 2.5},
+                    {"id": "1", "category": "living room",
+                     "poly_loop": [[0, -5], [5, -5], [5, 5], [0, 5]],
+                     "floor_height": 0.0, "extrusion_height": 2.5},
+                ],
+            }
+        }
+    }  # fmt: skip
+    (hab / "hssd-hab.scene_dataset_config.json").write_text(json.dumps(doc))
+    instance = {"stage_instance": {"template_name": "stages/" + SCENE}, "object_instances": []}
+    (hab / "scenes" / f"{SCENE}.scene_instance.json").write_text(json.dumps(instance))
+    configs = root / "objects" / "train_val" / "google_scanned" / "configs"
+    configs.mkdir(parents=True)
+    for name, (_, half, colour) in OBJECTS.items():
+        tpl = {"aabb": [[-h for h in half], half], "color": colour}
+        (configs / f"{name}.object_config.json").write_text(json.dumps(tpl))
+    rows = "".join(f"{name},{cat}\n" for name, (cat, _, _) in OBJECTS.items())
+    (root / "objects" / "object_categories.csv").write_text("id,main_category\n" + rows)
+    recs = "".join(f"{rid},{rid.split('_')[0]},True\n" for rid in sorted({f[1] for f in FURNITURE}))
+    (root / "objects" / "hssd-receptacles.csv").write_text(
+        "id,main_category,hasReceptacles\n" + recs + "lamp_d,lamp,False\n"
+    )
+    return root
+
+
+@pytest.fixture
+def hs(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    fake = fake_habitat_world.module()
+    monkeypatch.setitem(sys.modules, "habitat_sim", fake)
+    monkeypatch.setitem(sys.modules, "magnum", fake_habitat_world.magnum())
+    return fake
+
+
+def generate(data: Path, out: Path, seed: int = 3) -> None:
+    cfg = EpisodesConfig(split="val", episodes=2, rearrangements=(2, 2))
+    inputs = Inputs({"scenes": Path("habitat:" + str(data))})
+    job = build_job(cfg, seed=seed, fmt="zarr", inputs=inputs)
+    run_job(job, out, ExecutionOptions())
+
+
+@pytest.fixture
+def made(hs: ModuleType, tmp_path: Path) -> tuple[Path, Path]:
+    data = write_data(tmp_path / "data")
+    out = tmp_path / "episodes"
+    generate(data, out)
+    return data, out
+
+
+def _plans(out: Path) -> tuple[dict[str, Any], list[EpisodePlan]]:
+    with open_dataset(out) as ds:
+        (ep,) = list(ds.episodes())
+        meta = dict(ep.metadata)
+    return meta, [EpisodePlan.from_dict(d) for d in meta["episodes"]]
+
+
+def test_episodes_follow_the_pairing_rules(made: tuple[Path, Path]) -> None:
+    _, out = made
+    meta, plans = _plans(out)
+    assert meta["origin"]["source"] == "habitat" and meta["origin"]["scene_id"] == SCENE
+    recs = {r["id"]: r for r in meta["receptacles"]}
+    assert set(recs) == {h for h, _, _ in FURNITURE}  # every piece of furniture has viewpoints
+    assert {r["category"] for r in recs.values()} == {"table", "counter", "shelf"}
+    assert {r["room"] for r in recs.values()} == {"region_0", "region_1"}
+    assert plans, meta["rejected"]
+    for plan in plans:
+        assert len(plan.rearrangements) == 2
+        cats = [r.category for r in plan.rearrangements]
+        assert len(set(cats)) == 2 and set(cats) <= {"apple", "mug", "book", "bowl"}
+        assert sorted(d.category for d in plan.distractors) == sorted(cats)
+        for r in plan.rearrangements:
+            assert recs[r.start_receptacle]["category"] != recs[r.goal_receptacle]["category"]
+            assert OBJECTS[r.asset][0] == r.category
+            for s in r.pick_spots:
+                assert math.dist(s.position[::2], r.start_position[::2]) <= 1.0 + 1e-6
+            for s in r.place_spots:
+                assert math.dist(s.position[::2], r.goal_position[::2]) <= 1.0 + 1e-6
+            # resting on the furniture's top (0.8 m) with the object's half height above it
+            half = OBJECTS[r.asset][1][1]
+            for p in (r.start_position, r.goal_position):
+                assert p[1] == pytest.approx(0.8 + half, abs=1e-3)
+
+
+def test_pick_spots_show_their_objects(made: tuple[Path, Path], hs: ModuleType) -> None:
+    from dataforge.pipelines.findingdory.habitat_scene import open_habitat_world
+    from dataforge.world.goals import coverage_of, instance_ids_of
+    from dataforge.world.scene_sources import hssd_layout
+
+    data, out = made
+    _, plans = _plans(out)
+    cfg = EpisodesConfig(split="val")
+    world = open_habitat_world(hssd_layout(data), SCENE, cfg)
+    try:
+        plan = plans[0]
+        handles = {}
+        for obj, rid in plan.spawns():
+            res = world.place_at(obj.asset_id, rid, obj.position, obj.rotation)
+            assert res.ok, res
+            handles[obj.id] = res.object_id
+        r = plan.rearrangements[0]
+        s = r.pick_spots[0]
+        frame = world.render((s.position[0], s.position[1] + cfg.camera.height_m, s.position[2]),
+                             s.yaw, cfg.camera.tilt_deg)  # fmt: skip
+        cov = coverage_of(frame.instance, instance_ids_of(world.ids, [handles[r.object]]))
+        assert cov >= cfg.min_coverage
+        assert cov == pytest.approx(s.coverage, rel=0.2)
+    finally:
+        world.close()
+
+
+def test_the_dataset_validates_and_repeats(made: tuple[Path, Path], tmp_path: Path) -> None:
+    data, out = made
+    report = validate(out)
+    assert report.ok, report
+    again = tmp_path / "again"
+    generate(data, again)
+    first, second = tree_digest(out), tree_digest(again)
+    assert first.keys() == second.keys()
+    differ = [k for k in first if first[k] != second[k] and k != "manifest.json"]
+    assert not differ, differ
+
+
+def test_a_floating_object_fails_the_replay(made: tuple[Path, Path]) -> None:
+    from dataforge.pipelines.findingdory.checks import check_scene
+
+    data, out = made
+    with open_dataset(out) as ds:
+        (ep,) = list(ds.episodes())
+        arrays, meta = ep.read(), json.loads(json.dumps(ep.metadata))
+        cfg = EpisodesConfig.from_dict(dict(ds.manifest.config))
+    r = meta["episodes"][0]["rearrangements"][0]
+    r["goal_position"][1] += 0.2
+    found = [k for k, _ in check_scene(arrays, meta, cfg, data)]
+    assert "replay" in found and "spots" not in found
+
+
+def test_without_habitat_sim_the_run_stops_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "habitat_sim", None)
+    data = write_data(tmp_path / "data")
+    with pytest.raises(MissingDependencyError) as err:
+        generate(data, tmp_path / "out")
+    assert "habitat-sim" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_collecting_habitat_episodes_says_it_is_not_built(made: tuple[Path, Path]) -> None:
+    from dataforge.errors import UsageError
+    from dataforge.pipelines.findingdory.collect import build_job as collect_job
+    from dataforge.pipelines.findingdory.config import CollectConfig
+
+    _, out = made
+    with pytest.raises(UsageError, match="Habitat"):
+        collect_job(CollectConfig(), seed=0, fmt="zarr", inputs=Inputs({"episodes": out}))
+
+
+def test_viewpoints_see_their_furniture(made: tuple[Path, Path]) -> None:
+    _, out = made
+    with open_dataset(out) as ds:
+        (ep,) = list(ds.episodes())
+        views = np.asarray(ep["viewpoints"].read(), dtype=np.float64)
+        idx = np.asarray(ep["viewpoint_receptacle"].read())
+        recs = ep.metadata["receptacles"]
+    centres = {h: (x, -z) for h, _, (x, z) in FURNITURE}  # dataforge frame: z mirrored
+    for k, r in enumerate(recs):
+        pts = views[idx == k]
+        assert len(pts)
+        cx, cz = centres[r["id"]]
+        # within reach (1 m) of the 0.8 m footprint, on the free floor shrunk by 0.25 m
+        d = np.maximum(np.abs(pts[:, 0] - cx), np.abs(pts[:, 2] - cz)) - 0.4
+        assert d.max() <= 1.0 + 1e-6
+        assert np.all(np.abs(pts[:, [0, 2]]) <= 3.75 + 1e-6)
