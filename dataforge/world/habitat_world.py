@@ -94,6 +94,7 @@ MISSING = (
 )
 LIFT_M = 0.08  # habitat-lab's translation_up_offset (§5)
 MAX_DEPTH_M = 0.01  # snap_down's max_collision_depth (§5)
+STOW_DROP_M = 1000.0  # a stowed (carried) object waits this far below the scene
 SENSORS = ("rgb", "depth", "semantic")
 
 
@@ -242,6 +243,7 @@ class HabitatWorld:
         self._positions: dict[tuple[float, Any, bool], np.ndarray] = {}
         self._spawned: list[str] = []  # handles added since open / reset, in order
         self._on: dict[str, tuple[str, int]] = {}  # object -> (receptacle, surface index)
+        self._stowed: set[str] = set()  # spawned objects taken out of the scene (stow)
         cfg = self._configuration(gpu_device_id)
         self._owns_sim = sim is None
         if sim is None:
@@ -397,6 +399,11 @@ class HabitatWorld:
                                     [to_hab(p) for p in sources],
                                     [to_hab(p) for p in targets])  # fmt: skip
 
+    def navigator(self) -> NavMeshPaths:
+        """Paths and straight-line clearance on the navmesh, in the shape a
+        :class:`~dataforge.nav.grid.NavGrid` gives them to path followers."""
+        return NavMeshPaths(self)
+
     # -- receptacles and templates (§4) ------------------------------------------------------
 
     def receptacles(self) -> tuple[HabitatReceptacle, ...]:
@@ -550,6 +557,7 @@ class HabitatWorld:
         if not moving:
             self._label(obj)
             self._spawned.append(obj.handle)
+        self._stowed.discard(obj.handle)
         self._on[obj.handle] = (rec.id, 0)
         pos, rot = self.pose(obj.handle)
         return PlacementResult("placed", object_id=obj.handle, receptacle_id=rec.id,
@@ -656,6 +664,35 @@ class HabitatWorld:
                 return "collision"
         return "placed"
 
+    def stow(self, object_id: str) -> None:
+        """Take the spawned object ``object_id`` out of the scene without removing it (a
+        carried object: :data:`STOW_DROP_M` below the floor, where no camera, ray or contact
+        meets it), so that :meth:`place_at` puts the same handle back; removing and adding
+        again would give another handle. It leaves :meth:`spawned` and the world graph."""
+        if object_id not in self.spawned():
+            raise UsageError(f"{object_id!r} is not an object spawned in habitat scene "
+                             f"{self.scene.scene_id!r}")  # fmt: skip
+        obj = self._object(object_id)
+        obj.motion_type = self._hs.physics.MotionType.KINEMATIC
+        obj.translation = self._mn.vector(
+            self._mn.array(obj.translation) - np.array([0.0, STOW_DROP_M, 0.0])
+        )
+        self._on.pop(object_id, None)
+        self._stowed.add(object_id)
+
+    def spawn_stowed(self, asset_id: str) -> str:
+        """Add an object of template ``asset_id`` straight into the stowed state (a carried
+        object rebuilt for a stored world: it takes the next handle as any addition does)."""
+        obj = self.sim.get_rigid_object_manager().add_object_by_template_handle(
+            self._template_handle(asset_id)
+        )
+        if obj is None:
+            raise UsageError(f"habitat-sim could not add an object of template {asset_id!r}")
+        self._label(obj)
+        self._spawned.append(obj.handle)
+        self.stow(obj.handle)
+        return str(obj.handle)
+
     def remove(self, object_id: str) -> None:
         """Remove the rigid object with handle ``object_id`` (its instance id stays taken)."""
         self._object(object_id)
@@ -665,6 +702,7 @@ class HabitatWorld:
     def _forget(self, object_id: str) -> None:
         if object_id in self._spawned:
             self._spawned.remove(object_id)
+        self._stowed.discard(object_id)
         self._on.pop(object_id, None)
         for other, (rid, _) in list(self._on.items()):
             if rid == object_id:  # what rested on a removed receptacle rests on nothing
@@ -679,11 +717,16 @@ class HabitatWorld:
                 rom.remove_object_by_handle(handle)
         self._spawned.clear()
         self._on.clear()
+        self._stowed.clear()
 
     def spawned(self) -> tuple[str, ...]:
         """Handles of the objects added since open / :meth:`reset` (and not removed), in order of
         addition."""
-        return tuple(self._spawned)
+        return tuple(h for h in self._spawned if h not in self._stowed)
+
+    def holds(self, object_id: str) -> bool:
+        """Whether ``object_id`` is an object added since open / :meth:`reset`, stowed or not."""
+        return object_id in self._spawned
 
     def center(self, object_id: str) -> np.ndarray:
         """The world centre of ``object_id``'s box (``transformation`` applied to
@@ -742,7 +785,7 @@ class HabitatWorld:
         room: the region whose plan polygon holds its centre). ``house`` is the scene id."""
         rooms = self.rooms()
         polygons = {r.id: Polygon(r.polygon) for r in rooms if len(r.polygon) >= 3}
-        footprints = {h: self._footprint(h) for h in self._spawned}
+        footprints = {h: self._footprint(h) for h in self.spawned()}
         receptacles = []
         for rec in self.receptacles():
             kids = sorted(h for h, (rid, _) in self._on.items() if rid == rec.id)
@@ -764,7 +807,7 @@ class HabitatWorld:
                 )
             )
         objects = []
-        for handle in sorted(self._spawned):
+        for handle in sorted(self.spawned()):
             position, rotation = self.pose(handle)
             parent, index = self._on.get(handle, (None, None))
             short = object_shortname(handle)
@@ -794,6 +837,46 @@ class HabitatWorld:
         sim, self.sim = getattr(self, "sim", None), None
         if sim is not None and self._owns_sim:
             sim.close(destroy=True)
+
+
+class NavMeshPaths:
+    """:meth:`HabitatWorld.navigator`: ``shortest_path``, ``segment_clear``, ``distances`` and
+    ``distance`` over the navmesh (dataforge frame), what ``GreedyFollower`` and the goal
+    checks ask of a navigation grid."""
+
+    STEP_M = 0.05  # segment_clear samples the segment this finely (the navmesh's cell size)
+
+    def __init__(self, world: HabitatWorld) -> None:
+        self.world = world
+
+    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+        return self.world.distances(sources, targets)
+
+    def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
+        return float(self.world.distances([a], [b])[0, 0])
+
+    def shortest_path(self, a: Sequence[float], b: Sequence[float]) -> list[np.ndarray]:
+        """Waypoints of the pathfinder's shortest path from ``a`` to ``b`` (both snapped to the
+        navmesh); ``[]`` when there is none."""
+        hs, pf = self.world._hs, self.world.sim.pathfinder
+        path = hs.ShortestPath()
+        path.requested_start = to_hab(a).astype(np.float32)
+        path.requested_end = to_hab(b).astype(np.float32)
+        if not pf.find_path(path) or not np.isfinite(path.geodesic_distance):
+            return []
+        return [to_df(np.asarray(p, dtype=np.float64)) for p in path.points]
+
+    def segment_clear(self, p: Sequence[float], q: Sequence[float]) -> bool:
+        """Whether the straight segment ``p`` -> ``q`` stays on the navmesh: every sample
+        :data:`STEP_M` apart (and both ends) is navigable at ``p``'s height."""
+        pf = self.world.sim.pathfinder
+        a, b = to_hab(p), to_hab(q)
+        n = max(1, math.ceil(math.hypot(b[0] - a[0], b[2] - a[2]) / self.STEP_M))
+        for t in np.linspace(0.0, 1.0, n + 1):
+            x = a + (b - a) * t
+            if not pf.is_navigable(np.array([x[0], a[1], x[2]], np.float32)):
+                return False
+        return True
 
 
 def _not_a_receptacle(receptacle_id: str, object_id: str) -> PlacementResult:

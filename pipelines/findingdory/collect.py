@@ -37,9 +37,9 @@ Where it departs from the paper
 from __future__ import annotations
 
 import functools
-import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,7 @@ import numpy as np
 from dataforge.errors import DatasetError, UsageError
 from dataforge.inputs import Inputs
 from dataforge.pipelines.findingdory.config import CITATION, LICENSE_URL, URL, CollectConfig
+from dataforge.pipelines.findingdory.habitat_scene import carry_scenes
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 
@@ -89,48 +90,48 @@ def schema(cfg: CollectConfig) -> Schema:
 # -- one episode -----------------------------------------------------------------------------
 
 
-def read_scene(root: str, scene: str) -> tuple[dict[str, Any], Mapping[str, Any], np.ndarray]:
-    """A stored scene of the episodes dataset: house JSON, metadata, viewpoints (with their
-    receptacle index as a 4th column)."""
+def read_scene(root: str, scene: str) -> tuple[bytes, Mapping[str, Any], np.ndarray]:
+    """A stored scene of the episodes dataset: house (or scene instance) JSON, metadata,
+    viewpoints (with their receptacle index as a 4th column)."""
     from dataforge.store import open_dataset
 
     with open_dataset(root) as ds:
         ep = ds[scene]
-        raw = json.loads(ep["house_json"].read().tobytes())
+        raw = ep["house_json"].read().tobytes()
         views = np.column_stack([ep["viewpoints"].read().astype(np.float64),
                                  ep["viewpoint_receptacle"].read().astype(np.float64)])  # fmt: skip
         return raw, dict(ep.metadata), views
 
 
 def produce(
-    cfg: CollectConfig, root: str, unit: WorkUnit, rng: np.random.Generator
+    cfg: CollectConfig, root: str, scenes_root: str | None, unit: WorkUnit,
+    rng: np.random.Generator,
 ) -> Iterator[Episode]:  # fmt: skip
-    from shapely.geometry import Polygon
-
+    from dataforge.pipelines.findingdory.day_world import is_habitat, plan_world
     from dataforge.pipelines.findingdory.log import Clock
-    from dataforge.pipelines.findingdory.oracle import PHASES, OracleAgent, build_world
+    from dataforge.pipelines.findingdory.oracle import PHASES, OracleAgent
     from dataforge.pipelines.findingdory.plan import EpisodePlan
     from dataforge.render.camera import intrinsics
     from dataforge.render.renderer import depth_mm, to_uint16
     from dataforge.viz.overlay import stamp
     from dataforge.world.assets import load_catalogue
     from dataforge.world.graph import room_of
-    from dataforge.world.scene_sources import house_bytes
 
     raw, meta, views = read_scene(root, str(unit.params["scene"]))
     plan_dict = next(d for d in meta["episodes"] if d["id"] == unit.id)
     plan = EpisodePlan.from_dict(plan_dict)
-    catalogue = load_catalogue()
+    habitat = is_habitat(meta)
+    catalogue = None if habitat else load_catalogue()
     cam = cfg.camera
-    backend = build_world(raw, plan, camera=cam, agent_radius=cfg.agent_radius,
-                          catalogue=catalogue)  # fmt: skip
-    agent = OracleAgent(backend, plan, camera=cam, forward_m=cfg.forward_m,
+    day = plan_world(raw, meta, plan, camera=cam, agent_radius=cfg.agent_radius,
+                     scenes_root=None if scenes_root is None else Path(scenes_root),
+                     catalogue=catalogue)  # fmt: skip
+    agent = OracleAgent(day, plan, camera=cam, forward_m=cfg.forward_m,
                         turn_deg=cfg.turn_deg, min_coverage=cfg.min_coverage,
                         max_frames=cfg.max_frames)  # fmt: skip
     clock = Clock(cfg.day_start, cfg.day_end, cfg.day_steps)
     rooms = [dict(r) for r in meta["rooms"]]
-    house = backend.world.house()
-    polygons = {r.id: Polygon(r.polygon_xz) for r in house.rooms}
+    polygons = day.rooms()
     room_index = {r["id"]: k for k, r in enumerate(rooms)}
     room_frames: Counter[str] = Counter()
     last: dict[str, Any] = {}
@@ -170,10 +171,10 @@ def produce(
         from dataforge.pipelines.findingdory.experience import episode_log
 
         log = episode_log(
-            backend, plan, meta, views, agent.events, room_frames, last["frames"],
-            last["pose"], clock, catalogue, cfg.split,
+            day, plan, meta, views, agent.events, room_frames, last["frames"],
+            last["pose"], clock, cfg.split,
         )  # fmt: skip
-        scene = backend.scene
+        origin = {"origin": dict(meta["origin"])} if habitat else {}
         return {
             "scene": plan.scene,
             "plan": plan_dict,
@@ -184,8 +185,8 @@ def produce(
             "ended": agent.ended,
             "rooms": rooms,
             "phases": list(PHASES),
-            "instances": backend.ids.to_dict(),
-            "semantic_classes": scene.semantics.to_dict(),
+            "instances": day.ids.to_dict(),
+            "semantic_classes": day.semantics(),
             "camera": {
                 "width": cam.width,
                 "height": cam.height,
@@ -193,6 +194,7 @@ def produce(
                 "height_m": cam.height_m,
                 "tilt_deg": cam.tilt_deg,
             },
+            **origin,
         }
 
     w, h = cfg.resolution
@@ -202,11 +204,11 @@ def produce(
         if spec.shape[0] is None
     }
     empty["intrinsics"] = intrinsics(w, h, cam.vfov_deg).astype(np.float32)
-    empty["house_json"] = np.frombuffer(house_bytes(raw), dtype=np.uint8)
+    empty["house_json"] = np.frombuffer(raw, dtype=np.uint8)
     empty["viewpoints"] = views[:, :3].astype(np.float32)
     empty["viewpoint_receptacle"] = views[:, 3].astype(np.int16)
     yield Episode(unit.id, empty, metadata, blocks=blocks())
-    backend.close()
+    day.close()
 
 
 # -- videos ----------------------------------------------------------------------------------
@@ -247,11 +249,7 @@ def build_job(cfg: CollectConfig, *, seed: int, fmt: str, inputs: Inputs | None 
 
         _av("--video mp4")  # a missing PyAV stops here, in one line
     src = dict(manifest.config)
-    if src.get("scene_kind") == "habitat":
-        raise UsageError(
-            "collecting a day in Habitat (HSSD) episodes is not built yet: the oracle's day, "
-            "the goal frames and the scores run on the embedded world (see docs/findingdory.md)"
-        )
+    scenes_root = carry_scenes(inputs, manifest, habitat=src.get("scene_kind") == "habitat")
     cfg = cfg.with_(split=str(src.get("split", cfg.split)),
                     agent_radius=float(src.get("agent_radius", cfg.agent_radius)),
                     min_coverage=float(src.get("min_coverage", cfg.min_coverage)))  # fmt: skip
@@ -273,7 +271,7 @@ def build_job(cfg: CollectConfig, *, seed: int, fmt: str, inputs: Inputs | None 
         format=fmt,
         schema=schema(cfg),
         units=tuple(units),
-        produce=functools.partial(produce, cfg, root),
+        produce=functools.partial(produce, cfg, root, scenes_root),
         extra_files=functools.partial(video_files, fps=cfg.fps) if cfg.video == "mp4" else None,
         description=f"FindingDory oracle experience ({len(units)} episodes, {w}x{h} RGB-D, "
         f"instance and semantic masks, clock {cfg.day_start}-{cfg.day_end}).",

@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from shapely.geometry import Polygon
 
 from dataforge.pipelines.findingdory.log import (
     Clock,
@@ -31,7 +30,7 @@ from dataforge.pipelines.findingdory.log import (
 
 
 def episode_log(
-    backend: Any,
+    day: Any,
     plan: Any,
     meta: Mapping[str, Any],
     views: np.ndarray,
@@ -40,18 +39,15 @@ def episode_log(
     frames: int,
     end_pose: tuple[Sequence[float], float],
     clock: Clock,
-    catalogue: Any,
     split: str,
 ) -> EpisodeLog:
-    """See the module docstring. ``views``: the scene's viewpoints with their receptacle index
-    as a 4th column; ``meta``: the episodes dataset's scene metadata."""
-    from dataforge.pipelines.findingdory.creation import EXCLUDED_RECEPTACLES
+    """See the module docstring. ``day``: the day's world (:mod:`.day_world`); ``views``: the
+    scene's viewpoints with their receptacle index as a 4th column; ``meta``: the episodes
+    dataset's scene metadata."""
     from dataforge.world.goals import reference_point
     from dataforge.world.graph import room_of
-    from dataforge.world.spawnable import receptacle_pairs, small_pickupable_types
 
-    house = backend.world.house()
-    polygons = {r.id: Polygon(r.polygon_xz) for r in house.rooms}
+    polygons = day.rooms()
 
     def room(p: Sequence[float]) -> str | None:
         return room_of((float(p[0]), float(p[1]), float(p[2])), polygons)
@@ -79,26 +75,17 @@ def episode_log(
         planned.add(d.object)
         objects.append(LoggedObject(d.object, d.category, False, d.receptacle))
         final[d.object] = d.position
-    pairs = receptacle_pairs(catalogue, exclude=EXCLUDED_RECEPTACLES)
-    small = set(small_pickupable_types(catalogue, pairs, split))
-    parents = {o.id: o.parent_id for o in house.objects}
-    for o in house.objects:
-        if o.id in planned or o.object_type not in small or o.parent_id is None:
-            continue
-        top = o.parent_id
-        while parents.get(top) is not None:
-            top = parents[top]
-        if top in rec_ids:
-            objects.append(LoggedObject(o.id, o.object_type, False, top))
-            final[o.id] = o.position
+    for oid, kind, top, position in day.clutter(planned, rec_ids, split):
+        objects.append(LoggedObject(oid, kind, False, top))
+        final[oid] = position
     receptacles = tuple(LoggedReceptacle(r["id"], r["category"], r.get("room")) for r in recs)
     rooms = tuple(LoggedRoom(str(r["id"]), str(r["name"]), int(room_frames.get(r["id"], 0)))
                   for r in meta["rooms"])  # fmt: skip
     end = (float(end_pose[0][0]), float(end_pose[0][1]), float(end_pose[0][2]))
-    grid = backend.grid
+    grid = day.nav
     distance: dict[str, float] = {}
     for oid, pos in final.items():
-        ref = reference_point(backend, pos)
+        ref = reference_point(day.backend, pos)
         if ref is not None:
             distance[oid] = _finite(grid.distances([end], [ref])[0, 0])
     for k, r in enumerate(recs):

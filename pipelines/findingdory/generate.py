@@ -14,23 +14,25 @@ Randomization and seeds
     and the next draw continues the same stream.
 Outputs
     one stored record per scene (id: the scene's name): ``house_json`` (the house as read or
-    generated, before any episode's objects), ``viewpoints`` float32 (V x 3: x, floor y, z; the
-    receptacles' viewpoint lattice points) with ``viewpoint_receptacle`` int16 (V: index into
-    the metadata's ``receptacles``), and per episode ``start_pose`` / ``end_pose`` float64
-    (x, y, z, yaw) and ``rearrangements`` int8. Metadata: the scene, where it came from, the
-    receptacles (id, category, room), the rooms, the episodes (id and :class:`~.plan.EpisodePlan`),
-    the draws rejected by reason and the episodes given up.
+    generated, before any episode's objects; an HSSD scene's scene instance JSON as read),
+    ``viewpoints`` float32 (V x 3: x, floor y, z; the receptacles' viewpoint lattice points)
+    with ``viewpoint_receptacle`` int16 (V: index into the metadata's ``receptacles``), and per
+    episode ``start_pose`` / ``end_pose`` float64 (x, y, z, yaw) and ``rearrangements`` int8.
+    Metadata: the scene, where it came from, the receptacles (id, category, room), the rooms,
+    the episodes (id and :class:`~.plan.EpisodePlan`), the draws rejected by reason and the
+    episodes given up.
 Invariants checked by validate
     see ``checks.INVARIANTS``: plans follow the pairing rules; every spot is a viewpoint of its
     receptacle within reach of the object; replaying the spawns and the rearrangements in a
     world built from the stored house puts every object on a stable, collision-free pose; the
     start and end poses keep their geodesic distances.
 Where it departs from the paper
-    see docs/findingdory.md: ProcTHOR houses and objects on the embedded world instead of HSSD
-    and OVMM objects in Habitat; the place search records the placement search's stable pose
-    and checks it is in reach and in view from a spot, instead of replaying a heuristic place
-    policy's actions; receptacle viewpoints see the receptacle past the walls in plan view (the
-    predicates check true visibility per frame).
+    see docs/findingdory.md: by default ProcTHOR houses and objects on the embedded world
+    instead of HSSD and OVMM objects in Habitat (HSSD: every receptacle takes every category
+    alike, there being no co-occurrence statistics); the place search records the placement
+    search's stable pose and checks it is in reach and in view from a spot, instead of
+    replaying a heuristic place policy's actions; receptacle viewpoints see the receptacle past
+    the walls in plan view (the predicates check true visibility per frame).
 """
 
 from __future__ import annotations

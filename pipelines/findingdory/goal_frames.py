@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,55 +48,27 @@ class Entity:
         return {"id": self.id, "kind": self.kind, "point": list(self.point)}
 
 
-def final_world(raw: Mapping[str, Any], plan: Any, events: Sequence[Mapping[str, Any]],
-                camera: Any, agent_radius: float, catalogue: Any = None) -> Any:  # fmt: skip
-    """The episode's world as the day left it: objects placed where placed, a picked object
-    that was never placed (the day's frame cap) gone."""
-    from dataforge.errors import DatasetError
-    from dataforge.pipelines.findingdory.oracle import build_world
-    from dataforge.world.house import HouseObject
-
-    backend = build_world(raw, plan, camera=camera, agent_radius=agent_radius,
-                          catalogue=catalogue)  # fmt: skip
-    done = {(str(e["kind"]), int(e["rearrangement"])) for e in events}
-    for k, r in enumerate(plan.rearrangements):
-        if ("pick", k) not in done:
-            continue
-        backend.world.remove(r.object)
-        if ("place", k) in done:
-            obj = HouseObject(r.object, r.asset, r.category, r.goal_position, r.goal_rotation)
-            res = backend.world.place_at(obj, r.goal_receptacle)
-            if not res.ok:
-                raise DatasetError(f"{plan.scene}: {r.object} does not rest at its goal pose")
-    backend._changed()  # World.place_at / remove on .world do not mark the scene stale
-    return backend
-
-
-def entities_of(backend: Any, ids: Sequence[str], log: Any) -> list[Entity]:
+def entities_of(day: Any, ids: Sequence[str], log: Any) -> list[Entity]:
     """The entities named ``ids`` (objects, receptacles or rooms of ``log``) with their centres
-    in ``backend``'s world."""
-    from shapely.geometry import Polygon
-
+    in the day's world (:mod:`.day_world`)."""
     kinds = {o.id: "object" for o in log.objects}
     kinds.update({r.id: "receptacle" for r in log.receptacles})
     kinds.update({r.id: "room" for r in log.rooms})
-    house = backend.world.house()
-    rooms = {r.id: Polygon(r.polygon_xz) for r in house.rooms}
+    rooms = day.rooms()
     out = []
     for eid in ids:
         kind = kinds[eid]
         if kind == "room":
             p = rooms[eid].representative_point()
-            point = (float(p.x), float(house.rooms[0].floor_y), float(p.y))
+            point = (float(p.x), day.floor_y(), float(p.y))
         else:
-            c = backend.world.box(eid).center
-            point = (float(c[0]), float(c[1]), float(c[2]))
+            point = day.center(eid)
         out.append(Entity(eid, kind, point))
     return out
 
 
 def frame_checks(
-    backend: Any,
+    day: Any,
     entities: Sequence[Entity],
     poses: np.ndarray,
     rooms: np.ndarray,
@@ -112,10 +85,10 @@ def frame_checks(
     out = np.zeros((len(entities), n), dtype=np.uint8)
     if n == 0 or not entities:
         return out
-    grid = backend.grid
+    grid = day.nav
     pos = np.asarray(poses[:, :3], dtype=np.float64)
     yaw = np.asarray(poses[:, 3], dtype=np.float64)
-    graph = backend.world_graph()
+    graph = day.world_graph()
     limits = [THRESHOLDS[PREDICATES[e.kind]] for e in entities]  # None: robot_in_room
     # distances and angles
     for k, e in enumerate(entities):
@@ -126,7 +99,7 @@ def frame_checks(
         t = limits[k]
         assert t is not None
         if e.kind == "object":
-            ref = reference_point(backend, e.point)
+            ref = reference_point(day.backend, e.point)
             d = (np.full(n, np.inf) if ref is None
                  else grid.distances([ref], list(pos))[0])  # fmt: skip
             near = d <= t.max_distance_m
@@ -140,11 +113,11 @@ def frame_checks(
     id_sets: list[np.ndarray | None] = [None] * len(entities)
     for f in range(n):
         x, y, z = pos[f]
-        frame = backend.render((x, y + camera.height_m, z), float(yaw[f]), camera.tilt_deg)
+        frame = day.render((x, y + camera.height_m, z), float(yaw[f]), camera.tilt_deg)
         if f == 0:
             for k, keys in enumerate(keyed):
                 if keys is not None:
-                    id_sets[k] = np.asarray(instance_ids_of(backend.ids, keys), dtype=np.int64)
+                    id_sets[k] = np.asarray(instance_ids_of(day.ids, keys), dtype=np.int64)
         counts = np.bincount(frame.instance.ravel().astype(np.int64))
         size = float(frame.instance.size)
         for k, ids in enumerate(id_sets):
@@ -196,28 +169,26 @@ def _near_viewpoints(grid: Any, pos: np.ndarray, views: np.ndarray, radius: floa
     return out
 
 
-def snapped(backend: Any, point: Sequence[float]) -> tuple[float, float, float] | None:
-    """``point`` snapped to navigable space (for tour lengths), or None."""
-    from dataforge.world.goals import reference_point
-
-    ref = reference_point(backend, point)
-    return None if ref is None else (float(ref[0]), float(ref[1]), float(ref[2]))
-
-
-def stored_world(ep: Any) -> tuple[Any, Any]:
-    """The embedded world of a tasks record as the day left it (its stored house JSON, not the
-    replay that made the checks) and the head camera, for teleport-and-check renders."""
+def stored_world(ep: Any, scenes_root: Path | None = None) -> tuple[Any, Any]:
+    """The day's world of a tasks record as the day left it (its stored house JSON, not the
+    replay that made the checks; for an HSSD scene, the scene rebuilt from ``scenes_root`` with
+    the stored final objects) and the head camera, for teleport-and-check renders."""
     from dataforge.pipelines.findingdory.config import HeadCamera
+    from dataforge.pipelines.findingdory.day_world import DayWorld, is_habitat, stored_day
+
+    meta = ep.metadata
+    cam = HeadCamera(**meta["camera"])
+    radius = float(meta["agent_radius"])
+    raw = ep["house_json"].read().tobytes()
+    if is_habitat(meta):
+        return stored_day(raw, meta, camera=cam, agent_radius=radius,
+                          scenes_root=scenes_root), cam  # fmt: skip
     from dataforge.world.assets import load_catalogue
     from dataforge.world.backends import EmbeddedWorld
     from dataforge.world.house import load_house
 
-    meta = ep.metadata
-    cam = HeadCamera(**meta["camera"])
     catalogue = load_catalogue()
-    house = load_house(json.loads(ep["house_json"].read().tobytes()), name=ep.id,
-                       catalogue=catalogue)  # fmt: skip
-    radius = float(meta["agent_radius"])
+    house = load_house(json.loads(raw), name=ep.id, catalogue=catalogue)
     world = EmbeddedWorld(house, catalogue, width=cam.width, height=cam.height,
                           vfov_deg=cam.vfov_deg, agent_radius=radius)  # fmt: skip
-    return world, cam
+    return DayWorld(world, catalogue), cam

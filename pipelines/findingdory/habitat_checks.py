@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from shapely.geometry import Polygon
 
-from dataforge.errors import DatasetError, InputNotFoundError
+from dataforge.errors import InputNotFoundError
 
 TOL_M = 1e-4
 
@@ -34,10 +34,8 @@ class HabitatCheckScene:
         scenes_root: Path | None,
     ) -> None:
         from dataforge.pipelines.findingdory.checks import viewpoint_table
-        from dataforge.pipelines.findingdory.habitat_scene import (
-            open_habitat_world,
-            scene_instance_bytes,
-        )
+        from dataforge.pipelines.findingdory.creation import check_vfov
+        from dataforge.pipelines.findingdory.habitat_scene import open_scene
         from dataforge.world.scene_sources import hssd_layout
 
         origin = dict(meta.get("origin") or {})
@@ -47,13 +45,11 @@ class HabitatCheckScene:
                 f"scene {meta.get('scene')}: the manifest records no scenes folder to rebuild "
                 "the Habitat scene from"
             )
-        layout = hssd_layout(scenes_root)
-        if scene_instance_bytes(layout, scene_id) != np.asarray(arrays["house_json"]).tobytes():
-            raise DatasetError(
-                f"scene {scene_id}: {layout.root} holds another scene instance than the one "
-                "stored with the episodes"
-            )
-        self.world = open_habitat_world(layout, scene_id, cfg)
+        stored = np.asarray(arrays["house_json"]).tobytes()
+        self.world = open_scene(
+            hssd_layout(scenes_root), scene_id, stored, width=cfg.check_width,
+            height=cfg.check_height, vfov_deg=check_vfov(cfg), agent_radius=cfg.agent_radius,
+        )  # fmt: skip
         self.templates = dict(self.world.templates())
         found = {r.id: r for r in self.world.receptacles()}
         self.receptacles = [dict(r) for r in meta.get("receptacles") or []]

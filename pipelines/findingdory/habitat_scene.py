@@ -40,6 +40,24 @@ SIGHT_BELOW_TOP_M = 0.02  # and this far below the furniture's top
 
 def open_habitat_world(layout: HssdLayout, scene_id: str, cfg: EpisodesConfig) -> Any:
     """The check world for one HSSD scene at the check resolution (habitat-sim required)."""
+    return open_scene(layout, scene_id, None, width=cfg.check_width, height=cfg.check_height,
+                      vfov_deg=check_vfov(cfg), agent_radius=cfg.agent_radius)  # fmt: skip
+
+
+def open_scene(
+    layout: HssdLayout,
+    scene_id: str,
+    stored: bytes | None,
+    *,
+    width: int,
+    height: int,
+    vfov_deg: float,
+    agent_radius: float,
+) -> Any:
+    """A ``HabitatWorld`` of one HSSD scene with the layout's categories and object configs.
+    ``stored``: the scene instance JSON stored with the records; a folder whose instance
+    differs is a :class:`DatasetError` (the records were made in another scene)."""
+    from dataforge.errors import DatasetError
     from dataforge.world.habitat_world import (
         HabitatAgent,
         HabitatScene,
@@ -47,6 +65,11 @@ def open_habitat_world(layout: HssdLayout, scene_id: str, cfg: EpisodesConfig) -
         read_categories,
     )
 
+    if stored is not None and scene_instance_bytes(layout, scene_id) != bytes(stored):
+        raise DatasetError(
+            f"scene {scene_id}: {layout.root} holds another scene instance than the one "
+            "stored with the records"
+        )
     scene = HabitatScene(
         dataset_config=str(layout.dataset_config),
         scene_id=scene_id,
@@ -54,9 +77,8 @@ def open_habitat_world(layout: HssdLayout, scene_id: str, cfg: EpisodesConfig) -
         receptacle_categories=read_categories(layout.receptacle_csv, receptacles=True),
         object_dirs=tuple(str(d) for d in layout.object_dirs),
     )
-    return HabitatWorld(scene, width=cfg.check_width, height=cfg.check_height,
-                        vfov_deg=check_vfov(cfg),
-                        agent=HabitatAgent(radius=cfg.agent_radius))  # fmt: skip
+    return HabitatWorld(scene, width=width, height=height, vfov_deg=vfov_deg,
+                        agent=HabitatAgent(radius=agent_radius))  # fmt: skip
 
 
 class HabitatSceneContext(SceneBase):
@@ -154,3 +176,28 @@ def scene_instance_bytes(layout: HssdLayout, scene_id: str) -> bytes:
 
         raise InputNotFoundError(f"{layout.root}: no scene instance {scene_id!r}")
     return Path(path).read_bytes()
+
+
+def carry_scenes(inputs: Any, manifest: Any, *, habitat: bool) -> str | None:
+    """For a stage that reads a dataset made on HSSD scenes (``habitat``): the same data folder
+    as that dataset's manifest records under ``scenes`` (unless given, e.g. by reproduce),
+    every file it read from there hashed again (so reproduce checks them), and the folder's
+    path; None when the dataset is not Habitat's."""
+    from dataforge.inputs import Inputs, split_key
+    from dataforge.pipelines.findingdory.generate import SCENES
+
+    if not habitat:
+        return None
+    recorded = Inputs.from_dict(manifest.inputs)
+    if SCENES not in inputs:
+        if SCENES not in recorded:
+            from dataforge.errors import DatasetError
+
+            raise DatasetError("the dataset was made on HSSD scenes but its manifest records no "
+                               "scenes folder")  # fmt: skip
+        inputs.locations[SCENES] = recorded.locations[SCENES]
+    for key in sorted(recorded.files):
+        location, rel = split_key(key)
+        if location == SCENES:
+            inputs.file(SCENES, rel, "HSSD scene data")
+    return str(inputs.root(SCENES))

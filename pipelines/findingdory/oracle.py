@@ -1,9 +1,10 @@
 """The FindingDory oracle agent's "day" (paper appendix B.2; upstream
 ``policies/heuristic/oracle_agent.py::OracleAgent`` driven by ``findingdory_task.py::step``).
 
-:func:`build_world` rebuilds an episode's world from its stored house and :class:`EpisodePlan`
-(every rearranged object and distractor at its recorded start pose); :class:`OracleAgent` then
-walks the plan and yields one :class:`StepRecord` per frame (one action = one frame):
+:func:`.day_world.plan_world` rebuilds an episode's world from its stored scene and
+:class:`EpisodePlan` (every rearranged object and distractor at its recorded start pose);
+:class:`OracleAgent` then walks the plan and yields one :class:`StepRecord` per frame (one
+action = one frame):
 
 - frame 0 is the spawn at ``plan.start`` (action :data:`SPAWN`, -1: no action produced it);
 - per rearrangement, in order: navigate (phase ``nav_pick``) to the first pick spot with a path
@@ -41,17 +42,16 @@ any pixel of the smoothed mask).
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dataforge.errors import DatasetError, UsageError
 from dataforge.nav.follower import GreedyFollower, Pose2D, heading_to, wrap
 from dataforge.pipelines.findingdory.config import HeadCamera
+from dataforge.pipelines.findingdory.day_world import DayWorld
 from dataforge.pipelines.findingdory.plan import EpisodePlan, Rearrangement, Spot
 from dataforge.render.renderer import Frame
-from dataforge.world.backends import EmbeddedWorld
 from dataforge.world.goals import coverage_of, instance_ids_of
 from dataforge.world.house import HouseObject
 
@@ -71,39 +71,6 @@ PHASES = ("start", "nav_pick", "pick", "nav_place", "place", "walk_away")
 DECIMALS = 6  # positions and yaws are rounded to this many decimals
 END_RADIUS_M = 0.1  # the walk-away stops this close to its goal (creation keeps it clear)
 POSE_TOL_M = 1e-4  # how far an object may be from its recorded start pose when a run starts
-
-
-def build_world(
-    house_raw: Mapping[str, Any],
-    plan: EpisodePlan,
-    *,
-    camera: HeadCamera,
-    agent_radius: float,
-    catalogue: Any = None,
-) -> EmbeddedWorld:
-    """The embedded world of ``plan``: its house (the stored house JSON, parsed) with every
-    rearranged object and distractor at its recorded start pose, rendering ``camera``'s image
-    size and field of view (pass a smaller ``HeadCamera`` for cheaper frames). Raises
-    :class:`DatasetError` when an object does not rest at its recorded pose."""
-    from dataforge.world.assets import load_catalogue
-    from dataforge.world.house import load_house
-
-    catalogue = catalogue if catalogue is not None else load_catalogue()
-    raw = json.loads(json.dumps(house_raw))  # load_house may keep it: a private copy
-    house = load_house(raw, name=plan.scene, catalogue=catalogue)
-    backend = EmbeddedWorld(house, catalogue, width=camera.width, height=camera.height,
-                            vfov_deg=camera.vfov_deg, agent_radius=agent_radius)  # fmt: skip
-    for obj, rid in plan.spawns():
-        oid = obj.id
-        if oid in backend.world:
-            raise DatasetError(f"{plan.scene}: object {oid} of the plan is already in the house")
-        res = backend.world.place_at(obj, rid)
-        if not res.ok:
-            raise DatasetError(
-                f"{plan.scene}: {oid} does not rest on {rid} at its recorded pose ({res.status})"
-            )
-    backend._changed()  # World.place_at does not mark the backend's scene stale
-    return backend
 
 
 @dataclass(frozen=True)
@@ -128,7 +95,7 @@ class _Budget(Exception):
 
 
 class OracleAgent:
-    """Walks an :class:`EpisodePlan` in a world from :func:`build_world` (see the module
+    """Walks an :class:`EpisodePlan` in a world from :func:`.day_world.plan_world` (see the module
     docstring). After :meth:`run`: ``events`` (one dict per pick and place: ``kind``,
     ``rearrangement``, ``object``, ``receptacle``, ``first``: the first frame of the routine
     that picked or placed (a pick spot given up before is outside it), ``last``: its SNAP /
@@ -137,7 +104,7 @@ class OracleAgent:
 
     def __init__(
         self,
-        backend: EmbeddedWorld,
+        day: DayWorld,
         plan: EpisodePlan,
         *,
         camera: HeadCamera,
@@ -148,7 +115,7 @@ class OracleAgent:
     ) -> None:
         if max_frames < 1:
             raise UsageError(f"max_frames must be at least 1, got {max_frames}")
-        self.backend, self.plan, self.camera = backend, plan, camera
+        self.day, self.plan, self.camera = day, plan, camera
         self.forward_m, self.turn_deg = float(forward_m), float(turn_deg)
         self.min_coverage, self.max_frames = float(min_coverage), int(max_frames)
         self.follower = GreedyFollower(step=self.forward_m, turn_deg=self.turn_deg,
@@ -176,7 +143,7 @@ class OracleAgent:
 
     def run(self) -> Iterator[StepRecord]:
         """One :class:`StepRecord` per frame, at most ``max_frames``. The world must be as
-        :func:`build_world` left it (a run changes it: build a new one to run again)."""
+        :func:`.day_world.plan_world` left it (a run changes it: build a new one to run again)."""
         self._check_start()
         self.events, self.replans, self.blind_picks, self.ended = [], 0, 0, ""
         self._reset()
@@ -217,7 +184,7 @@ class OracleAgent:
             yield from self._face(heading_to(self._pos, r.start_position))
             if not self._visible(r.object):
                 self.blind_picks += 1
-        self.backend.remove(r.object)  # magic grasp: the object leaves the world
+        self.day.remove(r.object)  # magic grasp: the object leaves the world
         yield self._emit(SNAP)
         self._event("pick", k, r.object, r.start_receptacle)
 
@@ -234,11 +201,10 @@ class OracleAgent:
         yaw = spot.yaw if spot is not None else heading_to(self._pos, r.goal_position)
         yield from self._face(yaw)
         obj = HouseObject(r.object, r.asset, r.category, r.goal_position, r.goal_rotation)
-        res = self.backend.world.place_at(obj, r.goal_receptacle)
+        res = self.day.place_at(obj, r.goal_receptacle)
         if not res.ok:
             raise DatasetError(f"{self.plan.scene}: {r.object} does not rest on "
                                f"{r.goal_receptacle} at its goal pose ({res.status})")  # fmt: skip
-        self.backend._changed()  # World.place_at does not mark the backend's scene stale
         yield self._emit(DESNAP)
         self._event("place", k, r.object, r.goal_receptacle)
 
@@ -249,7 +215,7 @@ class OracleAgent:
     ) -> Generator[StepRecord, None, tuple[bool, bool]]:
         """Follow the grid's shortest path to ``goal``; returns (reached, moved)."""
         follower = follower or self.follower
-        res = follower.follow(self.backend.grid, self._pos, goal, self._yaw)
+        res = follower.follow(self.day.nav, self._pos, goal, self._yaw)
         moved = False
         for (kind, value), pose in zip(res.actions, res.poses[1:], strict=True):
             if kind == "STOP":
@@ -287,7 +253,7 @@ class OracleAgent:
         if self._stale or self._frame is None:
             x, y, z = self._pos
             eye = (x, y + self.camera.height_m, z)
-            self._frame = self.backend.render(eye, self._yaw, self.camera.tilt_deg)
+            self._frame = self.day.render(eye, self._yaw, self.camera.tilt_deg)
             self._stale = False
         rec = StepRecord(self._n, action, self._pos, self._yaw, self._phase, self._k,
                          self._frame)  # fmt: skip
@@ -307,19 +273,19 @@ class OracleAgent:
     def _visible(self, object_id: str) -> bool:
         """Whether the current frame shows ``object_id`` on at least ``min_coverage``."""
         assert self._frame is not None and not self._stale
-        ids = instance_ids_of(self.backend.ids, [object_id])
+        ids = instance_ids_of(self.day.ids, [object_id])
         return coverage_of(self._frame.instance, ids) >= self.min_coverage
 
     def _check_start(self) -> None:
-        world = self.backend.world
+        day = self.day
         for r in self.plan.rearrangements:
-            if r.object not in world:
+            if not day.has(r.object):
                 raise UsageError(f"{r.object} is not in the world: run the oracle on a world "
-                                 "fresh from build_world")  # fmt: skip
-            pos = world.object(r.object).position
+                                 "fresh from plan_world")  # fmt: skip
+            pos = day.position(r.object)
             if max(abs(a - b) for a, b in zip(pos, r.start_position, strict=True)) > POSE_TOL_M:
                 raise UsageError(f"{r.object} is not at its start pose: run the oracle on a "
-                                 "world fresh from build_world")  # fmt: skip
+                                 "world fresh from plan_world")  # fmt: skip
 
 
 def _round_xyz(p: Sequence[float]) -> tuple[float, float, float]:

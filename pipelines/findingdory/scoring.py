@@ -59,13 +59,34 @@ class EpisodeTasks:
     poses: np.ndarray
     distance: np.ndarray
     ep: Any  # the stored record (house JSON, viewpoints) for geodesics and renders
+    scenes_root: Path | None = None  # an HSSD scene's data folder (the manifest's)
     _grid: Any = None
+    _day: Any = None
 
     @property
     def frames(self) -> int:
         return len(self.poses)
 
+    def day(self) -> tuple[Any, Any]:
+        """The stored final world and head camera (:func:`.goal_frames.stored_world`), built
+        once; :meth:`close` closes it."""
+        if self._day is None:
+            from dataforge.pipelines.findingdory.goal_frames import stored_world
+
+            self._day = stored_world(self.ep, self.scenes_root)
+        return self._day
+
+    def close(self) -> None:
+        if self._day is not None:
+            self._day[0].close()
+            self._day = None
+
     def grid(self, agent_radius: float) -> Any:
+        """Geodesics in the stored world: the house's grid (embedded), the navmesh (HSSD)."""
+        from dataforge.pipelines.findingdory.day_world import is_habitat
+
+        if is_habitat(self.ep.metadata):
+            return self.day()[0].nav
         if self._grid is None:
             from dataforge.world.assets import load_catalogue
             from dataforge.world.house import load_house
@@ -80,6 +101,9 @@ class EpisodeTasks:
 
 def load_tasks(ds: Any, only: Sequence[str] | None = None) -> list[EpisodeTasks]:
     """Every episode's tasks (templates in ``only``, e.g. ``["T01"]``, when given)."""
+    from dataforge.pipelines.findingdory.day_world import scenes_root_of
+
+    root = scenes_root_of(ds.manifest)
     out = []
     for eid in ds.episode_ids:
         ep = ds[eid]
@@ -90,7 +114,7 @@ def load_tasks(ds: Any, only: Sequence[str] | None = None) -> list[EpisodeTasks]
         tasks = {t["id"]: t for t in meta["tasks"] if not only or t["template"] in only}
         index = {e: k for k, e in enumerate(ents)}
         poses, dist = ep["frame_pose"].read(), ep["frame_distance"].read()
-        out.append(EpisodeTasks(eid, tasks, bits, index, poses, dist, ep))
+        out.append(EpisodeTasks(eid, tasks, bits, index, poses, dist, ep, root))
     return out
 
 
@@ -212,7 +236,7 @@ def _low_level(ep: EpisodeTasks, t: Mapping[str, Any], traj: Mapping[str, Any],
     idx = ep.ep["viewpoint_receptacle"].read()
     by_rec = {rid: views[idx == k] for k, rid in enumerate(meta["receptacles"])}
     poses = np.column_stack([pos[kept], yaws[kept]]) if kept else np.zeros((0, 4))
-    rooms = _rooms_of(backend, poses, meta["rooms"])
+    rooms = _rooms_of(backend.rooms(), poses, meta["rooms"])
     bits = frame_checks(backend, ents, poses, rooms, meta["rooms"], by_rec, camera)
     index = {e.id: k for k, e in enumerate(ents)}
     step_results: list[dict[str, tuple[str, ...]]] = [{} for _ in range(len(pos))]
@@ -229,13 +253,9 @@ def _low_level(ep: EpisodeTasks, t: Mapping[str, Any], traj: Mapping[str, Any],
     return ok, spl(ok, float(l_m), p) if np.isfinite(p) else None
 
 
-def _rooms_of(backend: Any, poses: np.ndarray, room_ids: Sequence[str]) -> np.ndarray:
-    from shapely.geometry import Polygon
-
+def _rooms_of(polys: Mapping[str, Any], poses: np.ndarray, room_ids: Sequence[str]) -> np.ndarray:
     from dataforge.world.graph import room_of
 
-    house = backend.world.house()
-    polys = {r.id: Polygon(r.polygon_xz) for r in house.rooms}
     out = []
     for p in poses:
         r = room_of((p[0], p[1], p[2]), polys)
@@ -269,20 +289,12 @@ def run_score(
 ) -> dict[str, Any]:
     """The scores of ``predictions`` (and ``trajectories``) on ``tasks_dir``: the metrics'
     summary (:func:`.metrics.summarize`) plus counts."""
-    from dataforge.pipelines.findingdory.goal_frames import stored_world
     from dataforge.pipelines.findingdory.templates import GROUPS
     from dataforge.store import open_dataset
 
     preds = read_records(Path(predictions), "prediction", ("id", "frame_indices"))
     trajs = (read_records(Path(trajectories), "trajectory", ("id", "positions", "yaws", "stops"))
              if trajectories is not None else None)  # fmt: skip
-    worlds: dict[str, Any] = {}
-
-    def world(ep: EpisodeTasks) -> Any:
-        if ep.id not in worlds:
-            worlds[ep.id] = stored_world(ep.ep)
-        return worlds[ep.id]
-
     with open_dataset(tasks_dir) as ds:
         if ds.manifest.pipeline != "findingdory-tasks":
             raise UsageError(f"{tasks_dir} is not a tasks dataset (dataforge findingdory tasks)")
@@ -291,9 +303,9 @@ def run_score(
         unknown = sorted(set(preds) - {tid for e in episodes for tid in e.tasks})
         scores, counts = score_predictions(episodes, preds, allow_missing=allow_missing,
                                            trajectories=trajs, agent_radius=radius,
-                                           world=world)  # fmt: skip
-        for w, _ in worlds.values():
-            w.close()
+                                           world=EpisodeTasks.day)  # fmt: skip
+        for ep in episodes:
+            ep.close()
     cats = [c for g in GROUPS.values() for c in g]
     return {
         "scores": summary(scores, cats),

@@ -36,6 +36,7 @@ import functools
 import json
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,8 @@ from dataforge.pipelines.findingdory.config import (
     CollectConfig,
     TasksConfig,
 )
+from dataforge.pipelines.findingdory.generate import SCENES
+from dataforge.pipelines.findingdory.habitat_scene import carry_scenes
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 
@@ -74,13 +77,13 @@ def schema(cfg: TasksConfig) -> Schema:
 
 
 def produce(
-    cfg: TasksConfig, root: str, collect: dict[str, Any], unit: WorkUnit,
-    rng: np.random.Generator,
+    cfg: TasksConfig, root: str, collect: dict[str, Any], scenes_root: str | None,
+    unit: WorkUnit, rng: np.random.Generator,
 ) -> Iterator[Episode]:  # fmt: skip
     from dataforge.pipelines.findingdory.collect import VIDEOS_DIR
+    from dataforge.pipelines.findingdory.day_world import final_objects, final_world, is_habitat
     from dataforge.pipelines.findingdory.goal_frames import (
         entities_of,
-        final_world,
         frame_checks,
         valid_frames,
     )  # fmt: skip
@@ -88,13 +91,12 @@ def produce(
     from dataforge.pipelines.findingdory.plan import EpisodePlan
     from dataforge.pipelines.findingdory.templates import instantiate_all
     from dataforge.store import open_dataset
-    from dataforge.world.scene_sources import house_bytes
 
     ccfg = CollectConfig.from_dict(collect)
     with open_dataset(root) as ds:
         ep = ds[unit.id]
         meta = dict(ep.metadata)
-        raw = json.loads(ep["house_json"].read().tobytes())
+        raw = ep["house_json"].read().tobytes()
         poses = np.column_stack([ep["position"].read(), ep["yaw"].read()]).astype(np.float64)
         rooms = ep["room"].read().astype(np.int64)
         views = ep["viewpoints"].read()
@@ -103,14 +105,16 @@ def produce(
     plan = EpisodePlan.from_dict(meta["plan"])
     tasks, skips = instantiate_all(log, rng, cfg.per_template)
     ids = sorted({e for t in tasks for g in t.goals for e in g})
-    backend = final_world(raw, plan, meta["events"], ccfg.camera, ccfg.agent_radius)
-    entities = entities_of(backend, ids, log)
+    day = final_world(raw, meta, plan, meta["events"], camera=ccfg.camera,
+                      agent_radius=ccfg.agent_radius,
+                      scenes_root=None if scenes_root is None else Path(scenes_root))  # fmt: skip
+    entities = entities_of(day, ids, log)
     index = {e.id: k for k, e in enumerate(entities)}
     recs = [r.id for r in log.receptacles]
     by_rec = {rid: views[view_rec == k].astype(np.float64) for k, rid in enumerate(recs)}
     room_ids = [str(r["id"]) for r in meta["rooms"]]
-    bits = frame_checks(backend, entities, poses, rooms, room_ids, by_rec, ccfg.camera)
-    grid = backend.grid
+    bits = frame_checks(day, entities, poses, rooms, room_ids, by_rec, ccfg.camera)
+    grid = day.nav
     end = poses[-1, :3] if len(poses) else np.zeros(3)
     dist = grid.distances([end], list(poses[:, :3]))[0] if len(poses) else np.zeros(0)
     tours = FrameTours(grid, poses[:, :3], end)
@@ -135,16 +139,20 @@ def produce(
         records.append({"id": f"{unit.id}/{t.template}-{k}", **t.to_dict(),
                         "valid_frames": valid, "solvable": solvable,
                         "shortest_m": l_m, "oracle_frames": oracle})  # fmt: skip
-    final_raw = backend.world.house().raw
     arrays = {
         "checks": bits.reshape(-1),
         "frame_pose": poses,
         "frame_distance": np.where(np.isfinite(dist), dist, np.inf).astype(np.float32),
-        "house_json": np.frombuffer(house_bytes(final_raw), dtype=np.uint8),
+        "house_json": np.frombuffer(day.scene_json(), dtype=np.uint8),
         "viewpoints": views.astype(np.float32),
         "viewpoint_receptacle": view_rec.astype(np.int16),
     }
-    backend.close()
+    day.close()
+    habitat = (
+        {"origin": dict(meta["origin"]), "final_objects": final_objects(plan, meta["events"])}
+        if is_habitat(meta)
+        else {}
+    )
     yield Episode(
         unit.id,
         arrays,
@@ -168,6 +176,7 @@ def produce(
             },
             "agent_radius": ccfg.agent_radius,
             "video": f"{VIDEOS_DIR}/{unit.id}.mp4" if collect.get("video") == "mp4" else None,
+            **habitat,
         },
     )
 
@@ -269,6 +278,8 @@ def build_job(cfg: TasksConfig, *, seed: int, fmt: str, inputs: Inputs | None = 
         raise UsageError("tasks need the FindingDory experience dataset (DIR)")
     manifest = inputs.dataset(EXPERIENCE, "findingdory-collect", "dataforge findingdory collect")
     root = str(inputs.root(EXPERIENCE))
+    recorded = Inputs.from_dict(manifest.inputs)
+    scenes_root = carry_scenes(inputs, manifest, habitat=SCENES in recorded)
     with open_dataset(root) as ds:
         units = [WorkUnit(eid, {}) for eid in ds.episode_ids]
     if not units:
@@ -281,7 +292,7 @@ def build_job(cfg: TasksConfig, *, seed: int, fmt: str, inputs: Inputs | None = 
         format=fmt,
         schema=schema(cfg),
         units=tuple(units),
-        produce=functools.partial(produce, cfg, root, dict(manifest.config)),
+        produce=functools.partial(produce, cfg, root, dict(manifest.config), scenes_root),
         extra_files=lambda ds: {TASKS_FILE: tasks_file(ds)},
         description=f"FindingDory tasks (the 60 templates of Table 3) over {len(units)} "
         f"collected days, with every valid goal frame.",

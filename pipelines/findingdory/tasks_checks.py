@@ -67,7 +67,8 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
 
 
 def _teleport(ep: Any, meta: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """Build the world from the stored house JSON (not the replay that made the checks),
+    """Build the world from the stored house JSON (an HSSD scene: from its data folder and the
+    stored final objects; not the replay that made the checks),
     teleport to the first valid frame of the first solvable robot_at_* task, render and check
     its predicate again."""
     from dataforge.pipelines.findingdory.goal_frames import ALL, Entity, frame_checks
@@ -76,9 +77,10 @@ def _teleport(ep: Any, meta: dict[str, Any]) -> Iterator[tuple[str, str]]:
                 None)  # fmt: skip
     if task is None:
         return
+    from dataforge.pipelines.findingdory.day_world import scenes_root_of
     from dataforge.pipelines.findingdory.goal_frames import stored_world
 
-    world, cam = stored_world(ep)
+    world, cam = stored_world(ep, scenes_root_of(ep._dataset.manifest))
     f = task["valid_frames"][0][0]
     pose = ep["frame_pose"].read()[f : f + 1]
     views = ep["viewpoints"].read().astype(np.float64)

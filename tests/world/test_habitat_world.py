@@ -466,6 +466,40 @@ def test_place_at_replays_a_recorded_pose(rworld: HabitatWorld) -> None:
     assert rworld.pose(again.object_id) == (r.position, r.rotation)
 
 
+def test_stow_keeps_the_handle_out_of_sight(rworld: HabitatWorld) -> None:
+    r = rworld.spawn(APPLE, TABLE, np.random.default_rng(0))
+    assert r.ok and r.position is not None and r.rotation is not None
+    cam, yaw = (2.0, 1.9, -0.9), 0.0  # dataforge frame: looking at the table top
+    seen = rworld.render(cam, yaw, 35.0)
+    iid = rworld.ids.to_dict()[r.object_id]
+    assert np.any(seen.instance == iid)
+    rworld.stow(r.object_id)
+    assert rworld.spawned() == () and rworld.holds(r.object_id)
+    assert not np.any(rworld.render(cam, yaw, 35.0).instance == iid)
+    assert r.object_id not in {o.id for o in rworld.world_graph().objects}
+    back = rworld.place_at(r.object_id, TABLE, r.position, r.rotation)
+    assert back.ok and back.object_id == r.object_id and rworld.spawned() == (r.object_id,)
+    assert np.array_equal(rworld.render(cam, yaw, 35.0).instance, seen.instance)
+    handle = rworld.spawn_stowed(APPLE)  # a carried object rebuilt: next handle, out of sight
+    assert handle == "apple_:0001" and rworld.holds(handle) and handle not in rworld.spawned()
+    with pytest.raises(UsageError):
+        rworld.stow(handle)  # already stowed
+
+
+def test_navigator_paths_and_clearance(world: HabitatWorld) -> None:
+    nav = world.navigator()
+    a, b = (-2.0, 0.0, 2.0), (2.0, 0.0, -2.0)
+    path = nav.shortest_path(a, b)
+    assert len(path) >= 2
+    np.testing.assert_allclose(path[0], a, atol=1e-5)
+    np.testing.assert_allclose(path[-1], b, atol=1e-5)
+    assert nav.distance(a, b) == pytest.approx(math.dist(a, b), rel=0.01)  # the fake: a grid
+    assert nav.segment_clear(a, b)
+    assert not nav.segment_clear(a, (5.0, 0.0, 0.0))  # off the floor past its edge
+    assert nav.shortest_path(a, (11.0, 0.0, 0.0)) == []  # the other room: another island
+    assert not nav.segment_clear(a, (11.0, 0.0, 0.0))
+
+
 def test_spawned_object_is_rendered_with_its_ids(rworld: HabitatWorld) -> None:
     r = rworld.spawn(APPLE, TABLE, np.random.default_rng(0))
     cam = (2.0, 1.9, -0.9)

@@ -4,7 +4,6 @@ long day is streamed to the shard."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -32,17 +31,17 @@ def experience(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def test_frames_are_the_stamped_renders_of_their_poses(experience: tuple[Path, Path]) -> None:
-    from dataforge.pipelines.findingdory.oracle import build_world
+    from dataforge.pipelines.findingdory.day_world import plan_world
     from dataforge.viz.overlay import stamp
 
     eps, out = experience
     with open_dataset(eps) as ds:
-        raw = json.loads(ds[ds.episode_ids[0]]["house_json"].read().tobytes())
+        raw = ds[ds.episode_ids[0]]["house_json"].read().tobytes()
     with open_dataset(out) as ds:
         ep = ds[ds.episode_ids[0]]
         plan = EpisodePlan.from_dict(ep.metadata["plan"])
         cam = HeadCamera(width=96, height=128)
-        world = build_world(raw, plan, camera=cam, agent_radius=0.25)
+        world = plan_world(raw, {}, plan, camera=cam, agent_radius=0.25)
         pos, yaw = ep["position"][0], float(ep["yaw"][0])
         frame = world.render((pos[0], pos[1] + cam.height_m, pos[2]), yaw, cam.tilt_deg)
         np.testing.assert_array_equal(ep["rgb"][0], stamp(frame.rgb, "06:00"))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from dataforge.errors import DatasetError, UsageError
 from dataforge.nav.follower import wrap
 from dataforge.pipelines.findingdory import oracle
 from dataforge.pipelines.findingdory.config import HeadCamera
+from dataforge.pipelines.findingdory.day_world import plan_world
 from dataforge.pipelines.findingdory.plan import EpisodePlan
 from dataforge.store import open_dataset
 from dataforge.world.goals import coverage_of, instance_ids_of
@@ -35,14 +35,14 @@ TOL = 2e-6  # poses are rounded to 6 decimals
 
 
 @pytest.fixture(scope="module")
-def episode(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], EpisodePlan]:
+def episode(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, EpisodePlan]:
     out = tmp_path_factory.mktemp("fd-oracle") / "ds"
     res = run_cli("findingdory", "episodes", "--scenes", "generate:1", "--room-spec",
                   "kitchen-living-room", "--episodes", "1", "--rearrangements", "2", "--seed",
                   "3", "--out", str(out), "--quiet")  # fmt: skip
     assert res.returncode == 0, res.stderr
     (ep,) = list(open_dataset(Path(out)).episodes())
-    raw = json.loads(np.asarray(ep.read()["house_json"]).tobytes())
+    raw = np.asarray(ep.read()["house_json"]).tobytes()
     (plan_dict,) = ep.metadata["episodes"]
     return raw, EpisodePlan.from_dict(plan_dict)
 
@@ -50,9 +50,10 @@ def episode(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], E
 class Run:
     """One oracle run on a fresh world, every render counted."""
 
-    def __init__(self, raw: dict[str, Any], plan: EpisodePlan, **kw: Any) -> None:
+    def __init__(self, raw: bytes, plan: EpisodePlan, **kw: Any) -> None:
         self.plan = plan
-        self.backend = oracle.build_world(raw, plan, camera=CAMERA, agent_radius=0.25)
+        self.day = plan_world(raw, {}, plan, camera=CAMERA, agent_radius=0.25)
+        self.backend = self.day.backend
         self.renders = 0
         render = self.backend.render
 
@@ -61,7 +62,7 @@ class Run:
             return render(*a, **k)
 
         self.backend.render = counted  # type: ignore[method-assign]
-        self.agent = oracle.OracleAgent(self.backend, plan, camera=CAMERA, forward_m=FORWARD_M,
+        self.agent = oracle.OracleAgent(self.day, plan, camera=CAMERA, forward_m=FORWARD_M,
                                         turn_deg=TURN_DEG, **kw)  # fmt: skip
         self.records = list(self.agent.run())
 
@@ -76,7 +77,7 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def run(episode: tuple[dict[str, Any], EpisodePlan]) -> Run:
+def run(episode: tuple[bytes, EpisodePlan]) -> Run:
     return Run(*episode)
 
 
@@ -182,7 +183,7 @@ def test_the_agent_walks_away_from_the_last_place(run: Run) -> None:
     assert d >= WALK_AWAY_M - FORWARD_M - 0.1, d  # the end is >= 3 m; the agent within a step
 
 
-def test_the_run_is_deterministic(episode: tuple[dict[str, Any], EpisodePlan], run: Run) -> None:
+def test_the_run_is_deterministic(episode: tuple[bytes, EpisodePlan], run: Run) -> None:
     again = Run(*episode)
 
     def key(recs: list[oracle.StepRecord]) -> list[tuple[Any, ...]]:
@@ -193,12 +194,12 @@ def test_the_run_is_deterministic(episode: tuple[dict[str, Any], EpisodePlan], r
     for a, b in zip(again.records, run.records, strict=True):
         assert np.array_equal(a.frame.instance, b.frame.instance)
     # a world a run has changed is refused
-    with pytest.raises(UsageError, match="build_world"):
-        next(oracle.OracleAgent(again.backend, again.plan, camera=CAMERA).run())
+    with pytest.raises(UsageError, match="plan_world"):
+        next(oracle.OracleAgent(again.day, again.plan, camera=CAMERA).run())
 
 
 def test_spots_without_a_view_are_replanned_then_picked_blind(
-    episode: tuple[dict[str, Any], EpisodePlan],
+    episode: tuple[bytes, EpisodePlan],
 ) -> None:
     blind = Run(*episode, min_coverage=1.1)  # nothing is ever visible
     plan, recs, agent = blind.plan, blind.records, blind.agent
@@ -214,13 +215,13 @@ def test_spots_without_a_view_are_replanned_then_picked_blind(
         assert all(r.phase == "pick" for r in recs[e["first"] : e["last"] + 1])
 
 
-def test_max_frames_stops_the_day(episode: tuple[dict[str, Any], EpisodePlan]) -> None:
+def test_max_frames_stops_the_day(episode: tuple[bytes, EpisodePlan]) -> None:
     short = Run(*episode, max_frames=25)
     assert len(short.records) == 25 and short.agent.ended == "max_frames"
 
 
-def test_build_world_refuses_an_object_off_its_pose(
-    episode: tuple[dict[str, Any], EpisodePlan],
+def test_plan_world_refuses_an_object_off_its_pose(
+    episode: tuple[bytes, EpisodePlan],
 ) -> None:
     raw, plan = episode
     r = plan.rearrangements[0]
@@ -228,4 +229,4 @@ def test_build_world_refuses_an_object_off_its_pose(
     lifted = dataclasses.replace(r, start_position=(x, y + 0.5, z))  # hovers 0.5 m up
     bad = dataclasses.replace(plan, rearrangements=(lifted, *plan.rearrangements[1:]))
     with pytest.raises(DatasetError, match=r"does not rest on .* recorded pose"):
-        oracle.build_world(raw, bad, camera=CAMERA, agent_radius=0.25)
+        plan_world(raw, {}, bad, camera=CAMERA, agent_radius=0.25)

@@ -63,7 +63,8 @@ def test_valid_frames_pass_when_rendered_again_and_invalid_ones_fail(tasks_dir: 
                          and t["solvable"] and not t["multi_goal"]), None)  # fmt: skip
             if task is None:
                 continue
-            world, cam = stored_world(ep)
+            day, cam = stored_world(ep)
+            world = day.backend  # the EmbeddedWorld of the stored house
             graph = world.world_graph()
             poses = ep["frame_pose"].read()
             t = THRESHOLDS["robot_at_object"]

@@ -1,10 +1,12 @@
-"""FindingDory episodes on HSSD scenes (``--scenes habitat:DIR``) through the strict habitat-sim
-stand-in (tests/fake_habitat_world.py): a data folder laid out like upstream's ``data/``
-(hssd-hab scene dataset, scene instances, OVMM object configs, the two category CSVs) gives
-episodes that follow the pairing rules, whose spots show their objects, that validate (the
-scene rebuilt in the simulator, every object replayed at its pose) and that repeat byte for
-byte; a replayed object that floats fails validation; without habitat-sim the run stops in one
-line.
+"""FindingDory on HSSD scenes (``--scenes habitat:DIR``) through the strict habitat-sim stand-in
+(tests/fake_habitat_world.py): a data folder laid out like upstream's ``data/`` (hssd-hab scene
+dataset, scene instances, OVMM object configs, the two category CSVs) gives episodes that
+follow the pairing rules, whose spots show their objects, that validate (the scene rebuilt in
+the simulator, every object replayed at its pose) and that repeat byte for byte; a replayed
+object that floats fails validation; without habitat-sim the run stops in one line. The
+oracle's days and the tasks run on the same scenes: both validate (a valid frame re-rendered
+in the rebuilt final world), record the scenes folder's files, repeat byte for byte, and the
+oracle baseline scores HL-SR 1 (LL-SR 1 for a trajectory stopping at a valid frame).
 
 The scene, in habitat's frame: a 10 m x 10 m floor (x, z in [-5, 5]) whose free part is
 [-4, 4]^2, two rooms split at x = 0, and six pieces of furniture along the walls (two tables,
@@ -221,14 +223,97 @@ def test_without_habitat_sim_the_run_stops_in_one_line(
     assert "habitat-sim" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_collecting_habitat_episodes_says_it_is_not_built(made: tuple[Path, Path]) -> None:
-    from dataforge.errors import UsageError
-    from dataforge.pipelines.findingdory.collect import build_job as collect_job
-    from dataforge.pipelines.findingdory.config import CollectConfig
+def collect_and_tasks(eps: Path, days: Path, tasks: Path) -> None:
+    from dataforge.pipelines.findingdory import collect
+    from dataforge.pipelines.findingdory import tasks as tasks_stage
+    from dataforge.pipelines.findingdory.config import CollectConfig, TasksConfig
 
-    _, out = made
-    with pytest.raises(UsageError, match="Habitat"):
-        collect_job(CollectConfig(), seed=0, fmt="zarr", inputs=Inputs({"episodes": out}))
+    job = collect.build_job(CollectConfig(resolution=(64, 48)), seed=0, fmt="zarr",
+                            inputs=Inputs({"episodes": eps}))  # fmt: skip
+    run_job(job, days, ExecutionOptions())
+    job = tasks_stage.build_job(TasksConfig(), seed=0, fmt="zarr",
+                                inputs=Inputs({"experience": days}))  # fmt: skip
+    run_job(job, tasks, ExecutionOptions())
+
+
+@pytest.fixture(scope="module")
+def stages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("fd-habitat")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "habitat_sim", fake_habitat_world.module())
+        mp.setitem(sys.modules, "magnum", fake_habitat_world.magnum())
+        paths = {k: root / k for k in ("data", "episodes", "days", "tasks")}
+        write_data(paths["data"])
+        generate(paths["data"], paths["episodes"])
+        collect_and_tasks(paths["episodes"], paths["days"], paths["tasks"])
+    return paths
+
+
+def test_the_oracle_lives_a_day_in_the_scene(stages: dict[str, Path], hs: ModuleType) -> None:
+    from dataforge.pipelines.findingdory.oracle import SNAP
+    from dataforge.world.goals import coverage_of
+
+    _, plans = _plans(stages["episodes"])
+    assert validate(stages["days"]).ok
+    with open_dataset(stages["days"]) as ds:
+        recorded = ds.manifest.inputs
+        assert recorded["locations"]["scenes"] == str(stages["data"].resolve())
+        assert any(k.startswith("scenes:hssd-hab/scenes/") for k in recorded["files"])
+        assert len(ds.episode_ids) == len(plans)
+        for eid, plan in zip(ds.episode_ids, plans, strict=True):
+            ep = ds[eid]
+            meta = ep.metadata
+            assert meta["ended"] == "done" and meta["origin"]["source"] == "habitat"
+            assert meta["blind_picks"] == 0
+            ids = meta["instances"]
+            actions = ep["action"].read()
+            inst = ep["instance"].read()
+            snaps = np.nonzero(actions == SNAP)[0]
+            assert len(snaps) == len(plan.rearrangements)
+            for f, r in zip(snaps, plan.rearrangements, strict=True):
+                # the frame before the grasp shows the object, and no frame after it until
+                # its place does
+                assert coverage_of(inst[f - 1], [ids[r.object]]) >= 0.001
+            yaw = ep["yaw"].read()
+            assert np.all((yaw >= 0) & (yaw < 360)) and 100 < len(yaw) < 4000
+
+
+def test_tasks_validate_and_the_oracle_scores_one(
+    stages: dict[str, Path], hs: ModuleType, tmp_path: Path
+) -> None:
+    from dataforge.pipelines.findingdory.baselines import run_baseline
+    from dataforge.pipelines.findingdory.scoring import run_score
+
+    assert validate(stages["tasks"]).ok
+    preds = tmp_path / "oracle.jsonl"
+    run_baseline(stages["tasks"], kind="oracle", out=preds)
+    with open_dataset(stages["tasks"]) as ds:
+        tasks = [t for eid in ds.episode_ids for t in ds[eid].metadata["tasks"]]
+        meta = ds[ds.episode_ids[0]].metadata
+        poses = ds[ds.episode_ids[0]]["frame_pose"].read()
+    assert meta["origin"]["source"] == "habitat" and meta["final_objects"]
+    solvable = [t for t in tasks if t["solvable"]]
+    assert len(solvable) > 20
+    # a trajectory from the day's end straight to a valid frame of a single-goal task, stopping
+    task = next(t for t in solvable if not t["multi_goal"] and t["id"].startswith(meta["episode"]))
+    f = task["oracle_frames"][0]
+    traj = {"id": task["id"], "positions": [list(poses[-1, :3]), list(poses[f, :3])],
+            "yaws": [float(poses[-1, 3]), float(poses[f, 3])], "stops": [1]}  # fmt: skip
+    (tmp_path / "traj.jsonl").write_text(json.dumps(traj) + "\n")
+    got = run_score(stages["tasks"], preds, trajectories=tmp_path / "traj.jsonl")
+    block = got["scores"]["solvable"]["overall"]
+    assert block["tasks"] == len(solvable)
+    assert block["HL-SR"]["mean"] == 1.0 and block["HL-SPL"]["mean"] == pytest.approx(1.0)
+    assert block["LL-SR"] == {"mean": 1.0, "n": 1}
+    assert 0 < block["LL-SPL"]["mean"] <= 1.0
+
+
+def test_days_and_tasks_repeat(stages: dict[str, Path], hs: ModuleType, tmp_path: Path) -> None:
+    collect_and_tasks(stages["episodes"], tmp_path / "days", tmp_path / "tasks")
+    for name in ("days", "tasks"):
+        first, second = tree_digest(stages[name]), tree_digest(tmp_path / name)
+        differ = [k for k in first if first.get(k) != second.get(k) and k != "manifest.json"]
+        assert first.keys() == second.keys() and not differ, differ
 
 
 def test_viewpoints_see_their_furniture(made: tuple[Path, Path]) -> None:
