@@ -235,9 +235,8 @@ class Executor:
         task's success flag first turns true; that step is the episode's last, or with
         ``finish_subgoal`` the last step of that subgoal's motion.
 
-        Each subgoal's span is [start, end); ``online_end`` (when it has several waypoints) is
-        where its last waypoint starts: an online observer of an env that reports no
-        ``subgoal_online`` may name the next subgoal from there."""
+        Each subgoal's span is [start, end); the env's ``info["subgoal_online"]``, when it
+        reports one, is recorded per step (``Recording.online``)."""
         try:
             for sg in plan:
                 self._sg = len(self.rec.subgoals)
@@ -249,9 +248,7 @@ class Executor:
                      "end": len(self.rec), "video": sg.video, "choice": sg.choice,
                      "segment": list(sg.segment), "record": sg.record}
                 )  # fmt: skip
-                for k, wp in enumerate(sg.waypoints):
-                    if k == len(sg.waypoints) - 1 and k > 0:
-                        self.rec.subgoals[-1]["online_end"] = len(self.rec)
+                for wp in sg.waypoints:
                     try:
                         self.run_waypoint(wp)
                     except PlanningFailed:

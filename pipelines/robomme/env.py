@@ -270,9 +270,8 @@ class RobommeEnv(BaseEnv):
         """The task-list entry the task's sequential check examined at this step, counted
         over the plan's recorded subgoals (RoboMME's ``simple_subgoal_online``: it moves on
         the step after an entry's check first passes and stays on the last entry once all
-        are done); None where the task has no such check (the writer then names the next
-        subgoal from the start of the current one's last waypoint)."""
-        return None
+        are done). Every task has one."""
+        raise NotImplementedError
 
     def goals(self) -> list[str]:
         """Every phrasing of the language goal (RoboMME's ``task_goal`` list)."""

@@ -217,19 +217,14 @@ def choices(task: str) -> list[dict[str, Any]]:
 
 
 def step_subgoals(rec: Recording) -> tuple[np.ndarray, np.ndarray]:
-    """Per step: the planner-view subgoal index and the online-view one. The online view is
-    the entry the task's sequential check examined at that step (RoboMME's rule; the check's
-    entries are the plan's recorded subgoals, in order); for a task without such a check it
-    moves on to the next subgoal from the start of the current subgoal's last waypoint."""
+    """Per step: the planner-view subgoal index and the online-view one: the entry the task's
+    sequential check examined at that step (RoboMME's rule; the check's entries are the plan's
+    recorded subgoals, in order; every task reports it, ``RobommeEnv.online_entry``)."""
     n = len(rec)
     planner = np.zeros(n, np.int16)
-    online = np.zeros(n, np.int16)
-    last = len(rec.subgoals) - 1
     for k, sg in enumerate(rec.subgoals):
         planner[sg["start"] : sg["end"]] = k
-        online[sg["start"] : sg["end"]] = k
-        if "online_end" in sg and k < last:
-            online[sg["online_end"] : sg["end"]] = k + 1
+    online = planner.copy()
     checked = [k for k, sg in enumerate(rec.subgoals) if sg.get("record", True)]
     if len(rec.online) == n and checked:
         entry = np.clip(np.asarray(rec.online), 0, len(checked) - 1)
@@ -272,9 +267,7 @@ def drop_unrecorded(
         sg = dict(subgoals[k])
         n_steps = sg["end"] - sg["start"]
         start = int(new_at[sg["start"]]) if n_steps else int(keep[: sg["start"]].sum())
-        for key in ("end", "online_end"):
-            if key in sg:
-                sg[key] = start + (sg[key] - sg["start"])
+        sg["end"] = start + (sg["end"] - sg["start"])
         sg["start"] = start
         spans.append(sg)
     return out, spans

@@ -10,7 +10,7 @@ from dataforge.pipelines.robomme.episode import STEP_FIELDS, drop_unrecorded
 
 def test_unrecorded_steps_leave_the_arrays() -> None:
     spans = [(0, 4, True), (4, 7, False), (7, 10, True), (10, 12, True)]
-    subgoals = [{"simple": f"s{k}", "start": a, "end": b, "record": r, "online_end": b - 1}
+    subgoals = [{"simple": f"s{k}", "start": a, "end": b, "record": r}
                 for k, (a, b, r) in enumerate(spans)]  # fmt: skip
     planner = np.repeat(np.arange(4, dtype=np.int16), [4, 3, 3, 2])
     online = planner.copy()
@@ -19,9 +19,7 @@ def test_unrecorded_steps_leave_the_arrays() -> None:
     arrays.update(subgoal=planner, subgoal_online=online, env_state=np.zeros(13 * 5))
     out, kept = drop_unrecorded(arrays, subgoals)
     assert [sg["simple"] for sg in kept] == ["s0", "s2", "s3"]
-    assert [(sg["start"], sg["end"], sg["online_end"]) for sg in kept] == [
-        (0, 4, 3), (4, 7, 6), (7, 9, 8)
-    ]  # fmt: skip
+    assert [(sg["start"], sg["end"]) for sg in kept] == [(0, 4), (4, 7), (7, 9)]
     assert list(out["joint_action"]) == [0, 10, 20, 30, 70, 80, 90, 100, 110]
     assert list(out["subgoal"]) == [0, 0, 0, 0, 1, 1, 1, 2, 2]
     assert out["subgoal_online"][3] == 1  # points at the next recorded subgoal
