@@ -19,7 +19,9 @@ PIPELINE = register(
             InputLocation(
                 "scenes",
                 "Scenes: generate:K (K new houses from procthor's generator), a folder of "
-                "ProcTHOR house *.json or a .jsonl(.gz) of houses. One scene is one work unit.",
+                "ProcTHOR house *.json or a .jsonl(.gz) of houses, or habitat:DIR (HSSD scenes "
+                "with OVMM objects through habitat-sim; DIR laid out like upstream's data/: "
+                "hssd-hab/, objects/). One scene is one work unit.",
                 file=None,
                 default="generate:1",
             ),

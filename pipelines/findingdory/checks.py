@@ -145,7 +145,9 @@ def check_scene(
 
 def _open_scene(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any,
                 scenes_root: Path | None) -> Any:  # fmt: skip
-    if (meta.get("origin") or {}).get("source") == "habitat":
+    from dataforge.pipelines.findingdory.day_world import is_habitat
+
+    if is_habitat(meta):
         from dataforge.pipelines.findingdory.habitat_checks import HabitatCheckScene
 
         return HabitatCheckScene(arrays, meta, cfg, scenes_root)

@@ -13,9 +13,10 @@ from dataforge.pipelines.findingdory import COLLECT, PIPELINE, TASKS
 def findingdory() -> None:
     """FindingDory: memory tasks over an embodied agent's day of pick-and-place
     rearrangements. 'episodes' draws the rearrangements (objects, start and goal receptacles,
-    distractors, pick and place spots, receptacle viewpoints) in ProcTHOR houses. Check a
-    dataset with 'dataforge validate', summarise it with 'dataforge stats', draw an episode's
-    plan with 'dataforge inspect --preview'.
+    distractors, pick and place spots, receptacle viewpoints) in ProcTHOR houses (or HSSD scenes
+    through habitat-sim: --scenes habitat:DIR). Check a dataset with 'dataforge validate',
+    summarise it with 'dataforge stats', draw an episode's plan with 'dataforge inspect
+    --preview'.
     """
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import DatasetError, InputNotFoundError
+from dataforge.errors import DatasetError
 from dataforge.world.house import HouseObject
 
 HABITAT = "habitat"
@@ -282,16 +282,8 @@ def scenes_root_of(manifest: Any) -> Path | None:
 
 def _habitat_day(scene_json: bytes, meta: Mapping[str, Any], camera: Any, agent_radius: float,
                  scenes_root: Path | None) -> HabitatDay:  # fmt: skip
-    from dataforge.pipelines.findingdory.habitat_scene import open_scene
-    from dataforge.world.scene_sources import hssd_layout
+    from dataforge.pipelines.findingdory.habitat_scene import reopen_scene
 
-    origin = dict(meta["origin"])
-    if scenes_root is None:
-        raise InputNotFoundError(
-            f"scene {origin.get('scene_id')}: no HSSD data folder is recorded to rebuild it from"
-        )
-    layout = hssd_layout(Path(scenes_root))
-    world = open_scene(layout, str(origin["scene_id"]), scene_json, width=camera.width,
-                       height=camera.height, vfov_deg=camera.vfov_deg,
-                       agent_radius=agent_radius)  # fmt: skip
+    world = reopen_scene(scenes_root, meta, scene_json, width=camera.width, height=camera.height,
+                         vfov_deg=camera.vfov_deg, agent_radius=agent_radius)  # fmt: skip
     return HabitatDay(world, scene_json)

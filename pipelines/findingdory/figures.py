@@ -21,6 +21,7 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from dataforge.pipelines.findingdory.day_world import is_habitat
     from dataforge.pipelines.findingdory.plan import EpisodePlan
     from dataforge.viz.plots import check_output_file, save_figure
     from dataforge.world.assets import load_catalogue
@@ -33,7 +34,7 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
     out = check_output_file(Path(path), "preview")
     plan = EpisodePlan.from_dict(plans[row]) if plans else None
     fig, ax = plt.subplots(figsize=(9, 8))
-    if (ep.metadata.get("origin") or {}).get("source") == "habitat":
+    if is_habitat(ep.metadata):
         ax.set_aspect("equal")  # an HSSD scene: no house to draw; the viewpoints outline it
     else:
         catalogue = load_catalogue()

@@ -120,6 +120,7 @@ def _habitat_record(
     a house's JSON would be, and the origin names the scene and the dataset config."""
     import hashlib
 
+    from dataforge.pipelines.findingdory.day_world import HABITAT
     from dataforge.pipelines.findingdory.habitat_scene import (
         HabitatSceneContext,
         open_habitat_world,
@@ -139,7 +140,7 @@ def _habitat_record(
         centres = {r.id: r.aabb.center for r in world.receptacles()}
         where = {r.id: room_of(graph, centres[r.id]) for r in ctx.receptacles}
         origin = {
-            "source": "habitat",
+            "source": HABITAT,
             "scene_id": scene_id,
             "dataset_config": layout.dataset_config.relative_to(root).as_posix(),
             "scene_instance_sha256": hashlib.sha256(raw).hexdigest(),

@@ -18,8 +18,6 @@ from typing import Any
 import numpy as np
 from shapely.geometry import Polygon
 
-from dataforge.errors import InputNotFoundError
-
 TOL_M = 1e-4
 
 
@@ -35,20 +33,12 @@ class HabitatCheckScene:
     ) -> None:
         from dataforge.pipelines.findingdory.checks import viewpoint_table
         from dataforge.pipelines.findingdory.creation import check_vfov
-        from dataforge.pipelines.findingdory.habitat_scene import open_scene
-        from dataforge.world.scene_sources import hssd_layout
+        from dataforge.pipelines.findingdory.habitat_scene import reopen_scene
 
-        origin = dict(meta.get("origin") or {})
-        scene_id = str(origin.get("scene_id"))
-        if scenes_root is None:
-            raise InputNotFoundError(
-                f"scene {meta.get('scene')}: the manifest records no scenes folder to rebuild "
-                "the Habitat scene from"
-            )
-        stored = np.asarray(arrays["house_json"]).tobytes()
-        self.world = open_scene(
-            hssd_layout(scenes_root), scene_id, stored, width=cfg.check_width,
-            height=cfg.check_height, vfov_deg=check_vfov(cfg), agent_radius=cfg.agent_radius,
+        self.world = reopen_scene(
+            scenes_root, meta, np.asarray(arrays["house_json"]).tobytes(),
+            width=cfg.check_width, height=cfg.check_height, vfov_deg=check_vfov(cfg),
+            agent_radius=cfg.agent_radius,
         )  # fmt: skip
         self.templates = dict(self.world.templates())
         found = {r.id: r for r in self.world.receptacles()}

@@ -23,7 +23,7 @@ differs from a ProcTHOR house:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,31 @@ def open_scene(
     )
     return HabitatWorld(scene, width=width, height=height, vfov_deg=vfov_deg,
                         agent=HabitatAgent(radius=agent_radius))  # fmt: skip
+
+
+def reopen_scene(
+    scenes_root: Path | str | None,
+    meta: Mapping[str, Any],
+    stored: bytes,
+    *,
+    width: int,
+    height: int,
+    vfov_deg: float,
+    agent_radius: float,
+) -> Any:
+    """The ``HabitatWorld`` of a stored record's HSSD scene (``meta["origin"]``), from the data
+    folder a manifest records; a one-line error when none is recorded or it holds another
+    scene instance than ``stored``."""
+    from dataforge.errors import InputNotFoundError
+    from dataforge.world.scene_sources import hssd_layout
+
+    scene_id = str(dict(meta.get("origin") or {}).get("scene_id"))
+    if scenes_root is None:
+        raise InputNotFoundError(
+            f"scene {scene_id}: no HSSD data folder is recorded to rebuild it from"
+        )
+    return open_scene(hssd_layout(Path(scenes_root)), scene_id, stored, width=width,
+                      height=height, vfov_deg=vfov_deg, agent_radius=agent_radius)  # fmt: skip
 
 
 class HabitatSceneContext(SceneBase):

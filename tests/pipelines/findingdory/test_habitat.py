@@ -213,6 +213,24 @@ def test_a_floating_object_fails_the_replay(made: tuple[Path, Path]) -> None:
     assert "replay" in found and "spots" not in found
 
 
+def test_checks_need_the_same_scene_folder(made: tuple[Path, Path]) -> None:
+    from dataforge.errors import DatasetError, InputNotFoundError
+    from dataforge.pipelines.findingdory.checks import check_scene
+
+    data, out = made
+    with open_dataset(out) as ds:
+        (ep,) = list(ds.episodes())
+        arrays, meta = ep.read(), dict(ep.metadata)
+        cfg = EpisodesConfig.from_dict(dict(ds.manifest.config))
+    with pytest.raises(InputNotFoundError, match="no HSSD data folder"):
+        list(check_scene(arrays, meta, cfg, None))
+    instance = data / "hssd-hab" / "scenes" / f"{SCENE}.scene_instance.json"
+    instance.write_text(instance.read_text() + " ")
+    with pytest.raises(DatasetError, match="another scene instance") as err:
+        list(check_scene(arrays, meta, cfg, data))
+    assert "\n" not in str(err.value)
+
+
 def test_without_habitat_sim_the_run_stops_in_one_line(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
