@@ -41,7 +41,8 @@ demo: install
 		$(BIN)/dataforge validate $(DEMO_OUT)/ir2r_val_seen && \
 		$(BIN)/dataforge ir2r stats $(DEMO_OUT)/ir2r_val_seen && \
 		$(BIN)/dataforge ir2r plot $(DEMO_OUT)/ir2r_val_seen --scan 1LXtFkjw3qL --data-dir $(DATA) \
-			--out $(DEMO_OUT)/ir2r_tour.png; \
+			--out $(DEMO_OUT)/ir2r_tour.png && \
+		$(BIN)/dataforge ir2r export $(DEMO_OUT)/ir2r_val_seen --out $(DEMO_OUT)/tours_iVLN.json; \
 	else echo "== demo: skipping IR2R ($(DATA)/r2r/R2R_val_seen.json not found; set DATAFORGE_DATA)"; fi
 	@if [ -f "$(DATA)/procthor_houses/procthor_train_1.json" ]; then \
 		echo "== demo: a ProcTHOR house in the embedded world" && \
