@@ -432,6 +432,14 @@ class HabitatWorld:
                              "object_dirs names the OVMM config folders)")  # fmt: skip
         return found[0]
 
+    def _add(self, template_handle: str) -> Any:
+        """A new rigid object of the template (not yet labelled or placed)."""
+        obj = self.sim.get_rigid_object_manager().add_object_by_template_handle(template_handle)
+        if obj is None:
+            raise UsageError(f"habitat-sim could not add an object of template "
+                             f"{template_handle!r}")  # fmt: skip
+        return obj
+
     def _receptacle(self, receptacle_id: str) -> HabitatReceptacle | None:
         rec = self._receptacles.get(receptacle_id)
         if rec is None or self._object(receptacle_id, missing_ok=True) is None:
@@ -465,13 +473,10 @@ class HabitatWorld:
         rec = self._receptacle(receptacle_id)
         if rec is None:
             return _not_a_receptacle(receptacle_id, "")
-        rom = self.sim.get_rigid_object_manager()
-        obj = rom.add_object_by_template_handle(handle)
-        if obj is None:
-            raise UsageError(f"habitat-sim could not add an object of template {handle!r}")
+        obj = self._add(handle)
         result = self._drop(obj, rec, rng, attempts, yaw, surface)
         if not result.ok:
-            rom.remove_object_by_handle(obj.handle)
+            self.sim.get_rigid_object_manager().remove_object_by_handle(obj.handle)
             return dataclasses.replace(result, object_id="")
         obj.motion_type = self._hs.physics.MotionType.KINEMATIC
         self._label(obj)
@@ -530,13 +535,7 @@ class HabitatWorld:
         moving = object_id in self._spawned
         if rec is None:
             return _not_a_receptacle(receptacle_id, object_id if moving else "")
-        rom = self.sim.get_rigid_object_manager()
-        if moving:
-            obj = self._object(object_id)
-        else:
-            obj = rom.add_object_by_template_handle(self._template_handle(object_id))
-            if obj is None:
-                raise UsageError(f"habitat-sim could not add an object of template {object_id!r}")
+        obj = self._object(object_id) if moving else self._add(self._template_handle(object_id))
         saved, motion = obj.transformation, obj.motion_type
         obj.motion_type = self._hs.physics.MotionType.DYNAMIC  # contacts need a dynamic body
         mn = self._mn
@@ -549,7 +548,7 @@ class HabitatWorld:
             if moving:
                 obj.transformation, obj.motion_type = saved, motion
             else:
-                rom.remove_object_by_handle(obj.handle)
+                self.sim.get_rigid_object_manager().remove_object_by_handle(obj.handle)
             return PlacementResult(status, object_id=object_id if moving else "",
                                    receptacle_id=rec.id, kind="mesh",
                                    message=f"does not rest on {rec.id!r} there")  # fmt: skip
@@ -565,25 +564,36 @@ class HabitatWorld:
 
     def _rests_on(self, obj: Any, support_id: int) -> str:
         """Whether ``obj`` rests where it is on ``support_id`` (:meth:`place_at`)."""
-        mn, sim = self._mn, self.sim
+        mn = self._mn
         lo, hi = mn.range(obj.aabb)
         corners = transform(mn.matrix(obj.transformation), box_corners(lo, hi))
-        centre = to_hab(self.center(obj.handle))
-        ray = self._hs.geo.Ray(mn.vector(centre), mn.vector((0.0, -1.0, 0.0)))
-        first = next((h for h in sim.cast_ray(ray).hits if h.object_id != obj.object_id), None)
+        first = self._first_hit_below(obj, to_hab(self.center(obj.handle)))
         if first is None or first.object_id != support_id:
             return "no_free_space"
         if abs(float(mn.array(first.point)[1]) - float(corners[:, 1].min())) > MAX_DEPTH_M:
             return "no_free_space"
-        sim.perform_discrete_collision_detection()
-        for cp in sim.get_physics_contact_points():
+        return "placed" if self._contacts_ok(obj, support_id) else "collision"
+
+    def _first_hit_below(self, obj: Any, origin: np.ndarray) -> Any:
+        """The first hit of a ray cast straight down from ``origin`` (habitat frame) that is
+        not ``obj`` itself, or None."""
+        mn = self._mn
+        ray = self._hs.geo.Ray(mn.vector(origin), mn.vector((0.0, -1.0, 0.0)))
+        return next((h for h in self.sim.cast_ray(ray).hits if h.object_id != obj.object_id),
+                    None)  # fmt: skip
+
+    def _contacts_ok(self, obj: Any, support_id: int) -> bool:
+        """After a discrete collision pass: ``obj`` touches nothing but ``support_id``, and
+        nothing deeper than :data:`MAX_DEPTH_M` (snap_down's contact test, §5)."""
+        self.sim.perform_discrete_collision_detection()
+        for cp in self.sim.get_physics_contact_points():
             ids = (cp.object_id_a, cp.object_id_b)
             if obj.object_id not in ids:
                 continue
             other = ids[1] if ids[0] == obj.object_id else ids[0]
             if other != support_id or cp.contact_distance < -MAX_DEPTH_M:
-                return "collision"
-        return "placed"
+                return False
+        return True
 
     def _drop(
         self,
@@ -639,29 +649,22 @@ class HabitatWorld:
         hit (self hits skipped) the support; the box's lowest corner is put on the hit point;
         then any contact of the object with another id, or deeper than :data:`MAX_DEPTH_M`,
         fails (and the translation is restored). "placed", "no_free_space" or "collision"."""
-        mn, sim = self._mn, self.sim
+        mn = self._mn
         m = mn.matrix(obj.transformation)
         lo_a, hi_a = mn.range(obj.aabb)
         lo_c, hi_c = mn.range(obj.collision_shape_aabb)
         corners = transform(m, box_corners(np.minimum(lo_a, lo_c), np.maximum(hi_a, hi_c)))
         com = mn.array(obj.translation)
         base = float(corners[:, 1].min()) - com[1]  # lowest corner relative to the COM
-        ray = self._hs.geo.Ray(mn.vector(com), mn.vector((0.0, -1.0, 0.0)))
-        first = next((h for h in sim.cast_ray(ray).hits if h.object_id != obj.object_id), None)
+        first = self._first_hit_below(obj, com)
         if first is None or first.object_id != support_id:
             return "no_free_space"
         cached = obj.translation
         hit = mn.array(first.point)
         obj.translation = mn.vector((com[0], hit[1] - base, com[2]))
-        sim.perform_discrete_collision_detection()
-        for cp in sim.get_physics_contact_points():
-            ids = (cp.object_id_a, cp.object_id_b)
-            if obj.object_id not in ids:
-                continue
-            other = ids[1] if ids[0] == obj.object_id else ids[0]
-            if other != support_id or cp.contact_distance < -MAX_DEPTH_M:
-                obj.translation = cached
-                return "collision"
+        if not self._contacts_ok(obj, support_id):
+            obj.translation = cached
+            return "collision"
         return "placed"
 
     def stow(self, object_id: str) -> None:
@@ -683,11 +686,7 @@ class HabitatWorld:
     def spawn_stowed(self, asset_id: str) -> str:
         """Add an object of template ``asset_id`` straight into the stowed state (a carried
         object rebuilt for a stored world: it takes the next handle as any addition does)."""
-        obj = self.sim.get_rigid_object_manager().add_object_by_template_handle(
-            self._template_handle(asset_id)
-        )
-        if obj is None:
-            raise UsageError(f"habitat-sim could not add an object of template {asset_id!r}")
+        obj = self._add(self._template_handle(asset_id))
         self._label(obj)
         self._spawned.append(obj.handle)
         self.stow(obj.handle)
