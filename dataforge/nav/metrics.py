@@ -24,6 +24,7 @@ from dataforge.nav.dtw import ndtw as _ndtw
 P = TypeVar("P")
 
 DistanceFn = Callable[[Sequence[Any], Sequence[Any]], np.ndarray]
+SPL_FLOOR_M = 0.01  # IVLN env.py: SPL over the reference length divides by max(TL, L, 0.01)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,11 @@ class EpisodeMetrics:
 
     def to_dict(self) -> dict[str, float | bool]:
         return asdict(self)
+
+
+def _length(distance: DistanceFn, points: list[Any]) -> float:
+    """The sum of distances between consecutive points."""
+    return float(math.fsum(float(_matrix(distance, [a], [b])[0, 0]) for a, b in pairwise(points)))
 
 
 def _matrix(distance: DistanceFn, a: list[Any], b: list[Any]) -> np.ndarray:
@@ -58,17 +64,26 @@ def episode_metrics(
     success_distance: float = 3.0,
     ndtw_threshold: float = 3.0,
     reference_to_trajectory: np.ndarray | None = None,
+    strict: bool = False,
+    spl_over_reference: bool = False,
+    path_distance: DistanceFn | None = None,
 ) -> EpisodeMetrics:
     """Score one trajectory against its reference path; the goal is ``reference[-1]``.
 
     - trajectory length (TL): sum of distances between consecutive trajectory points;
     - navigation error (NE): distance from the final trajectory point to the goal;
     - oracle success (OS): some trajectory point lies within ``success_distance`` of the goal;
-    - success (SR): NE <= ``success_distance``;
+    - success (SR): NE <= ``success_distance`` (``strict``: NE < it, and OS likewise, as
+      IVLN's ``env.py`` counts);
     - SPL: ``success * shortest / max(shortest, TL)`` with shortest = distance(start, goal),
-      where start is ``reference[0]``; 1.0 for a success when start and goal coincide;
+      where start is ``reference[0]``; 1.0 for a success when start and goal coincide. With
+      ``spl_over_reference`` (IVLN's ``env.py``): ``success * L / max(TL, L, 0.01)``, L the
+      reference path's length (distances between its consecutive points);
     - nDTW: :func:`dataforge.nav.dtw.ndtw` of the reference x trajectory distances
       (``reference_to_trajectory`` when the caller already has that matrix).
+
+    ``path_distance`` (default ``distance``) measures TL and nDTW; NE, OS and the shortest
+    distance always use ``distance``.
     """
     ref = list(reference)
     traj = list(trajectory)
@@ -79,22 +94,31 @@ def episode_metrics(
     if not (success_distance >= 0):
         raise UsageError(f"success_distance must be >= 0, got {success_distance!r}")
     goal = ref[-1]
+    local = distance if path_distance is None else path_distance
 
-    steps = [float(_matrix(distance, [a], [b])[0, 0]) for a, b in pairwise(traj)]
-    trajectory_length = float(math.fsum(steps))
+    trajectory_length = _length(local, traj)
     to_goal = _matrix(distance, traj, [goal])[:, 0]
     navigation_error = float(to_goal[-1])
-    oracle_success = bool(np.min(to_goal) <= success_distance)
-    success = navigation_error <= success_distance
-    shortest = float(_matrix(distance, [ref[0]], [goal])[0, 0])
-    if not success or not math.isfinite(shortest):
-        spl = 0.0
-    elif shortest == 0:
-        spl = 1.0
+    if strict:
+        oracle_success = bool(np.min(to_goal) < success_distance)
+        success = navigation_error < success_distance
     else:
-        spl = shortest / max(shortest, trajectory_length)
+        oracle_success = bool(np.min(to_goal) <= success_distance)
+        success = navigation_error <= success_distance
+    if spl_over_reference:
+        best = _length(distance, ref)
+        spl = (best / max(trajectory_length, best, SPL_FLOOR_M)
+               if success and math.isfinite(best) else 0.0)  # fmt: skip
+    else:
+        shortest = float(_matrix(distance, [ref[0]], [goal])[0, 0])
+        if not success or not math.isfinite(shortest):
+            spl = 0.0
+        elif shortest == 0:
+            spl = 1.0
+        else:
+            spl = shortest / max(shortest, trajectory_length)
     if reference_to_trajectory is None:
-        reference_to_trajectory = _matrix(distance, ref, traj)
+        reference_to_trajectory = _matrix(local, ref, traj)
     elif np.shape(reference_to_trajectory) != (len(ref), len(traj)):
         raise UsageError(
             f"reference_to_trajectory has shape {np.shape(reference_to_trajectory)}, "

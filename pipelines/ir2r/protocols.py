@@ -34,21 +34,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
 from dataforge.errors import MalformedInputError, UsageError
-from dataforge.nav.dtw import dtw_cost, ndtw
-from dataforge.nav.metrics import EpisodeMetrics
+from dataforge.nav.dtw import dtw_cost
+from dataforge.nav.metrics import EpisodeMetrics, episode_metrics
 
 PROTOCOLS = ("ivln", "paper")
 # IVLN-CE's oracle stops within FORWARD_STEP_SIZE of the next start (ShortestPathFollower's goal
 # radius in VLNCEIterativeEnv); PRECISE_EPISODE_START defaults to False.
 CE_START_TOLERANCE_M = 0.25
-# IVLN env.py: SPL divides by max(TL, L_ref, 0.01).
-SPL_FLOOR_M = 0.01
 
 Distance = Callable[[Sequence[Any], Sequence[Any]], np.ndarray]
 
@@ -148,10 +145,6 @@ def _show(p: Any) -> str:
     return "[" + ", ".join(f"{float(v):.3f}" for v in p) + "]"
 
 
-def _step_lengths(distance: Distance, points: Sequence[Any]) -> float:
-    return float(math.fsum(float(distance([a], [b])[0, 0]) for a, b in pairwise(points)))
-
-
 def ivln_episode(
     route: Sequence[Any],
     traj: Sequence[Any],
@@ -160,37 +153,23 @@ def ivln_episode(
     *,
     success_distance: float,
     ndtw_threshold: float,
+    reference_to_trajectory: np.ndarray | None = None,
 ) -> EpisodeMetrics:
-    """One episode's TL, NE, OS, SR, SPL, nDTW under the ``ivln`` rules (see the module doc)."""
-    ref, agent = list(route), list(traj)
-    if not (success_distance >= 0):
-        raise UsageError(f"success_distance must be >= 0, got {success_distance!r}")
-    goal = ref[-1]
-    local = euclidean if r.episode_distance == "euclidean" else distance
-    if r.drop_repeated_points:
-        agent = drop_repeats(agent)
-    to_goal = np.asarray(distance(agent, [goal]), dtype=np.float64)[:, 0]
-    ne = float(to_goal[-1])
-    success = ne < success_distance
-    oracle_success = bool(np.min(to_goal) < success_distance)
-    tl = _step_lengths(local, agent)
-    if r.spl_denominator == "reference path length":
-        best = _step_lengths(distance, ref)
-        spl = best / max(tl, best, SPL_FLOOR_M) if success and math.isfinite(best) else 0.0
-    else:
-        best = float(np.asarray(distance([ref[0]], [goal]))[0, 0])
-        if not success or not math.isfinite(best):
-            spl = 0.0
-        else:
-            spl = 1.0 if best == 0 else best / max(best, tl)
-    score = ndtw(np.asarray(local(ref, agent), dtype=np.float64), ndtw_threshold)
-    return EpisodeMetrics(
-        trajectory_length=tl,
-        navigation_error=ne,
-        oracle_success=oracle_success,
-        success=success,
-        spl=spl,
-        ndtw=score,
+    """One episode's TL, NE, OS, SR, SPL, nDTW under the ``ivln`` rules (see the module doc):
+    :func:`dataforge.nav.metrics.episode_metrics` with strict success, the rules' SPL
+    denominator and point distance, on the agent's points without repeats where the rules
+    drop them."""
+    agent = drop_repeats(traj) if r.drop_repeated_points else list(traj)
+    return episode_metrics(
+        list(route),
+        agent,
+        distance,
+        success_distance=success_distance,
+        ndtw_threshold=ndtw_threshold,
+        reference_to_trajectory=reference_to_trajectory,
+        strict=True,
+        spl_over_reference=r.spl_denominator == "reference path length",
+        path_distance=euclidean if r.episode_distance == "euclidean" else None,
     )
 
 

@@ -166,16 +166,19 @@ def score_tours(
                 traj = predictions[eid]
                 if not allow_offset_start:
                     pr.check_start(eid, route, traj, continuous)
+                agent = pr.drop_repeats(traj) if r.drop_repeated_points else list(traj)
+                matrix = np.asarray(tour_distance(list(route), agent), dtype=np.float64)
+                # One reference x trajectory matrix serves the episode's nDTW and the tour's
+                # when both measure points alike (every protocol's rules do).
+                shared = matrix if r.tour_distance == r.episode_distance else None
                 if r.protocol == "paper":
-                    # One reference x trajectory matrix serves the episode's nDTW and the tour's.
-                    matrix = np.asarray(distance(list(route), traj), dtype=np.float64)
                     per_episode[eid] = episode_metrics(
                         list(route),
                         traj,
                         distance,
                         success_distance=success_distance,
                         ndtw_threshold=ndtw_threshold,
-                        reference_to_trajectory=matrix,
+                        reference_to_trajectory=shared,
                     )
                 else:
                     per_episode[eid] = pr.ivln_episode(
@@ -185,9 +188,8 @@ def score_tours(
                         r,
                         success_distance=success_distance,
                         ndtw_threshold=ndtw_threshold,
+                        reference_to_trajectory=shared,
                     )
-                    agent = pr.drop_repeats(traj) if r.drop_repeated_points else list(traj)
-                    matrix = np.asarray(tour_distance(list(route), agent), dtype=np.float64)
                 mats.append(matrix)
             if r.tour_alignment == "pinned boundaries":
                 tour_scores.append(pr.pinned_tour_ndtw(mats, ndtw_threshold))

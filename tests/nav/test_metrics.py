@@ -137,3 +137,25 @@ def test_mean_metrics() -> None:
     assert all(isinstance(v, float) for v in means.values())
     with pytest.raises(ValueError, match="no episodes"):
         mean_metrics([])
+
+
+def test_ivln_options_strict_success_reference_spl_and_path_distance() -> None:
+    # Stop at 2: NE = 1 = d. Success under <= d, not under the strict < d (OS likewise).
+    at_radius = score([0, 1, 2])
+    strict = score([0, 1, 2], strict=True)
+    assert at_radius.success and at_radius.oracle_success
+    assert not strict.success and not strict.oracle_success and strict.spl == 0.0
+    # A reference that detours: 0 2 1 3 has length 2 + 1 + 2 = 5, the shortest distance 3.
+    # A trajectory 0 1 2 3 4 3 (TL 5): SPL 3 / max(3, 5) = 0.6 over the shortest distance,
+    # 5 / max(5, 5, 0.01) = 1 over the reference length.
+    detour = [0, 2, 1, 3]
+    longer = [0, 1, 2, 3, 4, 3]
+    over_short = episode_metrics(detour, longer, line, success_distance=1.0)
+    over_ref = episode_metrics(detour, longer, line, success_distance=1.0, spl_over_reference=True)
+    assert over_short.spl == pytest.approx(0.6) and over_ref.spl == pytest.approx(1.0)
+    # path_distance measures TL and nDTW only: doubled steps double TL, NE stays |3 - 3|.
+    doubled = episode_metrics(REF, [0, 1, 2, 3], line, success_distance=1.0,
+                              path_distance=lambda a, b: 2 * line(a, b))  # fmt: skip
+    assert doubled.trajectory_length == 6.0 and doubled.navigation_error == 0.0
+    assert doubled.spl == pytest.approx(0.5)  # 3 / max(3, 6)
+    assert doubled.ndtw == 1.0  # the diagonal is still 0
