@@ -114,7 +114,19 @@ def segmented_distance(
     return d
 
 
-def tour_ndtw(dists: Sequence[np.ndarray], threshold: float) -> float:
+def boundary_pins(ref_sizes: Sequence[int], agent_sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """(agent index, reference index) pairs pinned at every change of episode in a tour: the
+    episode's stopping points, then the next episode's starting points."""
+    pins: list[tuple[int, int]] = []
+    a = g = 0
+    for k in range(len(ref_sizes) - 1):
+        a += agent_sizes[k]
+        g += ref_sizes[k]
+        pins += [(a - 1, g - 1), (a, g)]
+    return pins
+
+
+def tour_ndtw(dists: Sequence[np.ndarray], threshold: float, *, pinned: bool = False) -> float:
     """t-nDTW's per-tour term (Krantz et al., "Iterative Vision-and-Language Navigation").
 
     ``dists[k]`` is episode ``k``'s matrix (its reference points x the agent's points in it). The
@@ -124,6 +136,12 @@ def tour_ndtw(dists: Sequence[np.ndarray], threshold: float) -> float:
     threshold))``. Only agent-phase points are passed in, so the oracle navigation between
     episodes is excluded. Because of the masking this equals
     ``exp(-sum_k DTW_k / (sum_k n_ref_k * threshold))``.
+
+    ``pinned`` (the IVLN authors' ``compute_tour_ndtw`` window): at every change of episode
+    the reference's stopping point may be matched only to the agent's stopping point and the
+    next reference start only to the agent's next start (:func:`boundary_pins`; a later pin on
+    the same reference point replaces an earlier one); the first cell stays allowed, as their
+    DTW (dtw-python) always starts there.
     """
     th = _check_threshold(threshold)
     blocks = [_as_distance_matrix(d) for d in dists]
@@ -137,15 +155,20 @@ def tour_ndtw(dists: Sequence[np.ndarray], threshold: float) -> float:
             )
     rows = [b.shape[0] for b in blocks]
     cols = [b.shape[1] for b in blocks]
-    tour = np.zeros((sum(rows), sum(cols)))
+    tour = np.full((sum(rows), sum(cols)), np.inf)
     r0 = c0 = 0
     for b in blocks:
         tour[r0 : r0 + b.shape[0], c0 : c0 + b.shape[1]] = b
         r0 += b.shape[0]
         c0 += b.shape[1]
-    ref_labels = np.repeat(np.arange(len(blocks)), rows)
-    query_labels = np.repeat(np.arange(len(blocks)), cols)
-    cost = _dtw(segmented_distance(tour, ref_labels, query_labels))
+    if pinned:
+        allowed = np.ones(tour.shape, dtype=bool)
+        for i, j in boundary_pins(rows, cols):
+            allowed[j, :] = False
+            allowed[j, i] = True
+        allowed[0, 0] = True
+        tour[~allowed] = np.inf
+    cost = _dtw(tour)
     if not math.isfinite(cost):
         return 0.0
     return math.exp(-cost / (tour.shape[0] * th))

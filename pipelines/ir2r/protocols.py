@@ -13,7 +13,8 @@
   every episode boundary: wherever the episode changes, the reference's stopping point may be
   matched only to the agent's stopping point and the next reference start only to the agent's
   next start (``alignments_from_paths``, ``window_align_func``). The tour's first start and last
-  stop are not pinned. exp(-DTW / (reference points x d_th)).
+  stop are not pinned (``dataforge.nav.dtw.tour_ndtw(pinned=True)``). exp(-DTW / (reference
+  points x d_th)).
 - continuous (IR2R-CE): IVLN-CE's ``tour_ndtw.py`` calls ``dtw.dtw`` without ``dist_method``, so
   its t-nDTW uses straight-line (Euclidean) distances between positions; ``novel_only`` drops
   consecutive repeated agent points (the reference keeps them); ``compute_episodes_per_tour``
@@ -31,7 +32,6 @@ distance from the scorer's distance function, tours weighted by their episode co
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 
 from dataforge.errors import MalformedInputError, UsageError
-from dataforge.nav.dtw import dtw_cost
 from dataforge.nav.metrics import EpisodeMetrics, episode_metrics
 
 PROTOCOLS = ("ivln", "paper")
@@ -171,56 +170,6 @@ def ivln_episode(
         spl_over_reference=r.spl_denominator == "reference path length",
         path_distance=euclidean if r.episode_distance == "euclidean" else None,
     )
-
-
-def boundary_pins(ref_sizes: Sequence[int], agent_sizes: Sequence[int]) -> list[tuple[int, int]]:
-    """(agent index, reference index) pairs pinned at every change of episode: the stopping
-    points, then the next starting points (``alignments_from_paths``)."""
-    pins: list[tuple[int, int]] = []
-    a = g = 0
-    for k in range(len(ref_sizes) - 1):
-        a += agent_sizes[k]
-        g += ref_sizes[k]
-        pins += [(a - 1, g - 1), (a, g)]
-    return pins
-
-
-def pinned_tour_dtw(blocks: Sequence[np.ndarray]) -> float:
-    """DTW of a tour whose episode boundaries are pinned (see the module doc).
-
-    ``blocks[k]`` is episode k's reference x agent distances. Reference point j of a pin (i, j) may
-    be matched to agent point i only (a later pin on the same j replaces an earlier one, as the
-    authors' window does). Cells across episodes are never on a path through the pins, so they
-    are left infinite. Checked against dtw-python with the authors' window on random tours.
-    """
-    rows = [b.shape[0] for b in blocks]
-    cols = [b.shape[1] for b in blocks]
-    tour = np.full((sum(rows), sum(cols)), np.inf)
-    r0 = c0 = 0
-    for b in blocks:
-        tour[r0 : r0 + b.shape[0], c0 : c0 + b.shape[1]] = b
-        r0 += b.shape[0]
-        c0 += b.shape[1]
-    allowed = np.ones(tour.shape, dtype=bool)
-    for i, j in boundary_pins(rows, cols):
-        allowed[j, :] = False
-        allowed[j, i] = True
-    # The authors' DTW (dtw-python) seeds the first cell whatever the window says, so a path
-    # always starts there (it matters only when the first reference episode has one point).
-    allowed[0, 0] = True
-    tour[~allowed] = np.inf
-    return dtw_cost(tour)
-
-
-def pinned_tour_ndtw(blocks: Sequence[np.ndarray], threshold: float) -> float:
-    if not blocks or any(0 in np.shape(b) for b in blocks):
-        raise UsageError("every episode of a tour needs reference and agent points")
-    if not (math.isfinite(threshold) and threshold > 0):
-        raise UsageError(f"the nDTW threshold must be a positive finite number, got {threshold!r}")
-    cost = pinned_tour_dtw([np.asarray(b, dtype=np.float64) for b in blocks])
-    if not math.isfinite(cost):
-        return 0.0
-    return math.exp(-cost / (sum(np.shape(b)[0] for b in blocks) * threshold))
 
 
 def tour_weight(r: Rules, episodes: int) -> int:

@@ -191,10 +191,8 @@ def score_tours(
                         reference_to_trajectory=shared,
                     )
                 mats.append(matrix)
-            if r.tour_alignment == "pinned boundaries":
-                tour_scores.append(pr.pinned_tour_ndtw(mats, ndtw_threshold))
-            else:
-                tour_scores.append(tour_ndtw(mats, ndtw_threshold))
+            pinned = r.tour_alignment == "pinned boundaries"
+            tour_scores.append(tour_ndtw(mats, ndtw_threshold, pinned=pinned))
             weights.append(pr.tour_weight(r, len(tour)))
     return Score(
         split=split,

@@ -17,6 +17,7 @@ import pytest
 from ir2rhelpers import chain, line_positions
 
 from dataforge.errors import MalformedInputError
+from dataforge.nav.dtw import boundary_pins, tour_ndtw
 from dataforge.nav.graph import NavGraph
 from dataforge.nav.oracle import GraphOracle
 from dataforge.pipelines.ir2r import protocols as pr
@@ -247,7 +248,7 @@ def test_ce_start_tolerance() -> None:
 
 def test_boundary_pins_follow_the_episode_changes() -> None:
     # Reference sizes 3, 3, 2 and agent sizes 4, 1, 2: stops then starts at each change.
-    assert pr.boundary_pins([3, 3, 2], [4, 1, 2]) == [(3, 2), (4, 3), (4, 5), (5, 6)]
+    assert boundary_pins([3, 3, 2], [4, 1, 2]) == [(3, 2), (4, 3), (4, 5), (5, 6)]
 
 
 def test_one_point_first_reference_keeps_the_seeded_start() -> None:
@@ -259,4 +260,4 @@ def test_one_point_first_reference_keeps_the_seeded_start() -> None:
         pr.euclidean(x(6), x(0, 5)),
         pr.euclidean(x(8, 9, 9), x(0, 3)),
     ]
-    assert pr.pinned_tour_ndtw(blocks, 3.0) == pytest.approx(math.exp(-27 / 12), rel=1e-12)
+    assert tour_ndtw(blocks, 3.0, pinned=True) == pytest.approx(math.exp(-27 / 12), rel=1e-12)
