@@ -155,12 +155,15 @@ def tour_ndtw(dists: Sequence[np.ndarray], threshold: float, *, pinned: bool = F
             )
     rows = [b.shape[0] for b in blocks]
     cols = [b.shape[1] for b in blocks]
-    tour = np.full((sum(rows), sum(cols)), np.inf)
+    tour = np.zeros((sum(rows), sum(cols)))
     r0 = c0 = 0
     for b in blocks:
         tour[r0 : r0 + b.shape[0], c0 : c0 + b.shape[1]] = b
         r0 += b.shape[0]
         c0 += b.shape[1]
+    ref_labels = np.repeat(np.arange(len(blocks)), rows)
+    query_labels = np.repeat(np.arange(len(blocks)), cols)
+    tour = segmented_distance(tour, ref_labels, query_labels)
     if pinned:
         allowed = np.ones(tour.shape, dtype=bool)
         for i, j in boundary_pins(rows, cols):
