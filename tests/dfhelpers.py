@@ -123,6 +123,15 @@ def tree_digest(root: Path) -> dict[str, str]:
     return out
 
 
+def assert_same_files(a: Path, b: Path) -> None:
+    """Two runs of one command wrote the same files, byte for byte, but for ``manifest.json``
+    (which records when and where each ran)."""
+    first, second = tree_digest(a), tree_digest(b)
+    assert first.keys() == second.keys()
+    differ = [k for k in first if first[k] != second[k] and k != "manifest.json"]
+    assert not differ, differ
+
+
 def dataforge_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "dataforge.cli.main", *args]
 
