@@ -75,6 +75,8 @@ def _one_line(text: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or bool(os.environ.get("DATAFORGE_DEBUG"))
+    if not debug:  # a warning is one line too
+        warnings.formatwarning = lambda message, *_a, **_k: f"warning: {_one_line(message)}\n"
     try:
         rv = cli.main(args=args, prog_name="dataforge", standalone_mode=False)
         return rv if isinstance(rv, int) else 0

@@ -32,6 +32,25 @@ defaults to the repo's lavapipe ICD)::
     .venv/bin/python scripts/robomme_upstream_fixture.py \\
         --upstream-src /work/upstream_robomme/src \\
         --out tests/pipelines/robomme/fixtures/upstream_val_initial.json.gz [--tasks BinFill ...]
+
+The script imports ``dataforge`` first, which pins Intel MKL to its compatible code path
+(``dataforge.numerics``): upstream's layouts of some seeds depend on MKL's path (its float32
+``torch.sqrt``), and the released data hold the compatible path's. The header records the CPU
+and the path ``torch.sqrt`` took. Upstream's layouts on an Intel CPU with AVX-512 (MKL's
+AVX-512 path) are recorded on any AVX-512 machine by forcing that path, and only the records
+that differ from the main fixture are kept (docs/robomme_upstream.md, "CPU-dependent
+layouts")::
+
+    cc -shared -fPIC -o /tmp/libmkl_intel.so tests/mkl_intel_path.c
+    LD_PRELOAD=/tmp/libmkl_intel.so MKL_CBWR=AUTO .venv/bin/python \\
+        scripts/robomme_upstream_fixture.py --upstream-src /work/upstream_robomme/src \\
+        --only-differing-from tests/pipelines/robomme/fixtures/upstream_val_initial.json.gz \\
+        --out tests/pipelines/robomme/fixtures/upstream_val_initial_mkl_avx512.json.gz
+
+Likewise numpy's loops: on a CPU without AVX-512, numpy's AVX2 (or baseline) loops give some
+layouts differently (trimesh's box fit); forced on any machine with
+``NPY_DISABLE_CPU_FEATURES="AVX512F AVX512CD AVX512_KNL AVX512_KNM AVX512_SKX AVX512_CLX
+AVX512_CNL AVX512_ICL"`` and recorded as ``upstream_val_initial_numpy_avx2.json.gz``.
 """
 
 from __future__ import annotations
@@ -400,6 +419,24 @@ def write_fixture(path: Path, payload: dict[str, Any]) -> int:
     return path.stat().st_size
 
 
+def only_differing(
+    records: list[dict[str, Any]], fixture: Path, header: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The records whose recorded values differ from ``fixture``'s record of the same task and
+    episode; ``header`` notes what was compared."""
+    with gzip.open(fixture, "rt") as f:
+        main = {(r["task"], r["episode"]): r for r in json.load(f)["records"]}
+    if {(r["task"], r["episode"]) for r in records} != set(main):
+        raise SystemExit(f"{fixture} holds other records than this run")
+    kept = [r for r in records if r != main[(r["task"], r["episode"])]]
+    header.update(
+        compared_with=fixture.name,
+        compared_records=len(records),
+        identical_records=len(records) - len(kept),
+    )
+    return kept
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--upstream-src", type=Path, required=True, help="upstream src/ folder")
@@ -409,6 +446,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=0, help="at most N records per task")
     parser.add_argument("--decimals", type=int, default=6)
     parser.add_argument("--upstream-commit", default=UPSTREAM_COMMIT)
+    parser.add_argument(
+        "--only-differing-from",
+        type=Path,
+        help="keep only the records whose values differ from this fixture's",
+    )
     parser.add_argument(
         "--no-recovery-kwargs",
         dest="recovery_kwargs",
@@ -425,6 +467,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit > 0:
         per_task = {t: [r for r in records if r["task"] == t][: args.limit] for t in tasks}
         records = [r for t in tasks for r in per_task[t]]
+
+    from dataforge import numerics  # pins MKL's code path before torch runs
 
     if DEFAULT_ICD.exists():
         os.environ.setdefault("VK_ICD_FILENAMES", str(DEFAULT_ICD))
@@ -485,7 +529,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "decimals": args.decimals,
         "pose_format": "[x, y, z, qw, qx, qy, qz]",
         "skipped_actors": sorted(SKIPPED_ACTORS),
+        "cpu": numerics.cpu_model(),
+        "MKL_CBWR": os.environ.get("MKL_CBWR"),
+        "torch_sqrt": numerics.torch_sqrt_path(),
+        "numpy_avx512": numerics.numpy_avx512(),
     }
+    if args.only_differing_from is not None:
+        out_records = only_differing(out_records, args.only_differing_from, header)
     size = write_fixture(args.out, {"header": header, "records": out_records})
     errors = sum("error" in r for r in out_records)
     print(

@@ -136,9 +136,12 @@ def dataforge_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "dataforge.cli.main", *args]
 
 
-def run_cli(*args: str, timeout: float = 300, **kw: Any) -> subprocess.CompletedProcess[str]:
-    """Run the real ``dataforge`` command in a subprocess."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+def run_cli(
+    *args: str, timeout: float = 300, env: dict[str, str] | None = None, **kw: Any
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``dataforge`` command in a subprocess (environment: ``env``, default this
+    process's)."""
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     env.pop("DATAFORGE_DEBUG", None)
     return subprocess.run(
         dataforge_cmd(*args), capture_output=True, text=True, timeout=timeout, env=env, **kw

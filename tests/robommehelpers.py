@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from dataforge import numerics
 from dataforge.manip.executor import Executor
 
 
@@ -26,11 +27,30 @@ FIXTURE = (
 POS_M, ROT_RAD = 1e-3, 0.01  # the issue's tolerance: 1 mm, 0.01 rad
 
 
+MKL_AVX512_FIXTURE = FIXTURE.with_name("upstream_val_initial_mkl_avx512.json.gz")
+NUMPY_AVX2_FIXTURE = FIXTURE.with_name("upstream_val_initial_numpy_avx2.json.gz")
+
+
+@functools.cache
+def load_fixture(path: Path) -> dict[str, Any]:
+    """``{"header", "records"}`` recorded by scripts/robomme_upstream_fixture.py."""
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
 @functools.cache
 def upstream_fixture() -> dict[str, Any]:
-    """``{"header", "records"}`` recorded by scripts/robomme_upstream_fixture.py."""
-    with gzip.open(FIXTURE, "rt") as f:
-        return json.load(f)
+    """The upstream envs' scenes of the 800 released val records as this machine computes them
+    (dataforge pins MKL's path, not numpy's loops; docs/robomme_upstream.md, section 8): the
+    main fixture (numpy's AVX-512 loops, the release's), or on a CPU without AVX-512 the main
+    fixture with the records that numpy's AVX2 loops lay out differently replaced by upstream's
+    on those loops."""
+    data = load_fixture(FIXTURE)
+    if numerics.numpy_avx512():
+        return data
+    other = {(r["task"], r["episode"]): r for r in load_fixture(NUMPY_AVX2_FIXTURE)["records"]}
+    records = [other.get((r["task"], r["episode"]), r) for r in data["records"]]
+    return {"header": data["header"], "records": records}
 
 
 def upstream_record(task: str, episode: int) -> dict[str, Any]:

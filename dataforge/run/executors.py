@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from dataforge import numerics
 from dataforge.errors import DataforgeError, UnitFailedError, missing_dependency
 from dataforge.run.options import ExecutionOptions
 
@@ -145,9 +146,10 @@ class RayExecutor(Executor):
             kwargs["address"] = self.address
         else:
             kwargs["num_cpus"] = self.workers
-        # Ray workers (on any node) get the thread limits through the job's runtime env
-        limits = {k: os.environ.get(k, v) for k, v in THREAD_LIMITS.items()}
-        kwargs["runtime_env"] = {"env_vars": limits}
+        # Ray workers (on any node) get the thread limits and the numeric pins through the
+        # job's runtime env: a worker process may load numpy before it imports dataforge
+        wanted = {**THREAD_LIMITS, **numerics.pins()}
+        kwargs["runtime_env"] = {"env_vars": {k: os.environ.get(k, v) for k, v in wanted.items()}}
         try:
             ray.init(**kwargs)
         except ConnectionError as exc:

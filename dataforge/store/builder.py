@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dataforge import numerics
 from dataforge._version import __version__
 from dataforge.errors import ConfigMismatchError, DatasetError, SchemaError, UsageError
 from dataforge.store.atomic import (
@@ -127,7 +128,12 @@ def _environment() -> dict[str, Any]:
             versions[pkg] = importlib.metadata.version(pkg)
         except importlib.metadata.PackageNotFoundError:
             versions[pkg] = None
-    return {"python": platform.python_version(), "platform": platform.platform(), **versions}
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        **versions,
+        "numerics": numerics.environment(),
+    }
 
 
 def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:

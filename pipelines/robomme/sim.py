@@ -18,7 +18,9 @@ class VulkanUnavailable(DataforgeError):
 
 def require_sim() -> None:
     """Fail with one line unless ManiSkill, SAPIEN, mplib and torch import (choosing the
-    Vulkan driver first, as SAPIEN reads it at import)."""
+    Vulkan driver first, as SAPIEN reads it at import) and torch computes square roots as the
+    released layouts need (``layouts.require_release_sqrt``); warns when numpy lacks its
+    AVX-512 loops."""
     ensure_vulkan()
     for module in ("torch", "sapien", "mani_skill", "mplib"):
         try:
@@ -27,6 +29,10 @@ def require_sim() -> None:
             if exc.name and exc.name.split(".")[0] != module:
                 raise
             raise missing_dependency(module, EXTRA, "RoboMME generation") from None
+    from dataforge.pipelines.robomme.layouts import require_release_sqrt, warn_without_numpy_avx512
+
+    require_release_sqrt()
+    warn_without_numpy_avx512()
 
 
 _frozen = False

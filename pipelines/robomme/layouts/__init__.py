@@ -12,13 +12,24 @@ upstream_val_initial.json.gz``, recorded from the upstream envs, checks them).
 A layout is what the upstream env holds after ``gym.make(task, seed=..., difficulty=...)``
 followed by ``env.reset()`` (its ``_initialize_episode`` runs twice; draws made there from a
 persistent generator take their second values).
+
+Upstream's own layouts depend on the CPU for about one seed in sixteen (203 of the 3,200
+released ones): ``torch.sqrt`` inside its yaw-to-quaternion conversion runs on Intel MKL, whose
+code path (and last float32 bit) depends on the CPU. The released data hold the scenes of MKL's
+compatible path (what every AMD CPU takes), which ``dataforge.numerics`` pins on every CPU;
+:func:`upstream_layout` refuses to run on another path (docs/robomme_upstream.md, section 8).
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from dataforge import numerics
+from dataforge.errors import UsageError
 
 Pose7 = tuple[float, float, float, float, float, float, float]  # x, y, z, qw, qx, qy, qz
 
@@ -62,4 +73,34 @@ def upstream_layout(
     """The layout upstream builds for ``task`` at ``seed`` and ``difficulty``; with
     ``recovery`` (upstream's generator for metadata episodes 0-5) including the draw of the
     pick that is missed first (``params["recovery"]``), which may shift later draws."""
+    require_release_sqrt()
     return _registry()[task](seed, difficulty, recovery=recovery)
+
+
+AVX2_ONLY_SEEDS = 27  # of the 3,200 released seeds: other layouts with numpy's AVX2 loops
+
+
+def warn_without_numpy_avx512() -> None:
+    """Warn (one line) when numpy lacks its AVX-512 loops, with which the release was made."""
+    if not numerics.numpy_avx512():
+        warnings.warn(
+            f"numpy runs without its AVX-512 loops on this CPU: {AVX2_ONLY_SEEDS} of the "
+            "3,200 released RoboMME seeds lay out differently from the release (trimesh's box "
+            "fit), and actions differ in their last bits (docs/robomme_upstream.md, section 8)",
+            stacklevel=2,
+        )
+
+
+def require_release_sqrt() -> None:
+    """Refuse (one line) when ``torch.sqrt`` is not MKL's compatible path, which the released
+    layouts were made with (:mod:`dataforge.numerics`)."""
+    path = numerics.torch_sqrt_path()
+    if path != "mkl-compatible":
+        name, value = numerics.MKL_PIN
+        raise UsageError(
+            f"RoboMME layouts need torch.sqrt on Intel MKL's compatible code path, as the "
+            f"released data were made (here: {path}; {name}={os.environ.get(name)}): "
+            f"set {name}={value} before torch starts (importing dataforge first does) and use "
+            f"a torch build with MKL (the pinned CPU wheel); otherwise 203 of the 3,200 "
+            f"released seeds lay out differently"
+        )

@@ -10,17 +10,17 @@ from upstream envs made with ``robomme_failure_recovery=True``.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import pytest
 from robommehelpers import FIXTURE, upstream_fixture
+from robommelayouts import layout_errors
 
 torch = pytest.importorskip("torch", reason="upstream layouts need torch")
 pytest.importorskip("trimesh", reason="upstream obstacle boxes need trimesh")
 
 from dataforge.pipelines.robomme import placement as pl  # noqa: E402
-from dataforge.pipelines.robomme.layouts import UpstreamLayout, upstream_layout  # noqa: E402
+from dataforge.pipelines.robomme.layouts import upstream_layout  # noqa: E402
 
 TASKS = (
     "PickXtimes",
@@ -32,143 +32,26 @@ TASKS = (
     "VideoUnmaskSwap",
     "ButtonUnmaskSwap",
 )
-SCENE_ACTORS = {"table-workspace", "ground"}  # TableSceneBuilder, not part of a layout
-POS_TOL, ROT_TOL = 1e-3, 0.01
-
-
-def _angle(q1: list[float], q2: list[float]) -> float:
-    """Rotation angle between two quaternions, sign-invariant."""
-    n1 = math.sqrt(sum(v * v for v in q1))
-    n2 = math.sqrt(sum(v * v for v in q2))
-    dot = abs(sum(a * b for a, b in zip(q1, q2, strict=True))) / (n1 * n2)
-    return 2 * math.acos(min(1.0, dot))
-
-
-def _pose_error(name: str, want: list[float], got: tuple[float, ...]) -> str | None:
-    dp = math.dist(want[:3], got[:3])
-    da = _angle(list(want[3:]), list(got[3:]))
-    if dp > POS_TOL or da > ROT_TOL:
-        return f"{name}: {dp * 1000:.1f} mm, {da:.3f} rad (upstream {want[:3]}, ours {got[:3]})"
-    return None
-
-
-def _expected_attrs(task: str, layout: UpstreamLayout) -> dict[str, Any]:
-    """The upstream env attributes (fixture ``attrs``) our params determine."""
-    p = layout.params
-    recovery = p.get("recovery")
-    out: dict[str, Any] = {"fail_grasp_task_index": recovery["task_index"] if recovery else None}
-    if task in ("PickXtimes", "SwingXtimes"):
-        out.update(
-            num_repeats=p["repeats"],
-            target_color_name=p["goal_colour"],
-            target_cube=p["goal_cube"],
-            all_cubes=p["cubes"],
-        )
-    if task == "SwingXtimes":
-        out.update(
-            target_left=p["target_left"],
-            target_right=p["target_right"],
-            max_swings=2 * p["repeats"],
-        )
-    if task == "BinFill":
-        out.update(
-            dynamic=p["streaming"],
-            all_cubes=p["cubes"],
-            binfill_language_sequence=[[c, p["targets"][c]] for c in p["subgoal_colour_order"]],
-        )
-        for colour in ("red", "blue", "green"):
-            out[f"{colour}_cubes_spawn_number"] = p["spawns"][colour]
-            out[f"{colour}_cubes_target_number"] = p["targets"][colour]
-    if task == "StopCube":
-        out.update(
-            interval=p["interval"],
-            move_interval=p["pass_steps"],
-            stop_time=p["visit"],
-            steps_press=p["steps_press"],
-            stop_time_range=p["stop_step_range"],
-            start_pos_xy=p["line_start"],
-            end_pos_xy=p["line_end"],
-        )
-    if task in ("VideoUnmask", "ButtonUnmask"):
-        out.update(color_names=p["colour_names"], spawned_bins=p["bins"])
-    if task == "ButtonUnmask":
-        out["num_repeats"] = p["unused_repeats"]
-    if task in ("VideoUnmaskSwap", "ButtonUnmaskSwap"):
-        out.update(
-            color_names=p["colour_names"],
-            selected_bin_indices=p["selected_bin_indices"],
-            cube_bin_indices=p["selected_bin_indices"],
-            pick_times=p["pick_times"],
-            swap_times=p["swap_times"],
-            target_bin=p["target_bin"],
-            target_bin_1=p["target_bins"][0],
-            target_bin_2=p["target_bins"][1],
-        )
-    return out
-
-
-def _same(want: Any, got: Any) -> bool:
-    """Equal, floats within 1e-5 (the fixture rounds to 6 decimals)."""
-    if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
-        return len(want) == len(got) and all(_same(a, b) for a, b in zip(want, got, strict=True))
-    if isinstance(want, float) or isinstance(got, float):
-        return isinstance(want, (int, float)) and abs(want - got) <= 1e-5
-    return want == got
-
-
-def _record_errors(rec: dict[str, Any], layout: UpstreamLayout) -> list[str]:
-    """Every difference between a fixture record and our layout."""
-    errors = []
-    actors = {k: v for k, v in rec["actors"].items() if k not in SCENE_ACTORS}
-    if list(actors) != list(layout.actors):
-        errors.append(f"actors {list(actors)} != ours {list(layout.actors)}")
-    for name in actors.keys() & layout.actors.keys():
-        errors.append(_pose_error(name, actors[name], layout.actors[name]) or "")
-    for name, art in rec["articulations"].items():
-        if name.startswith("panda"):  # the robot
-            qpos = art["qpos"]
-            if max(abs(a - b) for a, b in zip(qpos, layout.robot_qpos, strict=True)) > 1e-6:
-                errors.append(f"robot qpos {qpos} != {layout.robot_qpos}")
-        elif name not in layout.articulations:
-            errors.append(f"articulation {name} missing")
-        else:
-            errors.append(_pose_error(name, art["root"], layout.articulations[name]) or "")
-    extra = set(layout.articulations) - set(rec["articulations"])
-    if extra:
-        errors.append(f"extra articulations {sorted(extra)}")
-    attrs = rec.get("attrs", {})
-    for key, value in _expected_attrs(rec["task"], layout).items():
-        if key in attrs and not _same(attrs[key], value):
-            errors.append(f"attr {key}: upstream {attrs[key]!r}, ours {value!r}")
-    schedule = attrs.get("swap_schedule")
-    if (
-        schedule is not None
-        and [s[0] for s in schedule] != layout.params["swap_first_bins"][: len(schedule)]
-    ):
-        errors.append(f"swap_schedule {schedule} vs {layout.params['swap_first_bins']}")
-    return [e for e in errors if e]
 
 
 @pytest.fixture(scope="module")
 def fixture_data() -> dict[str, Any]:
-    """``{"header", "records"}`` of the upstream fixture (skips while it is not recorded)."""
-    if not FIXTURE.exists():
-        pytest.skip(f"{FIXTURE.name} not recorded yet (made from the upstream envs)")
+    """``{"header", "records"}`` of the upstream fixture (committed: its absence fails)."""
+    assert FIXTURE.exists(), f"{FIXTURE} is missing (scripts/robomme_upstream_fixture.py)"
     return upstream_fixture()
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_layout_matches_upstream_fixture(task: str, fixture_data: dict[str, Any]) -> None:
     records = [rec for rec in fixture_data["records"] if rec["task"] == task]
-    if not records:
-        pytest.skip(f"no {task} records in the fixture")
+    assert len(records) == 50, f"the fixture holds {len(records)} {task} val records, not 50"
     # the recorder passes the harness's recovery kwargs for metadata episodes 0-5 (header)
     recovery_upto = 5 if fixture_data["header"].get("recovery_kwargs_for_episodes_0_5") else -1
     failures = {}
     for rec in records:
         recovery = rec["episode"] <= recovery_upto
         layout = upstream_layout(task, rec["seed"], rec["difficulty"], recovery=recovery)
-        errors = _record_errors(rec, layout)
+        errors = layout_errors(rec, layout)
         if errors:
             failures[f"ep {rec['episode']} seed {rec['seed']} {rec['difficulty']}"] = errors
     assert not failures, f"{len(failures)}/{len(records)} {task} records differ: {failures}"
