@@ -11,7 +11,8 @@ pipeline's tiny example (``Pipeline.tiny``, run with ``--seed 0``):
   (``Pipeline.golden_tolerance``: array -> absolute tolerance), the per-frame mean of each
   channel instead of a sha256; the files that hold such arrays (their shard files, and the
   pipeline's ``golden_derived`` extra files, which validate checks against the stored arrays)
-  are then compared through the decoded arrays only.
+  are then compared through the decoded arrays only, and ``croissant.json``, which lists every
+  file's sha256, without the sha256 and size of those files.
 
 :func:`compare` returns the differences as lines that name the pipeline, the file and the first
 differing episode and array, and say how to rewrite the goldens when the change is intended.
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.registry import Pipeline
+from dataforge.store.layout import CROISSANT
 from dataforge.store.manifest import read_manifest
 from dataforge.store.reader import Dataset
 
@@ -103,9 +105,28 @@ def record(pipeline: Pipeline, root: Path, command: list[str]) -> dict[str, Any]
         "pipeline": pipeline.name,
         "command": command,
         "tolerance": dict(pipeline.golden_tolerance),
-        "files": {rel: e.sha256 for rel, e in manifest.files.items() if rel not in skip},
+        "files": {
+            rel: (_croissant_digest(root, skip) if rel == CROISSANT else None) or e.sha256
+            for rel, e in manifest.files.items()
+            if rel not in skip
+        },
         "episodes": episodes,
     }
+
+
+def _croissant_digest(root: Path, skip: set[str]) -> str | None:
+    """sha256 of ``croissant.json`` with the sha256 and size of the files in ``skip`` (compared
+    through their decoded arrays) left out, everything else in it still counting; None when it
+    lists none of them (then its own sha256 is compared)."""
+    meta = json.loads((root / CROISSANT).read_text())
+    listed = [e for e in meta.get("distribution", []) if e.get("contentUrl") in skip]
+    if not listed:
+        return None
+    for entry in listed:
+        entry.pop("sha256", None)
+        entry.pop("contentSize", None)
+    text = json.dumps(meta, sort_keys=True, separators=(",", ":"))
+    return "croissant-without-tolerant-files:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 _NUMBERS = re.compile(r"\[\n\s*(-?[\d.eE+-]+(?:,\n\s*-?[\d.eE+-]+)*)\n\s*\]")

@@ -28,6 +28,10 @@ PIPELINE = register(
             "generate --houses 2 --room-spec kitchen --sequences-per-house 2 --steps 2 "
             "--views-per-step 4 --resolution 64x48"
         ),
+        # llvmpipe JIT-compiles its rasteriser for the CPU: made for SSE4.1 only, 1 colour
+        # level and 1 mm of depth differ at single pixels (frame means within 3e-4; masks are
+        # identical), so golden tests compare the images' per-frame means (docs/development.md)
+        golden_tolerance={"rgb": 0.05, "depth": 0.05},
     )
 )
 
