@@ -9,7 +9,8 @@ Checks, in order, each failure reported with the file or episode it concerns:
    input: symbolic links (anywhere, ``.dataforge/`` and shard folders included) and other
    non-regular files are reported, never followed, opened or hashed.
 3. Every shard opens and matches the schema (arrays, dtype, fixed shape, chunks, codec), and its
-   own episode index agrees with the manifest's.
+   own episode index agrees with the manifest's. Every row of every array lies in some episode's
+   range and no range runs past the array's end (``uncovered``: rows no episode reads).
    The first and last row of every array decode (``deep``: every row of every episode).
 4. Every episode opens: its rows are those of the shard's index, its metadata is readable.
 5. The invariants that the dataset's pipeline registered (``dataforge.registry``).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,14 +186,8 @@ def _check_shards(ds: Dataset, report: ValidationReport) -> set[str]:
                     f"{(spec.shard_rows, *spec.trailing)}",
                     rel,
                 )
-            stops = [ds.manifest.episodes[e].rows[name][1] for e in by_shard.get(rel, [])]
-            if d["shape"][0] != max(stops, default=0):
-                report.add(
-                    "schema",
-                    f"array {name!r} has {d['shape'][0]} rows, the episode "
-                    f"index covers {max(stops, default=0)}",
-                    rel,
-                )
+            spans = [ds.manifest.episodes[e].rows[name] for e in by_shard.get(rel, [])]
+            _check_coverage(name, d["shape"][0], spans, rel, report)
             try:  # the codec decodes (the first and last row; --deep decodes everything)
                 if d["shape"][0]:
                     arr = reader.array(name)
@@ -218,6 +214,50 @@ def _check_shards(ds: Dataset, report: ValidationReport) -> set[str]:
                 if rows != dict(ds.manifest.episodes[eid].rows):
                     report.add("index", "rows differ between shard and manifest", rel, eid)
     return broken
+
+
+def uncovered_rows(length: int, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The row ranges ``[start, stop)`` of ``range(length)`` that none of ``spans`` covers."""
+    gaps: list[tuple[int, int]] = []
+    row = 0  # every row before this one is covered (or already listed as a gap)
+    for start, stop in sorted(spans):
+        if start > row:
+            gaps.append((row, min(start, length)))
+        row = max(row, stop)
+        if row >= length:
+            break
+    if row < length:
+        gaps.append((row, length))
+    return [(a, b) for a, b in gaps if a < b]
+
+
+def _rows_text(gaps: list[tuple[int, int]], limit: int = 5) -> str:
+    """``[3, 5), [9, 10)`` (the first ``limit`` ranges, then how many more)."""
+    shown = ", ".join(f"[{a}, {b})" for a, b in gaps[:limit])
+    return shown + (f" and {len(gaps) - limit} more ranges" if len(gaps) > limit else "")
+
+
+def _check_coverage(
+    name: str, length: int, spans: list[tuple[int, int]], rel: str, report: ValidationReport
+) -> None:
+    """Every row of array ``name`` (``length`` rows) lies in some episode's range, and no range
+    runs past its end."""
+    reach = max((stop for _, stop in spans), default=0)
+    if reach > length:
+        report.add(
+            "schema",
+            f"array {name!r} has {length} rows, but the episode index reaches row {reach}",
+            rel,
+        )
+    gaps = uncovered_rows(length, spans)
+    if gaps:
+        count = sum(b - a for a, b in gaps)
+        report.add(
+            "uncovered",
+            f"array {name!r}: {count} of its {length} rows belong to no episode: "
+            f"rows {_rows_text(gaps)}",
+            rel,
+        )
 
 
 def _check_episodes(
