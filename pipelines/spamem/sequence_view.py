@@ -57,7 +57,7 @@ class SequenceView:
         order = np.argsort(box2d[:, 0], kind="stable")
         box2d = box2d[order]
         rows, starts = np.unique(box2d[:, 0], return_index=True)
-        ends = [*starts[1:].tolist(), len(box2d)]
+        ends = [*starts[1:].tolist(), len(box2d)][: len(starts)]  # none for an empty table
         self._boxes = {int(r): box2d[a:b] for r, a, b in zip(rows, starts, ends, strict=True)}
         box3d = ep["box3d"].read().astype(np.float64)
         self._centres = {(int(r[0]), int(r[1])): r[2:5] for r in box3d}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PIL import Image, ImageDraw
 
 from dataforge.errors import UsageError
 from dataforge.viz import overlay
@@ -72,9 +73,13 @@ def test_font_size_follows_the_height():
 
 
 def test_bitmap_font_fallback_without_freetype(monkeypatch):
+    """Without FreeType the stamp uses the one-size default font: its box is that font's text
+    box plus the padding, in the bottom-left corner at the margin, with white text on it."""
     real = overlay.ImageFont.load_default
+    asked: list[int | None] = []
 
     def no_freetype(size=None):
+        asked.append(size)
         if size is not None:
             raise ImportError("The _imagingft C module is not installed")
         return real()
@@ -82,10 +87,22 @@ def test_bitmap_font_fallback_without_freetype(monkeypatch):
     monkeypatch.setattr(overlay.ImageFont, "load_default", no_freetype)
     overlay._font.cache_clear()
     try:
-        img = bright_image(48, 64)
-        changed_box(img, stamp(img, "07:42", corner="bottom-left"))
+        h, w = 48, 64
+        img = bright_image(h, w)
+        out = stamp(img, "07:42", corner="bottom-left")
     finally:
         overlay._font.cache_clear()
+    assert asked == [font_size(h), None]  # the sized font was refused, the default taken
+    # the expected box, from the default font's own measure of the text (pad = margin = 2 at 8 px)
+    left, top, right, bottom = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox(
+        (0, 0), "07:42", font=real()
+    )
+    pad = margin = max(1, font_size(h) // 4)
+    box_w, box_h = right - left + 2 * pad, bottom - top + 2 * pad
+    expected = (h - margin - box_h, margin, h - margin, margin + box_w)
+    assert changed_box(img, out) == expected
+    t, lft, b, r = expected
+    assert out[t:b, lft:r].max() >= 200  # white text drawn inside the darkened box
 
 
 def test_bad_arguments_are_usage_errors():

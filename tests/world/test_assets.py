@@ -46,6 +46,7 @@ def test_every_asset_of_the_houses_resolves(name: str) -> None:
     cat = load_catalogue()
     raw = json.loads((HOUSES / f"{name}.json").read_text())
     used = asset_ids(raw["objects"]) | {o["assetId"] for o in raw["doors"] + raw["windows"]}
+    assert len(used) >= 10 and raw["doors"] and raw["windows"]  # every example house has all
     for aid in sorted(used):
         info = cat.asset(aid)
         assert info.asset_id == aid

@@ -151,6 +151,7 @@ def test_records_carry_the_raw_fields() -> None:
 def test_walls_are_planes_whose_sides_run_opposite(name: str) -> None:
     house = load_house(HOUSES / f"{name}.json")
     ends = {(w.start, w.end) for w in house.walls}
+    assert len(house.walls) >= 4 and house.openings  # each example house has doors too
     for w in house.walls:
         assert w.thickness == 0.0 and w.height > 2.0 and w.length > 0.1
         # the id spells the segment: wall|<room>|x0|z0|x1|z1 (2 decimals, sorted)
@@ -198,10 +199,12 @@ def test_door_holes_are_measured_from_wall0_start(name: str) -> None:
 def test_both_hole_spellings_load() -> None:
     """Schema 1.0.0 houses give holePolygon, 0.0.1 houses boundingBox min/max."""
     cat = load_catalogue()
+    seen = {"boundingBox": 0, "holePolygon": 0, "width": 0, "assetOffset": 0}
     for name in NAMES:
         raw = raw_house(name)
         house = load_house(raw, name=name)
         for entry, op in zip(raw["doors"] + raw["windows"], house.openings, strict=True):
+            seen["boundingBox" if "boundingBox" in entry else "holePolygon"] += 1
             box = entry.get("boundingBox") or {
                 "min": entry["holePolygon"][0],
                 "max": entry["holePolygon"][1],
@@ -211,8 +214,13 @@ def test_both_hole_spellings_load() -> None:
             hole = cat.asset(op.asset_id).hole
             if hole is not None:  # Doorframe_* assets have no entry in wall-holes.json
                 assert op.width == pytest.approx(hole.hi[0] - hole.lo[0], abs=0.015)
+                seen["width"] += 1
             if "assetOffset" in entry and hole is not None:
                 assert tuple(entry["assetOffset"][a] for a in "xyz") == hole.offset
+                seen["assetOffset"] += 1
+    # house_746 (0.0.1): 9 boxes, 8 offsets; the two 1.0.0 houses: 19 polygons
+    assert seen["boundingBox"] >= 5 and seen["holePolygon"] >= 5, seen
+    assert seen["width"] >= 10 and seen["assetOffset"] >= 5, seen
 
 
 # -- malformed houses (no example data needed) ----------------------------------------------------

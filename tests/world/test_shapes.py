@@ -36,17 +36,19 @@ def test_every_type_of_the_catalogue_has_an_archetype_inside_its_boxes() -> None
 
 
 def test_receptacle_assets_have_surfaces_and_variants_differ() -> None:
-    for t in CAT.types():
-        for info in CAT.assets_of(t):
-            if info.receptacle:
-                assert shape_of(info).surfaces, info.asset_id
+    receptacles = [info for t in CAT.types() for info in CAT.assets_of(t) if info.receptacle]
+    assert len(receptacles) >= 100  # hundreds of receptacle assets in the catalogue
+    for info in receptacles:
+        assert shape_of(info).surfaces, info.asset_id
     shelves = [len(shape_of(a).surfaces_of(None)) + len(shape_of(a).elements)
                for a in CAT.assets_of("ShelvingUnit")]  # fmt: skip
     assert len(set(shelves)) > 1  # boards per unit vary with the asset
 
 
 def test_a_chairs_highest_surface_is_its_seat() -> None:
-    for info in CAT.assets_of("Chair"):
+    chairs = CAT.assets_of("Chair")
+    assert len(chairs) >= 10
+    for info in chairs:
         surfaces = shape_of(info).surfaces
         highest = max(surfaces, key=lambda s: s.height)
         assert highest.kind == "seat"
@@ -68,7 +70,9 @@ def test_a_tall_bookcase_has_three_shelves_at_distinct_heights() -> None:
 
 
 def test_fridges_hold_things_inside_only_when_open() -> None:
-    for info in CAT.assets_of("Fridge"):
+    fridges = CAT.assets_of("Fridge")
+    assert len(fridges) >= 10
+    for info in fridges:
         surfaces = shape_of(info).surfaces
         assert surfaces and all(s.kind == "interior" and s.needs_open for s in surfaces)
         assert len({round(s.height, 3) for s in surfaces}) >= 2

@@ -269,6 +269,7 @@ def test_the_oracle_lives_a_day_in_the_scene(stages: dict[str, Path], hs: Module
     from dataforge.world.goals import coverage_of
 
     _, plans = _plans(stages["episodes"])
+    assert plans  # a day per plan is checked below
     assert validate(stages["days"]).ok
     with open_dataset(stages["days"]) as ds:
         recorded = ds.manifest.inputs
@@ -337,6 +338,7 @@ def test_viewpoints_see_their_furniture(made: tuple[Path, Path]) -> None:
         idx = np.asarray(ep["viewpoint_receptacle"].read())
         recs = ep.metadata["receptacles"]
     centres = {h: (x, -z) for h, _, (x, z) in FURNITURE}  # dataforge frame: z mirrored
+    assert {r["id"] for r in recs} == set(centres)  # every piece of furniture is checked
     for k, r in enumerate(recs):
         pts = views[idx == k]
         assert len(pts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,9 @@ def test_the_day_starts_at_the_plan_start_and_ends_with_stop(run: Run) -> None:
 
 
 def test_consecutive_poses_differ_exactly_as_the_action_says(run: Run) -> None:
+    moves = Counter(b.action for b in run.records[1:])
+    # a day walks to and between the objects: forward steps and turns both to check
+    assert moves[oracle.MOVE_FORWARD] >= 10 and moves[oracle.TURN_LEFT] + moves[oracle.TURN_RIGHT]
     for a, b in itertools.pairwise(run.records):
         dx, dz = b.position[0] - a.position[0], b.position[2] - a.position[2]
         turn = wrap(b.yaw - a.yaw)

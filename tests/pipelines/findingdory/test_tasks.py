@@ -44,6 +44,7 @@ def _tasks(tasks_dir: Path) -> list[tuple[str, dict]]:
 def test_every_template_is_a_task_or_a_reasoned_skip(tasks_dir: Path) -> None:
     ids = {t.id for t in load_templates()}
     with open_dataset(tasks_dir) as ds:
+        assert len(ds.episode_ids) == 2, ds.episode_ids  # --episodes 2
         for eid in ds.episode_ids:
             meta = ds[eid].metadata
             made = {t["template"] for t in meta["tasks"]}
@@ -90,7 +91,7 @@ def test_valid_frames_pass_when_rendered_again_and_invalid_ones_fail(tasks_dir: 
                 assert any(names[n] for n in failed[e]), (failed[e], d, a, c)
             world.close()
             return
-    pytest.skip("no solvable single-goal object task in this small day")
+    pytest.fail("no solvable single-goal object task in this small day: nothing was checked")
 
 
 def _measure(world, cam, graph, poses, f, e):  # type: ignore[no-untyped-def]
@@ -114,6 +115,7 @@ def _measure(world, cam, graph, poses, f, e):  # type: ignore[no-untyped-def]
 
 
 def test_the_last_frame_answers_no_object_recall_task(tasks_dir: Path) -> None:
+    checked = 0
     with open_dataset(tasks_dir) as ds:
         for eid in ds.episode_ids:
             meta = ds[eid].metadata
@@ -121,6 +123,8 @@ def test_the_last_frame_answers_no_object_recall_task(tasks_dir: Path) -> None:
             for t in meta["tasks"]:
                 if t["category"] == "object_recall" or t["predicate"] != "robot_in_room":
                     assert all(last not in v for v in t["valid_frames"]), t["id"]
+                    checked += 1
+    assert checked >= 60, checked  # the fixture's two days hold 52 such tasks each
 
 
 def test_the_oracle_scores_one_and_trivial_answers_score_low(tasks_dir: Path,
@@ -160,7 +164,8 @@ def test_low_level_trajectories_are_scored_where_hl_succeeds(tasks_dir: Path,
     """A trajectory that walks to the oracle's frame pose and stops there succeeds; one that
     stops at the start fails."""
     oracle = tmp_path / "oracle.jsonl"
-    run_cli("findingdory", "baseline", str(tasks_dir), "--kind", "oracle", "--out", str(oracle))
+    r = run_cli("findingdory", "baseline", str(tasks_dir), "--kind", "oracle", "--out", str(oracle))
+    assert r.returncode == 0, r.stderr
     trajs = tmp_path / "traj.jsonl"
     lines, stay = [], []
     with open_dataset(tasks_dir) as ds:
@@ -177,6 +182,7 @@ def test_low_level_trajectories_are_scored_where_hl_succeeds(tasks_dir: Path,
                 stay.append(json.dumps({**rec, "stops": [0]}))
                 if len(lines) >= 6:
                     break
+    assert len(lines) >= 6, lines  # the two days hold 73 solvable single-goal tasks
     trajs.write_text("\n".join(lines) + "\n")
     report = run_score(tasks_dir, oracle, trajectories=trajs)
     ll = report["scores"]["solvable"]["overall"]["LL-SR|HL"]

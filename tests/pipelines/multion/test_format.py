@@ -101,6 +101,7 @@ def test_episode_goal_and_info_schema_is_the_released_files(docs: Any) -> None:
         [g for e in ours["episodes"] for g in e["goals"]],
         "goal",
     )
+    assert ours["episodes"]
     for e in ours["episodes"]:
         assert isinstance(e["episode_id"], str) and e["shortest_paths"] == [[]]
         assert len(e["start_position"]) == 3 and len(e["start_rotation"]) == 4
@@ -122,6 +123,7 @@ def test_no_episode_is_in_both_the_split_file_and_a_content_file(dataset: Path) 
         assert len(set(ids)) == len(ids) and not seen & set(ids)
         seen |= set(ids)
     scenes = read_manifest(dataset).episode_ids
+    assert seen and scenes  # content files with episodes, one per scene, were checked
     assert all((dataset / content_file(split, s)).is_file() for s in scenes)
 
 
@@ -143,6 +145,7 @@ def test_geodesic_bounds_straight_line_and_one_height(docs: Any, which: str) -> 
     share one height (true of the released file too, to its float32 rounding)."""
     real, ours = docs
     doc, tol = (real, 1e-3) if which == "released" else (ours, 1e-9)
+    assert doc["episodes"], which
     for e in doc["episodes"]:
         pts = _points(e)
         straight = sum(math.dist(a, b) for a, b in itertools.pairwise(pts))

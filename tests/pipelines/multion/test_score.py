@@ -675,6 +675,7 @@ def test_oracle_trajectories_score_full_success(generated: Path, tmp_path: Path)
     assert d["overall"]["success"] == 1.0 and d["overall"]["progress"] == 1.0
     a = [e for e in d["episodes"] if e["dataset"] == 0]
     b = [e for e in d["episodes"] if e["dataset"] == 1]
+    assert a and len(a) + len(b) == d["overall"]["episodes"]  # each file scored every episode
     for x, y in zip(a, b, strict=True):
         assert x["found"] == y["found"] == 2 and x["steps"] == y["steps"]
         assert x["path_length"] == pytest.approx(y["path_length"], abs=1e-9)

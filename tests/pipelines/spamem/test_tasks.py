@@ -91,6 +91,8 @@ def test_every_task_level_horizon_and_modality_is_written_and_validates(tasks: P
 
 def test_l3_streams_and_l2_histories(tasks: Path) -> None:
     recs = records(tasks)
+    levels = Counter(r["level"] for r in recs)
+    assert levels[3] and levels[2], levels  # both kinds of question are checked below
     for r in recs:
         rgb = [f for f in r["frames"] if f["modality"] == "rgb"]
         if r["level"] == 3:  # every step 0..q of the stream view, in order
@@ -196,11 +198,14 @@ def test_oracle_scores_perfectly_and_baselines_do_not(tasks: Path, tmp_path: Pat
         res = cli("spamem", "score", str(tasks), "--predictions", str(preds), "--json")
         scores[kind] = json.loads(res.stdout)
     worst = {"AbsRel": 0.0, "AE": 0.0, "MAPE": 0.0}
+    checked = set()
     for g in scores["oracle"]["groups"]:
         for name, m in g["metrics"].items():
             if m["mean"] is None:  # rho of a one-object cluster
                 continue
             assert m["mean"] == pytest.approx(worst.get(name, 1.0)), (g, name)
+            checked.add(name)
+    assert {"F1", "AE"} <= checked, checked  # a set and a number answer were scored
     assert scores["oracle"]["counts"]["questions"] == len(records(tasks))
 
     def mean_f1(report: dict[str, Any]) -> float:
