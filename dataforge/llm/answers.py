@@ -91,6 +91,17 @@ def _spans(text: str) -> Iterator[str]:
         i = end
 
 
+_TOO_DEEP = "Your answer was nested too deeply."
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``; nesting too deep for the parser is a ValueError too, not a crash."""
+    try:
+        return json.loads(text)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+
+
 def _quote(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= _QUOTE_LIMIT else text[: _QUOTE_LIMIT - 3] + "..."
@@ -144,10 +155,14 @@ def validate_answer(value: Any, schema: Mapping[str, Any]) -> None:
     validator = _validator(json.dumps(schema, sort_keys=True))
     import jsonschema
 
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    if error is not None:
+    try:
+        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        described = _describe(error) if error is not None else None
+    except RecursionError as exc:  # a value nested deeper than Python recurses
+        raise AnswerError(_TOO_DEEP, "json") from exc
+    if described is not None:
         raise AnswerError(
-            f"Your answer did not follow the required format: {_describe(error)}",
+            f"Your answer did not follow the required format: {described}",
             "schema",
             value if isinstance(value, dict) else None,
         )
@@ -166,7 +181,7 @@ def parse_json_answer(text: str, schema: Mapping[str, Any]) -> dict[str, Any]:
             raise AnswerError("Your answer held only reasoning and no JSON object.", "json")
         raise AnswerError("Your answer was empty.", "json")
     try:
-        whole = json.loads(body)
+        whole = _loads(body)
     except ValueError:
         pass
     else:
@@ -183,7 +198,7 @@ def parse_json_answer(text: str, schema: Mapping[str, Any]) -> dict[str, Any]:
     last_json_error: str | None = None
     for span in _spans(body):
         try:
-            value = json.loads(span)
+            value = _loads(span)
         except ValueError as exc:
             last_json_error = str(exc)
             continue

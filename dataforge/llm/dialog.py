@@ -23,10 +23,18 @@ from typing import Any, Protocol
 
 from dataforge.errors import UsageError
 from dataforge.llm.answers import AnswerError, parse_json_answer
-from dataforge.llm.client import ChatReply, LLMError, LLMTimeout
+from dataforge.llm.client import ChatReply, LLMError, LLMTimeout, retry_delay
 
 Message = dict[str, Any]
 Check = Callable[[dict[str, Any]], "str | None"]
+
+SERVER_RETRIES = 2
+"""How often :func:`ask_json` sends a request again after an HTTP 5xx or 429 answer (not logged
+as attempts: the server failed, not the model) before it raises."""
+
+RETRY_BACKOFF_S = 1.0
+"""Wait before server retry n (0-based): ``RETRY_BACKOFF_S * 2**n`` seconds, or the server's
+``Retry-After`` (at most ``client.RETRY_AFTER_MAX_S``)."""
 
 OUTCOMES = ("ok", "json", "schema", "check", "timeout")
 """What an attempt came to: a usable answer, no/broken JSON, a schema violation, a problem found
@@ -170,9 +178,12 @@ def ask_json(
     After an unusable answer the answer and ``feedback(outcome, problem)`` (a user message) are
     appended and the model asked again. A timeout is an attempt too (outcome ``"timeout"``): the
     same conversation is sent again. Running out of attempts is not an error: the result has
-    ``ok`` False and every attempt. :class:`~dataforge.llm.client.LLMUnavailable` and other
-    :class:`~dataforge.llm.client.LLMError` (server gone, HTTP errors) are raised, with the
-    result so far as the exception's ``dialog`` attribute.
+    ``ok`` False and every attempt. An HTTP 5xx or 429 answer is sent again, at most
+    :data:`SERVER_RETRIES` times after a backoff (:data:`RETRY_BACKOFF_S`, doubling) or the
+    server's ``Retry-After``; those retries are not attempts.
+    :class:`~dataforge.llm.client.LLMUnavailable` and other
+    :class:`~dataforge.llm.client.LLMError` (server gone, HTTP errors, malformed replies) are
+    raised, with the result so far as the exception's ``dialog`` attribute.
     """
     if max_attempts < 1:
         raise UsageError(f"max_attempts must be >= 1, got {max_attempts}")
@@ -184,7 +195,7 @@ def ask_json(
     for number in range(1, max_attempts + 1):
         start = time.perf_counter()
         try:
-            reply = client.chat(copy.deepcopy(convo))
+            reply = _chat(client, convo)
         except LLMTimeout as exc:
             result.attempts.append(
                 Attempt(
@@ -242,6 +253,25 @@ def ask_json(
             pending = [{"role": "user", "content": feedback(outcome, str(problem))}]
             convo.extend(pending)
     return result
+
+
+def _chat(client: Chat, convo: list[Message]) -> ChatReply:
+    """One answer, sending the request again after HTTP 5xx / 429 answers (with backoff or the
+    server's Retry-After), at most :data:`SERVER_RETRIES` times. Timeouts are left to the caller
+    (an attempt: the wait was the timeout); other errors are raised."""
+    for retry in range(SERVER_RETRIES + 1):
+        try:
+            return client.chat(copy.deepcopy(convo))
+        except LLMTimeout:
+            raise
+        except LLMError as exc:
+            if exc.status is None or retry == SERVER_RETRIES:
+                raise
+            delay = retry_delay(exc, retry, RETRY_BACKOFF_S)
+            if delay is None:
+                raise
+            time.sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 class ReplayClient:

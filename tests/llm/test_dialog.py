@@ -28,7 +28,7 @@ from dataforge.llm import (
     strip_reasoning,
 )
 
-pytest.importorskip("openai", reason="the LLM client needs the 'llm' extra (openai)")
+pytest.importorskip("jsonschema", reason="the LLM client needs the 'llm' extra (jsonschema)")
 
 SCHEMA = {
     "type": "object",
