@@ -82,6 +82,12 @@ class SpamemConfig(PipelineConfig):
         "location or object (the paper's recovery loop); then the sequence ends early.",
         min=1,
     )
+    keep_short: bool = option(
+        False,
+        "Keep a sequence that ends early because the planner gave no valid action at a step "
+        "(no answer, unparsable or impossible ones). By default its house fails: a planner "
+        "that got nothing from its server is an error, not a short sequence.",
+    )
     sim: str = option(
         "embedded", "World backend: embedded (CPU, default) or ai2thor.", choices=SIMS
     )

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import UsageError
+from dataforge.errors import UnitFailedError, UsageError
 from dataforge.inputs import REPRODUCING, Inputs
 from dataforge.pipelines.spamem.config import SpamemConfig, planner_kind
 from dataforge.run import Job, WorkUnit
@@ -240,7 +240,7 @@ def produce(
     from dataforge.pipelines.spamem.capture import CaptureSettings
     from dataforge.pipelines.spamem.episode import json_bytes, sequence_episode
     from dataforge.pipelines.spamem.rules import Rules
-    from dataforge.pipelines.spamem.sequence import Scene, run_sequence
+    from dataforge.pipelines.spamem.sequence import Scene, planner_gave_nothing, run_sequence
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
     from dataforge.world.navigation import house_floor_y, house_nav_grid
@@ -283,6 +283,11 @@ def produce(
             instances = backend.ids.to_dict()
         finally:
             backend.close()
+        if not cfg.keep_short and (why := planner_gave_nothing(run)):
+            raise UnitFailedError(
+                f"sequence {eid} ended at {why}; check the planner's server, or keep such "
+                "sequences with --keep-short"
+            )
         episode = sequence_episode(
             eid,
             run,

@@ -17,6 +17,7 @@ pose, or where a removed object was). Every decision, check and attempt is logge
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,6 +205,28 @@ def run_sequence(
     if not run.captures:  # nothing was ever executable: the initial state around the start
         snap(_fallback_target(graph, scene), {"step": 0, "action": "initial"})
     return run
+
+
+def planner_gave_nothing(run: SequenceRun) -> str | None:
+    """Why the sequence ended early without the planner ever giving a valid action at its last
+    step (every decision had no action or an impossible one), with the counts; None when it ran
+    to the end or some action was valid but could not be executed (a full house)."""
+    ended = run.ended_early
+    if ended is None:
+        return None
+    statuses = Counter(a["status"] for a in ended["attempts"])
+    if not set(statuses) <= {"no_action", "invalid"}:
+        return None
+    answers: Counter[str] = Counter()
+    for rec in run.log:
+        if rec["step"] == ended["step"]:
+            answers.update(a["outcome"] for a in rec.get("dialog", {}).get("attempts", []))
+    said = ", ".join(f"{n} {k}" for k, n in sorted(answers.items()))
+    return (
+        f"step {ended['step']}: the planner gave no valid action in "
+        f"{sum(statuses.values())} decisions ({statuses['no_action']} without an action, "
+        f"{statuses['invalid']} impossible" + (f"; answers: {said}" if said else "") + ")"
+    )
 
 
 def step_record(

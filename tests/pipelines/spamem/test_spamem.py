@@ -184,6 +184,31 @@ def test_llm_server_down_is_one_line_before_any_work(tmp_path) -> None:
     assert not (out / "shards").exists() or not any((out / "shards").iterdir())
 
 
+def test_a_planner_that_gets_no_valid_action_fails_its_house(tmp_path) -> None:
+    """A server that answers only prose: each of the step's 2 decisions asks twice (4 answers,
+    all unparsable), so the house fails in one line with those counts and nothing is committed;
+    --keep-short keeps the sequence, ended early at step 1 with only its initial state."""
+    args = ["--houses", "1", "--house-source", str(HOUSES), "--planner", "llm", "--llm-model",
+            "test-model", "--steps", "2", "--views-per-step", "2", "--llm-attempts", "2",
+            "--recoveries", "2", *SMALL]  # fmt: skip
+    with ScriptedServer(["I would rather not."] * 8) as server:
+        out = tmp_path / "none"
+        res = run_cli("spamem", "generate", "--out", str(out), "--llm-url", server.url, *args)
+        assert len(server.chat_requests) == 4
+    assert res.returncode == 1, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert "step 1: the planner gave no valid action in 2 decisions" in res.stderr
+    assert "(2 without an action, 0 impossible; answers: 4 json)" in res.stderr
+    assert "--keep-short" in res.stderr
+    assert not (out / "manifest.json").exists()
+    with ScriptedServer(["I would rather not."] * 8) as server:
+        kept = generate(tmp_path / "kept", "--llm-url", server.url, "--keep-short", *args)
+    assert validate(kept).ok
+    with open_dataset(kept) as ds:
+        meta = ds["house-000000/seq-00"].metadata
+    assert meta["ended_early"]["step"] == 1 and meta["actions"] == 0
+
+
 def test_llm_needs_url_and_model(tmp_path) -> None:
     res = run_cli("spamem", "generate", "--houses", "1", "--planner", "llm", "--out",
                   str(tmp_path / "x"))  # fmt: skip
