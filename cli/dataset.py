@@ -72,13 +72,13 @@ def inspect(
     from rich.console import Console
 
     from dataforge.errors import UsageError
+    from dataforge.outputs import check_output_file
     from dataforge.store import open_dataset
-    from dataforge.viz.plots import check_output_file
     from dataforge.viz.preview import write_preview
     from dataforge.viz.tables import dataset_table, episode_table, schema_table
 
     if preview is not None:  # before any work: a bad path is one line, not a late traceback
-        check_output_file(preview, "--preview")
+        check_output_file(preview, "--preview", inputs=[directory])
     console = Console()
     with open_dataset(directory) as ds:
         eid = None
@@ -133,13 +133,13 @@ def stats(directory: Path, as_json: bool, plot: Path | None) -> None:
     """Counts and distributions of DIRECTORY (generic, plus those its pipeline defines)."""
     from rich.console import Console
 
+    from dataforge.outputs import check_output_file
     from dataforge.stats import compute_stats
     from dataforge.store import open_dataset
-    from dataforge.viz.plots import check_output_file
     from dataforge.viz.tables import stats_table
 
     if plot is not None:  # before any work: a bad path is one line, not a late traceback
-        check_output_file(plot, "--plot")
+        check_output_file(plot, "--plot", inputs=[directory])
     with open_dataset(directory) as ds:
         result = compute_stats(ds)
     summary = result.to_dict()

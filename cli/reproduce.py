@@ -13,7 +13,7 @@ from dataforge.errors import UsageError
 def _locations(values: tuple[str, ...]) -> dict[str, Path]:
     out = {}
     for v in values:
-        name, sep, path = v.partition("=")
+        name, sep, path = (part.strip() for part in v.partition("="))
         if not sep or not name or not path:
             raise UsageError(f"--input takes NAME=PATH (e.g. metadata-dir=/data/meta), got {v!r}")
         out[name] = Path(path)

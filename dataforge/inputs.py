@@ -3,15 +3,17 @@ and recording which files a job read (:class:`Inputs`)."""
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dataforge.errors import InputNotFoundError, MalformedInputError, UsageError
+from dataforge.errors import DatasetError, InputNotFoundError, MalformedInputError, UsageError
 from dataforge.store.hashing import sha256_file
+from dataforge.store.layout import entry_kind
 
 
 def read_json(path: Path | str, what: str) -> Any:
@@ -90,7 +92,14 @@ class Inputs:
             raise UsageError(
                 f"{root} was made by {manifest.pipeline!r}; this needs a dataset of '{command}'"
             )
+        check_complete(root, manifest)
         return manifest
+
+    def read_from(self) -> list[Path]:
+        """The locations the job read files from (and the dataset ``reproduce`` rebuilds): what
+        its output may not be, contain or lie inside (``dataforge.outputs.check_apart``)."""
+        used = {split_key(k)[0] for k in self.files} | {REPRODUCING}
+        return [path for name, path in sorted(self.locations.items()) if name in used]
 
     def to_dict(self) -> dict[str, Any]:
         """The record for the manifest: the files read and the locations they were read from
@@ -147,6 +156,57 @@ def check_inputs(recorded: Mapping[str, str], locations: Mapping[str, Path]) -> 
             )
 
 
+def check_source_dataset(recorded: Mapping[str, Any], location: str, root: Path, fix: str) -> Path:
+    """``root``, the dataset a derived dataset read as its input ``location``: its
+    ``manifest.json`` has the sha256 that the derived manifest's ``inputs`` (``recorded``)
+    holds for ``<location>:manifest.json`` (a manifest digests every file of its dataset).
+    Else one line (``DatasetError``) naming the dataset, the expected and found digests and
+    ``fix``, the option that says where the right one is. Read without following links."""
+    from dataforge.store.hashing import entry_inside
+    from dataforge.store.layout import MANIFEST
+
+    want = Inputs.from_dict(recorded).files.get(input_key(location, MANIFEST))
+    if want is None:
+        raise DatasetError(
+            f"the {location} dataset: no sha256 of its manifest is recorded, so it cannot be "
+            "checked; remake this dataset from it"
+        )
+    try:
+        got = entry_inside(Path(root), MANIFEST).sha256
+    except OSError as exc:
+        why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror or "unreadable"
+        raise DatasetError(
+            f"the {location} dataset: {Path(root) / MANIFEST}: {why} ({fix})"
+        ) from None
+    if got != want:
+        raise DatasetError(
+            f"the {location} dataset at {root} is not the one recorded: manifest sha256 "
+            f"{got[:12]}..., expected {want[:12]}... ({fix})"
+        )
+    return Path(root)
+
+
+def check_complete(root: Path, manifest: Any) -> None:
+    """Every file ``manifest`` lists is a regular file of its recorded size (no hashing), or a
+    one-line ``DatasetError``: a damaged input dataset is refused before a run starts, not
+    half-way through it."""
+    for rel, entry in sorted(manifest.files.items()):
+        path = Path(root) / rel  # the manifest checked its paths
+        kind = entry_kind(path)
+        if kind == "file" and path.stat().st_size == entry.size:
+            continue
+        why = (
+            "is missing"
+            if kind is None
+            else f"is not a regular file ({kind})"
+            if kind != "file"
+            else f"has {path.stat().st_size} bytes where its manifest records {entry.size}"
+        )
+        raise DatasetError(
+            f"{root} is damaged: {rel} {why} (check it with 'dataforge validate {root}')"
+        )
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line; MalformedInputError names file:line."""
     with path.open(encoding="utf-8") as f:
@@ -160,3 +220,26 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not isinstance(rec, dict):
                 raise MalformedInputError(f"{path}:{n}: not a JSON object")
             yield n, rec
+
+
+def read_jsonl_by_id(path: Path, what: str, needs: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """{id: record} of a JSONL file of records keyed by a string ``"id"`` (predictions, say),
+    each with the fields ``needs``. A record without a string id or without a needed field, or
+    an id already on an earlier line, is a MalformedInputError naming file:line (and, for a
+    duplicate, the id and its first line): one id is one record."""
+    out: dict[str, dict[str, Any]] = {}
+    first: dict[str, int] = {}
+    for n, rec in read_jsonl(path):
+        rid = rec.get("id")
+        if not isinstance(rid, str):
+            raise MalformedInputError(f"{path}:{n}: {what} record without a string 'id'")
+        missing = [k for k in needs if k not in rec]
+        if missing:
+            raise MalformedInputError(f"{path}:{n}: {what} record without {', '.join(missing)}")
+        if rid in first:
+            raise MalformedInputError(
+                f"{path}:{n}: duplicate {what} id {rid!r} (first on line {first[rid]})"
+            )
+        first[rid] = n
+        out[rid] = rec
+    return out

@@ -28,7 +28,8 @@ import numpy as np
 
 from dataforge._version import __version__
 from dataforge.errors import DatasetError, UsageError
-from dataforge.inputs import REPRODUCING, Inputs, check_inputs
+from dataforge.inputs import REPRODUCING, Inputs, check_inputs, split_key
+from dataforge.outputs import check_apart
 from dataforge.progress import Progress
 from dataforge.registry import get_pipeline
 from dataforge.run import ExecutionOptions, run_job
@@ -63,6 +64,18 @@ class ReproduceReport:
         return not self.differences
 
 
+def check_locations(root: Path, recorded: Inputs, locations: Mapping[str, Path]) -> None:
+    """Every location moved with ``--input NAME=PATH`` is one the manifest records inputs
+    from, else one line naming it and the recorded ones. ``data-dir`` is exempt: ``--data-dir``
+    also comes from ``DATAFORGE_DATA``, set for every command."""
+    known = sorted(set(recorded.locations) | {split_key(k)[0] for k in recorded.files})
+    for name in sorted(set(locations) - set(known) - {"data-dir"}):
+        raise UsageError(
+            f"--input {name}=...: {root} records no input location {name!r} (it records: "
+            f"{', '.join(known) or 'none'})"
+        )
+
+
 def reproduce(
     root: str | Path,
     *,
@@ -92,6 +105,7 @@ def reproduce(
             f"{root}'s manifest records settings that do not give its config hash: it was "
             "edited after the run, so there is nothing trustworthy to rebuild"
         )
+    check_locations(root, recorded, locations or {})
     where = {**recorded.locations, **{k: Path(v) for k, v in (locations or {}).items()}}
     check_inputs(recorded.files, where)
     config = pipeline.config.from_dict(manifest.config)
@@ -125,10 +139,8 @@ def reproduce(
 @contextlib.contextmanager
 def _rebuild_dir(root: Path, keep: Path | None) -> Iterator[Path]:
     if keep is not None:
-        keep = Path(keep).absolute()
-        if keep == root.absolute() or root.absolute() in keep.parents:
-            raise UsageError(f"--keep {keep} lies inside the dataset {root}: choose another place")
-        yield keep
+        check_apart(keep, "--keep", [root])
+        yield Path(keep).absolute()
         return
     tmp = Path(tempfile.mkdtemp(prefix="dataforge-reproduce-"))
     try:

@@ -43,8 +43,31 @@ class EpisodeMetrics:
 
 
 def _length(distance: DistanceFn, points: list[Any]) -> float:
-    """The sum of distances between consecutive points."""
-    return float(math.fsum(float(_matrix(distance, [a], [b])[0, 0]) for a, b in pairwise(points)))
+    """The sum of distances between consecutive points, in order. One ``distance`` call per
+    distinct point that a step leaves from, to the distinct points reached from it: a step
+    costs no search of its own (a long trajectory on a navigation graph revisits its
+    viewpoints), and no call is larger than one point x the trajectory's points."""
+    keys = [_key(p) for p in points]
+    point: dict[Any, Any] = {}
+    targets: dict[Any, dict[Any, None]] = {}
+    for k, p in zip(keys, points, strict=True):
+        point.setdefault(k, p)
+    for a, b in pairwise(keys):
+        targets.setdefault(a, {})[b] = None
+    found: dict[tuple[Any, Any], float] = {}
+    for a, reached in targets.items():
+        row = _matrix(distance, [point[a]], [point[b] for b in reached])[0]
+        found.update(((a, b), float(d)) for b, d in zip(reached, row, strict=True))
+    return float(math.fsum(found[step] for step in pairwise(keys)))
+
+
+def _key(point: Any) -> Any:
+    """A point as a dict key: itself when hashable (a viewpoint id, a tuple), else its values."""
+    try:
+        hash(point)
+    except TypeError:
+        return ("values", tuple(np.ravel(np.asarray(point, dtype=object)).tolist()))
+    return point
 
 
 def _matrix(distance: DistanceFn, a: list[Any], b: list[Any]) -> np.ndarray:

@@ -19,15 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dataforge.errors import DataforgeError, Interrupted, UsageError
+from dataforge.errors import DataforgeError, DatasetError, Interrupted, LockedError, UsageError
+from dataforge.outputs import check_apart
 from dataforge.progress import Progress
 from dataforge.run.executors import make_executor
 from dataforge.run.job import Job
 from dataforge.run.options import ExecutionOptions
 from dataforge.run.task import UnitTask, run_unit
-from dataforge.store.atomic import disk_error
+from dataforge.store.atomic import disk_error, remove_path
 from dataforge.store.builder import DatasetBuilder, inspect_dir
-from dataforge.store.layout import entry_kind
+from dataforge.store.layout import MANIFEST, SHARDS_DIR, entry_kind
 from dataforge.store.lock import DirLock, check_control_dir
 from dataforge.store.manifest import Manifest
 
@@ -92,6 +93,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 def plan_job(job: Job, out: str | Path, options: ExecutionOptions) -> RunReport:
     """What a run would do (``--dry-run``), without touching the directory."""
     root = Path(out).expanduser().absolute()
+    check_apart(out, "--out", job.inputs.read_from())
     header = job.header()
     total = len(job.units)
     state = inspect_dir(root)
@@ -121,11 +123,43 @@ def run_job(
     """Generate ``job`` into ``out`` (resuming what is there); return what was done."""
     if options.dry_run:
         return plan_job(job, out, options)
+    check_apart(out, "--out", job.inputs.read_from())  # before anything is touched
     if job.preflight is not None:
         job.preflight()
     progress = progress or Progress()
     root = Path(out).expanduser().absolute()
-    _check_output(root)
+    created = _missing_top(root)
+    try:
+        _check_output(root)
+        return _run(job, root, options, command, progress)
+    except BaseException as exc:
+        # a run that ends before committing a unit leaves no folder it made behind
+        if created is not None and not isinstance(exc, LockedError) and _holds_no_data(root):
+            remove_path(created)
+        raise
+
+
+def _missing_top(root: Path) -> Path | None:
+    """The outermost folder of ``root`` (itself or a parent) that does not exist yet."""
+    top = None
+    for path in [root, *root.parents]:
+        if os.path.lexists(path):
+            break
+        top = path
+    return top
+
+
+def _holds_no_data(root: Path) -> bool:
+    """No manifest and no committed shard in ``root`` (only what a starting run writes)."""
+    shards = root / SHARDS_DIR
+    if entry_kind(root / MANIFEST) is not None:
+        return False
+    return entry_kind(shards) != "dir" or not any(shards.iterdir())
+
+
+def _run(
+    job: Job, root: Path, options: ExecutionOptions, command: Sequence[str], progress: Progress
+) -> RunReport:
     header = job.header()
     total = len(job.units)
     with DirLock(root) as lock:
@@ -160,6 +194,8 @@ def run_job(
             progress.stop()
             if isinstance(exc, OSError) and (err := disk_error(exc, f"writing {root}")):
                 raise err from exc
+            if isinstance(exc, DatasetError):
+                raise  # a dataset the run reads is damaged: resuming would meet it again
             if isinstance(exc, DataforgeError):
                 raise type(exc)(
                     f"{exc} ({len(builder.committed)} of {total} units are committed; "

@@ -10,7 +10,7 @@ import contextlib
 import errno
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from dataforge.errors import DataforgeError
@@ -89,6 +89,23 @@ def remove_path(path: Path) -> None:
         shutil.rmtree(path)
     elif path.exists() or path.is_symlink():
         path.unlink()
+
+
+def remove_temporaries(root: Path, keep: Collection[str] = ()) -> list[str]:
+    """Remove every file or folder under ``root`` named like this module's temporaries
+    (``TMP_PREFIX``...): what a run killed while writing a file leaves behind (an atomic write,
+    a video being encoded). Links are not followed; ``keep``: relative paths that are data.
+    Returns the relative paths removed. Only for a directory the caller holds the lock of."""
+    removed: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for name in sorted([*dirnames, *filenames]):
+            rel = (here / name).relative_to(root).as_posix()
+            if name.startswith(TMP_PREFIX) and rel not in keep:
+                remove_path(here / name)
+                removed.append(rel)
+        dirnames[:] = [d for d in dirnames if os.path.lexists(here / d)]
+    return removed
 
 
 def disk_error(exc: OSError, what: str) -> DataforgeError | None:

@@ -6,8 +6,9 @@ The life of a dataset directory:
    directory holding a run (``.dataforge/run.json``) or a dataset (``manifest.json``) with the
    same ``config_hash`` resumes it; another configuration is refused unless ``overwrite``; any
    other non-empty directory is refused. Shards that were renamed into ``shards/`` but not yet
-   journaled (a crash in between) and anything left in staging are removed: only journaled shards
-   count as committed.
+   journaled (a crash in between), anything left in staging and the temporaries of files a killed
+   run was writing (``.tmp-*``, anywhere in the tree) are removed: only journaled shards count as
+   committed.
 2. Workers write shards into ``.dataforge/staging/<run>/`` (``write_shard``); ``commit`` renames a
    finished shard into ``shards/`` and appends its record (files, sha256, episodes) to
    ``.dataforge/journal.jsonl`` with an fsync.
@@ -36,6 +37,7 @@ from dataforge.store.atomic import (
     atomic_write_with,
     commit_path,
     remove_path,
+    remove_temporaries,
 )
 from dataforge.store.croissant import croissant_metadata, episode_index_csv
 from dataforge.store.episode import EpisodeLocation
@@ -333,6 +335,11 @@ class DatasetBuilder:
 
     def _clean_orphans(self) -> None:
         remove_path(staging_dir(self.root))
+        # temporaries of files a killed run was writing (extra files, videos), anywhere
+        data = {rel for rec in self.committed.values() for rel in rec.files}
+        if self.previous_manifest is not None:
+            data.update(self.previous_manifest.files)
+        remove_temporaries(self.root, keep=data)
         shards = self.root / SHARDS_DIR
         if shards.is_dir():
             keep = {Path(rec.path).name for rec in self.committed.values()}

@@ -4,7 +4,8 @@ The kernel drops an ``flock`` when its process dies, so a lock file left by a ki
 construction: the next run takes it over (and says whose it was). A live holder makes a second run
 fail at once with a one-line error naming its pid. The file holds the holder's pid, host and start
 time, for that message only. Lock files are not shared across hosts on all network file systems:
-run one driver per output directory.
+run one driver per output directory. :class:`FileLock` is the same for one output file that a
+command appends to (``<file>.lock`` beside it): one evaluation run per predictions file.
 """
 
 from __future__ import annotations
@@ -55,8 +56,14 @@ class DirLock:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.path = self.root / CONTROL_DIR / LOCK_FILE
+        self.subject = self.root  # what the lock guards, for the message
         self._fd: int | None = None
         self.stale: dict[str, Any] | None = None
+
+    def _prepare(self) -> int:
+        """Flags to open the lock's folder with, after checking it may hold the lock."""
+        check_control_dir(self.root)
+        return os.O_NOFOLLOW
 
     def _read_info(self, fd: int) -> dict[str, Any]:
         try:
@@ -68,19 +75,22 @@ class DirLock:
     def _open(self) -> int:
         """Open (create) the lock file without following a link: not ``.dataforge`` nor the lock
         file itself may be one, or the pid written below would land outside the directory."""
-        check_control_dir(self.root)
+        nofollow = self._prepare()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"cannot create {self.path.parent}: {exc.strerror}") from None
-        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+        flags = os.O_RDONLY | os.O_DIRECTORY | nofollow
         try:
             dfd = os.open(self.path.parent, flags)
         except OSError as exc:
             raise UsageError(f"cannot open {self.path.parent}: {exc.strerror}") from None
         try:
             fd = os.open(
-                LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644, dir_fd=dfd
+                self.path.name,
+                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK,
+                0o644,
+                dir_fd=dfd,
             )
         except OSError as exc:
             why = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
@@ -104,7 +114,7 @@ class DirLock:
                     raise UsageError(f"cannot lock {self.path}: {exc.strerror}") from None
                 who = f"pid {info.get('pid', '?')} on {info.get('host', '?')}"
                 raise LockedError(
-                    f"{self.root} is being written by another dataforge run ({who}); "
+                    f"{self.subject} is being written by another dataforge run ({who}); "
                     "wait for it to finish or stop it, then rerun"
                 ) from None
             try:
@@ -133,13 +143,34 @@ class DirLock:
             return
         with contextlib.suppress(OSError):
             self.path.unlink()
-        with contextlib.suppress(OSError):
-            self.path.parent.rmdir()  # only when nothing else is left in .dataforge/
+        self._tidy()
         os.close(self._fd)
         self._fd = None
+
+    def _tidy(self) -> None:
+        with contextlib.suppress(OSError):
+            self.path.parent.rmdir()  # only when nothing else is left in .dataforge/
 
     def __enter__(self) -> DirLock:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+class FileLock(DirLock):
+    """Exclusive lock on one output file that a command appends to (an evaluation's JSONL):
+    an ``flock`` on ``<file>.lock`` beside it, with :class:`DirLock`'s rules (a second live
+    run fails at once in one line; a killed run's lock is taken over). The file's folder may
+    be a link (the user's choice); the lock file itself may not."""
+
+    def __init__(self, target: Path) -> None:
+        super().__init__(Path(target).parent)
+        self.subject = Path(target)
+        self.path = self.subject.with_name(self.subject.name + ".lock")
+
+    def _prepare(self) -> int:
+        return 0
+
+    def _tidy(self) -> None:
+        pass

@@ -45,6 +45,21 @@ class LazyArray:
     def _source(self) -> Any:
         return self._dataset._shard(self._shard).array(self.name)
 
+    def _rows(self, key: int | slice) -> np.ndarray:
+        """Rows of the shard's array (``key`` is in range): a chunk that does not decode (a
+        damaged or truncated shard) is a one-line ``DatasetError`` naming the dataset."""
+        try:
+            return np.asarray(self._source[key])
+        except DatasetError:
+            raise
+        except (OSError, ValueError, RuntimeError, KeyError) as exc:
+            root = self._dataset.root
+            raise DatasetError(
+                f"{root}: array {self.name!r} of shard {self._shard} cannot be read "
+                f"({type(exc).__name__}: {exc}); check the dataset with 'dataforge validate "
+                f"{root}'"
+            ) from None
+
     @property
     def shape(self) -> tuple[int, ...]:
         return (self._stop - self._start, *self.spec.trailing)
@@ -67,7 +82,7 @@ class LazyArray:
         """All rows of this episode."""
         if self._stop == self._start:
             return np.zeros(self.shape, dtype=self.dtype)
-        return np.asarray(self._source[self._start : self._stop])
+        return self._rows(slice(self._start, self._stop))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.read()
@@ -82,13 +97,13 @@ class LazyArray:
             i = int(first) + n if first < 0 else int(first)
             if not 0 <= i < n:
                 raise IndexError(f"row {first} out of range for {self.name!r} with {n} rows")
-            row = np.asarray(self._source[self._start + i])
+            row = self._rows(self._start + i)
             return row[rest] if rest else row
         if isinstance(first, slice):
             a, b, step = first.indices(n)
             if step == 1:
                 block = (
-                    np.asarray(self._source[self._start + a : self._start + b])
+                    self._rows(slice(self._start + a, self._start + b))
                     if b > a
                     else np.zeros((0, *self.spec.trailing), self.dtype)
                 )

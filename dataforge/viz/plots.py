@@ -3,35 +3,10 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dataforge.errors import UsageError
-
-
-def check_output_file(path: Path, what: str) -> Path:
-    """Make sure ``path`` (an image a command will write, e.g. ``--plot``) can be written,
-    before any work: its folder must exist (it is not created) and accept the file. The file is
-    created and removed again (an existing one is opened for writing, not truncated); a problem
-    is a one-line ``UsageError`` naming ``what``."""
-    path = Path(path)
-    parent = path.parent
-    if not parent.is_dir():
-        why = "is not a folder" if parent.exists() else "does not exist"
-        raise UsageError(f"cannot write {what} {path}: the folder {parent} {why}")
-    existed = os.path.lexists(path)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o644)
-    except OSError as exc:
-        raise UsageError(f"cannot write {what} {path}: {exc.strerror}") from None
-    os.close(fd)
-    if not existed:
-        try:
-            path.unlink()
-        except OSError as exc:
-            raise UsageError(f"cannot write {what} {path}: {exc.strerror}") from None
-    return path
 
 
 def plot_distributions(

@@ -24,14 +24,16 @@ What a house JSON holds (schema seen in ProcTHOR-10k houses, schemas 0.0.1 and 1
 :class:`~dataforge.errors.MalformedInputError` naming the file and the field path
 (``house.json: objects[3].children[1].position: missing 'y'``). Numbers must be finite, and
 coordinates in metres (room and wall corners, hole corners, object positions) within
-``MAX_COORDINATE_M`` (10 km) of the origin.
+``MAX_COORDINATE_M`` (10 km) of the origin. Rooms may share walls but not floor: two rooms whose
+floor polygons overlap by more than ``ROOM_OVERLAP_M2`` (a duplicated room, say) are refused,
+naming both (:func:`overlapping_rooms`).
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -51,6 +53,8 @@ WHAT = "ProcTHOR house"
 # |coordinate| above this (metres) is a malformed house, not a big one: ProcTHOR houses span tens
 # of metres, and a far-off wall or object would squash the map and the navigation grid.
 MAX_COORDINATE_M = 1e4
+# Floor two rooms may share (m^2): rooms meet along walls, so only rounding slivers are tolerated.
+ROOM_OVERLAP_M2 = 1e-4
 
 
 @dataclass(frozen=True)
@@ -347,6 +351,21 @@ def load_house(
     return _Parser(label, catalogue).house(raw, name or label)
 
 
+def overlapping_rooms(rooms: Sequence[Room]) -> tuple[Room, Room, float] | None:
+    """The first pair of ``rooms`` (in order) whose floor polygons (plan view) share more than
+    ``ROOM_OVERLAP_M2`` of area, with that area; None when no two do. Rooms that only touch
+    (a shared wall or corner) do not overlap."""
+    import shapely
+
+    polygons = [shapely.make_valid(shapely.Polygon(r.polygon_xz)) for r in rooms]
+    for i in range(len(polygons) - 1):
+        areas = shapely.area(shapely.intersection(polygons[i], polygons[i + 1 :]))
+        for k, area in enumerate(areas):
+            if area > ROOM_OVERLAP_M2:
+                return rooms[i], rooms[i + 1 + k], float(area)
+    return None
+
+
 class _Parser:
     """Reads a house dict field by field; every failure names the source and the field path."""
 
@@ -439,6 +458,12 @@ class _Parser:
         )
         self.unique([r.id for r in rooms], "rooms")
         self.unique([w.id for w in walls], "walls")
+        overlap = overlapping_rooms(rooms)
+        if overlap is not None:
+            a, b, area = overlap
+            raise self.fail(
+                "rooms", f"rooms {a.id!r} and {b.id!r} overlap ({area:.4g} m^2 of shared floor)"
+            )
         room_ids = {r.id for r in rooms}
         wall_ids = {w.id for w in walls}
         openings: dict[str, tuple[Opening, ...]] = {}

@@ -97,7 +97,8 @@ findingdory_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
 @click.option("--max-tokens", type=click.IntRange(min=1), default=256, show_default=True,
               help="Answer length limit (upstream: 256 new tokens).")  # fmt: skip
 @click.option("--data-root", type=click.Path(file_okay=False), default=None,
-              help="Where the experience dataset is now, when it was moved.")  # fmt: skip
+              help="Where the experience dataset is now, when it was moved; it must be the "
+              "one the tasks recorded (its manifest's sha256).")  # fmt: skip
 @click.option("--quiet", is_flag=True, help="No progress output.")
 def evaluate(tasks_dir: str, **kw: object) -> None:
     """Ask a video-language model on an OpenAI-compatible server (vLLM serving Qwen2.5-VL,
@@ -106,8 +107,10 @@ def evaluate(tasks_dir: str, **kw: object) -> None:
     command resumes. Example: dataforge findingdory evaluate fd/tasks --llm-url
     http://127.0.0.1:8000/v1 --llm-model Qwen/Qwen2.5-VL-7B-Instruct --out preds.jsonl"""
     from dataforge.llm.client import LLMSettings
+    from dataforge.outputs import check_output_file
     from dataforge.pipelines.findingdory.evaluate import run_evaluate
 
+    check_output_file(str(kw["out"]), "--out", inputs=[tasks_dir, kw["data_root"]])  # type: ignore[list-item]
     settings = LLMSettings(url=str(kw["llm_url"]), model=str(kw["llm_model"]),
                            timeout_s=float(kw["timeout"]),  # type: ignore[arg-type]
                            max_tokens=int(kw["max_tokens"]))  # type: ignore[call-overload]  # fmt: skip
@@ -123,7 +126,11 @@ def evaluate(tasks_dir: str, **kw: object) -> None:
 
 
 def _templates(text: object) -> list[str] | None:
-    return [t.strip() for t in str(text).split(",") if t.strip()] if text else None
+    if not text:
+        return None
+    from dataforge.pipelines.findingdory.templates import check_template_ids
+
+    return check_template_ids([t.strip() for t in str(text).split(",") if t.strip()])
 
 
 @findingdory.command()
@@ -171,7 +178,9 @@ def baseline(tasks_dir: str, kind: str, out: str, seed: int) -> None:
     HL-SPL = 1 on solvable tasks; last-frame and random show that the walk-away at the end of
     the day defeats trivial answers. Example: dataforge findingdory baseline fd/tasks --kind
     last-frame --out last.jsonl"""
+    from dataforge.outputs import check_output_file
     from dataforge.pipelines.findingdory.baselines import run_baseline
 
+    check_output_file(out, "--out", inputs=[tasks_dir])
     n = run_baseline(tasks_dir, kind=kind, out=out, seed=seed)
     click.echo(f"wrote {n} {kind} predictions to {out}")

@@ -11,13 +11,17 @@ must hold ``frame_indices`` (a list of integers; a number as text is read as one
 is mapped back to the day's frame number, an index outside 0..K-1 becomes -1 (scored as out of
 bounds). An unusable reply is written as ``frame_indices: [-1]`` with ``error: "malformed:
 ..."`` (scored as wrong); a task whose requests all failed is not written, so a rerun resumes.
+
+Before anything is sent, the experience dataset (where the tasks manifest or ``--data-root``
+says it is) must have the manifest sha256 the tasks manifest recorded
+(:func:`dataforge.inputs.check_source_dataset`); one run at a time writes ``--out``
+(:class:`dataforge.store.lock.FileLock`).
 """
 
 from __future__ import annotations
 
 import base64
 import io
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -29,9 +33,11 @@ from typing import Any
 import numpy as np
 
 from dataforge.errors import DataforgeError, DatasetError, UsageError
+from dataforge.inputs import Inputs, check_source_dataset
 from dataforge.llm.answers import AnswerError, parse_json_answer, strip_reasoning
 from dataforge.llm.batch import RateGate, answer_all, load_done
 from dataforge.llm.client import ChatClient, LLMSettings
+from dataforge.store.lock import FileLock
 
 RAW_LIMIT = 2000
 SERVER_HINT = "start one (docs/llm.md) or check --llm-url"
@@ -161,18 +167,14 @@ def _record(frames: Frames, task: Mapping[str, Any], text: str) -> dict[str, Any
             "error": error, "raw": text[:RAW_LIMIT]}  # fmt: skip
 
 
-def experience_root(tasks_dir: Path, data_root: Path | None) -> Path:
-    """Where the experience frames are: ``--data-root``, else the location the tasks
-    manifest records."""
-    if data_root is not None:
-        return data_root
-    try:
-        manifest = json.loads((tasks_dir / "manifest.json").read_text("utf-8"))
-        return Path(manifest["inputs"]["locations"]["experience"])
-    except (OSError, ValueError, KeyError, TypeError):
-        raise DatasetError(
-            f"{tasks_dir}: no recorded experience dataset (pass --data-root)"
-        ) from None
+def experience_root(inputs: Mapping[str, Any], location: str, data_root: Path | None) -> Path:
+    """Where the experience frames are: ``--data-root``, else the location the tasks manifest
+    records; either way the dataset whose manifest sha256 the tasks manifest recorded."""
+    fix = "check --data-root" if data_root is not None else "moved? pass --data-root"
+    root = data_root if data_root is not None else Inputs.from_dict(inputs).locations.get(location)
+    if root is None:
+        raise DatasetError(f"the tasks record no {location} dataset (pass --data-root)")
+    return check_source_dataset(inputs, location, root, fix)
 
 
 def run_evaluate(
@@ -192,7 +194,10 @@ def run_evaluate(
     """Ask the model every task of ``tasks_dir`` not yet in ``out``; return a summary line.
     A server that is down fails before any work; tasks without a reply fail after the others
     are written (one line each)."""
+    from dataforge.pipelines.findingdory.tasks import EXPERIENCE
+    from dataforge.pipelines.findingdory.tasks import PIPELINE as TASKS_PIPELINE
     from dataforge.store import open_dataset
+    from dataforge.store.manifest import read_manifest
 
     tasks_dir, out = Path(tasks_dir), Path(out)
     if (
@@ -204,8 +209,9 @@ def run_evaluate(
     ):
         raise UsageError("--frames >= 1, --max-side >= 16, --workers >= 1, --retries >= 0, "
                          "--rate > 0")  # fmt: skip
+    recorded = read_manifest(tasks_dir, verify=True).inputs  # the digests below are the tasks'
     with open_dataset(tasks_dir) as ds:
-        if ds.manifest.pipeline != "findingdory-tasks":
+        if ds.manifest.pipeline != TASKS_PIPELINE:
             raise UsageError(f"{tasks_dir} is not a tasks dataset (dataforge findingdory tasks)")
         items = [{**t, "episode": eid} for eid in ds.episode_ids
                  for t in ds[eid].metadata["tasks"]
@@ -213,12 +219,13 @@ def run_evaluate(
     if not items:
         raise UsageError(f"no tasks in {tasks_dir}" + (f" for {', '.join(templates)}"
                                                         if templates else ""))  # fmt: skip
-    source = Frames(experience_root(tasks_dir, Path(data_root) if data_root else None), frames,
-                    max_side)  # fmt: skip
+    root = experience_root(recorded, EXPERIENCE, Path(data_root) if data_root else None)
+    source = Frames(root, frames, max_side)
+    lock = FileLock(out)
     client = ChatClient(settings, hint=SERVER_HINT)
     try:
+        lock.acquire()  # one run per --out: a second one would ask every task again
         client.check()
-        out.parent.mkdir(parents=True, exist_ok=True)
         done = load_done(out)
         todo = [t for t in items if t["id"] not in done]
         result = answer_all(
@@ -230,6 +237,7 @@ def run_evaluate(
     finally:
         client.close()
         source.close()
+        lock.release()
     if result.failed:
         raise DataforgeError(
             f"{result.failed} of {len(todo)} tasks got no answer from {settings.url} (last "

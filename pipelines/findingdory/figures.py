@@ -21,9 +21,10 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from dataforge.outputs import check_output_file
     from dataforge.pipelines.findingdory.day_world import is_habitat
     from dataforge.pipelines.findingdory.plan import EpisodePlan
-    from dataforge.viz.plots import check_output_file, save_figure
+    from dataforge.viz.plots import save_figure
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
     from dataforge.world.show import draw_plan
@@ -80,7 +81,8 @@ def keyframes_figure(ep: Any, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dataforge.viz.plots import check_output_file, save_figure
+    from dataforge.outputs import check_output_file
+    from dataforge.viz.plots import save_figure
 
     out = check_output_file(Path(path), "preview")
     log = ep.metadata["log"]
@@ -113,8 +115,9 @@ def task_figure(ep: Any, path: Path, row: int) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from dataforge.outputs import check_output_file
     from dataforge.store import open_dataset
-    from dataforge.viz.plots import check_output_file, save_figure
+    from dataforge.viz.plots import save_figure
     from dataforge.viz.preview import frame_indices
 
     tasks = ep.metadata["tasks"]

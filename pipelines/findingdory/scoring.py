@@ -119,21 +119,42 @@ def load_tasks(ds: Any, only: Sequence[str] | None = None) -> list[EpisodeTasks]
 
 
 def read_records(path: Path, what: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """{id: record} of a JSONL file; a line that is not a JSON object with ``keys`` is one
-    line of error naming the file and line."""
-    from dataforge.inputs import read_jsonl
+    """{id: record} of a JSONL file; a line that is not a JSON object with ``keys``, or a
+    second record of an id, is one line of error naming the file and line(s)."""
+    from dataforge.inputs import read_jsonl_by_id
 
     if not path.is_file():
         from dataforge.errors import InputNotFoundError
 
         raise InputNotFoundError(f"{what} {path} not found")
-    out: dict[str, dict[str, Any]] = {}
-    for n, rec in read_jsonl(path):
-        missing = [k for k in keys if k not in rec]
-        if missing or not isinstance(rec.get("id"), str):
-            raise MalformedInputError(f"{path}:{n}: a {what} record needs {', '.join(keys)}")
-        out[rec["id"]] = rec  # the last record of an id wins (a resumed run appends)
-    return out
+    return read_jsonl_by_id(path, what, needs=keys)
+
+
+def check_trajectories(trajectories: Mapping[str, Mapping[str, Any]], path: Path) -> None:
+    """Every trajectory record has positions (x, y, z per step), as many yaws and integer
+    stops, all finite: else one line naming the file, the record and the step."""
+    for tid, rec in trajectories.items():
+        where = f"{path}: trajectory {tid}"
+        try:
+            pos = np.asarray(rec["positions"], dtype=np.float64)
+            yaws = np.asarray(rec["yaws"], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise MalformedInputError(f"{where}: positions and yaws must be numbers") from None
+        pos = pos.reshape(0, 3) if pos.size == 0 else pos
+        if pos.ndim != 2 or pos.shape[1] != 3 or yaws.shape != (len(pos),):
+            raise MalformedInputError(
+                f"{where}: positions must be [[x, y, z], ...] with one yaw each, got shapes "
+                f"{list(pos.shape)} and {list(yaws.shape)}"
+            )
+        bad = np.flatnonzero(~(np.isfinite(pos).all(axis=1) & np.isfinite(yaws)))
+        if len(bad):
+            k = int(bad[0])
+            raise MalformedInputError(
+                f"{where}: step {k}: position {pos[k].tolist()}, yaw {yaws[k]} is not finite"
+            )
+        stops = rec["stops"]
+        if not _indices_ok(stops):
+            raise MalformedInputError(f"{where}: stops must be a list of integers (steps)")
 
 
 class _Task:
@@ -295,6 +316,8 @@ def run_score(
     preds = read_records(Path(predictions), "prediction", ("id", "frame_indices"))
     trajs = (read_records(Path(trajectories), "trajectory", ("id", "positions", "yaws", "stops"))
              if trajectories is not None else None)  # fmt: skip
+    if trajs is not None:
+        check_trajectories(trajs, Path(str(trajectories)))
     with open_dataset(tasks_dir) as ds:
         if ds.manifest.pipeline != "findingdory-tasks":
             raise UsageError(f"{tasks_dir} is not a tasks dataset (dataforge findingdory tasks)")

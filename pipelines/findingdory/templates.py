@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import MalformedInputError
+from dataforge.errors import MalformedInputError, UsageError
 from dataforge.pipelines.findingdory.log import (
     EpisodeLog,
 )
@@ -245,6 +245,18 @@ def validate_templates(entries: Sequence[dict[str, Any]]) -> tuple[Template, ...
 def load_templates() -> tuple[Template, ...]:
     path = resources.files("dataforge.templates") / "findingdory" / "templates.json"
     return validate_templates(json.loads(path.read_text(encoding="utf-8"))["templates"])
+
+
+def check_template_ids(ids: Sequence[str]) -> list[str]:
+    """``ids`` (``--templates``), each a template of Table 3, or one line naming the unknown
+    ones and listing the known ones."""
+    known = [t.id for t in load_templates()]
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise UsageError(
+            f"--templates: unknown template {', '.join(unknown)} (known: {', '.join(known)})"
+        )
+    return list(ids)
 
 
 # ---------------------------------------------------------------- instantiation

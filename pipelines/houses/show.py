@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from dataforge.errors import DataforgeError, UsageError
-from dataforge.viz.plots import check_output_file
+from dataforge.outputs import check_output_file
 
 
 def show(
@@ -28,12 +28,12 @@ def show(
     """
     out = Path(out)
     check_image_suffix(out, "--out")
-    check_output_file(out, "--out")
+    check_output_file(out, "--out", inputs=[house_file, assets])
     if graph_out is not None:
         graph_out = Path(graph_out)
         if os.path.abspath(graph_out) == os.path.abspath(out):
             raise UsageError(f"--graph and --out name the same file ({out})")
-        check_output_file(graph_out, "--graph")
+        check_output_file(graph_out, "--graph", inputs=[house_file, assets])
 
     from dataforge.world.assets import load_catalogue
     from dataforge.world.graph import world_graph
@@ -89,11 +89,11 @@ def assets(
 ) -> str:
     """Write the contact sheet of asset shapes (and optionally their JSON); return a summary."""
     out = Path(out)
-    check_output_file(out, "--out")
+    check_output_file(out, "--out", inputs=[assets_dir])
     if out.suffix.lower() not in (".png", ""):
         raise UsageError(f"--out {out}: the gallery is written as PNG; name it .png")
     if json_out is not None:
-        check_output_file(Path(json_out), "--json")
+        check_output_file(Path(json_out), "--json", inputs=[assets_dir])
 
     from PIL import Image
 

@@ -88,8 +88,10 @@ def plot(
     directory: Path, scan: str, out: Path, set_index: int, repetition: int, data_dir: Path
 ) -> None:
     """Draw a tour of SCAN on its navigation graph, beside the split's tour-length histogram."""
+    from dataforge.outputs import check_output_file
     from dataforge.pipelines.ir2r.api import plot as draw
 
+    check_output_file(out, "--out", inputs=[directory, data_dir])
     path = draw(directory, scan, out, data_dir=data_dir, set_index=set_index, repetition=repetition)
     click.echo(f"plot written to {path}")
 
@@ -117,9 +119,11 @@ def export(directories: tuple[Path, ...], out: Path) -> None:
     datasets of one split, or discrete and continuous together, are refused. The file is written
     atomically, splits in the order train, val_seen, val_unseen, test, scenes sorted.
     """
+    from dataforge.outputs import check_output_file
     from dataforge.pipelines.ir2r.api import export as run_export
     from dataforge.pipelines.ir2r.export import SPLIT_ORDER
 
+    check_output_file(out, "--out", inputs=directories)
     result = run_export(list(directories), out)
     counts = ", ".join(f"{s} ({result.tours[s]} tours)" for s in result.splits)
     click.echo(f"{result.path}: {result.kind} tours for {result.reader}, splits {counts}")
@@ -196,9 +200,13 @@ def score(**kw: Any) -> None:
     --tours takes a tours_<split>.json or a merged file from 'export' (then --split). The
     protocol is printed and recorded in the JSON output.
     """
+    from dataforge.outputs import check_output_file
     from dataforge.pipelines.ir2r.api import score as run_score
     from dataforge.pipelines.ir2r.score import write_json
 
+    if kw["per_episode"] is not None:  # before any work: one line, not a late traceback
+        read = ("tours_file", "reference", "predictions_file", "data_dir", "scenes_dir")
+        check_output_file(kw["per_episode"], "--per-episode", inputs=[kw[k] for k in read])
     result = run_score(
         tours_file=kw["tours_file"],
         reference=kw["reference"],

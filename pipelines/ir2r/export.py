@@ -52,6 +52,7 @@ def read_split(directory: Path) -> tuple[str, bool, dict[str, list[list[Any]]]]:
     """(split, continuous, {scene: tours}) of one dataset written by ``dataforge ir2r tours``."""
     from dataforge.pipelines.ir2r.api import open_tours
     from dataforge.pipelines.ir2r.generate import tours_document
+    from dataforge.pipelines.ir2r.tours import check_episodes_once
 
     with open_tours(Path(directory)) as ds:
         config = ds.manifest.config
@@ -59,7 +60,9 @@ def read_split(directory: Path) -> tuple[str, bool, dict[str, list[list[Any]]]]:
         if not isinstance(split, str) or not split:
             raise UsageError(f"{directory}: its manifest records no split (not an IR2R tours run)")
         continuous = bool(config.get("continuous", False))
-        return split, continuous, tours_document(ds, split)[split]
+        scenes = tours_document(ds, split)[split]
+    check_episodes_once(scenes, str(directory))
+    return split, continuous, scenes
 
 
 def merge(directories: Sequence[Path]) -> tuple[bool, dict[str, dict[str, list[list[Any]]]]]:

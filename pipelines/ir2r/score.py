@@ -14,6 +14,7 @@ it). Under both, a trajectory must start at its episode's start unless ``allow_o
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from dataforge.nav.metrics import EpisodeMetrics, episode_metrics, mean_metrics
 from dataforge.nav.oracle import GeodesicOracle
 from dataforge.pipelines.ir2r import protocols as pr
 from dataforge.pipelines.ir2r.episodes import NavPath, is_xyz
+from dataforge.pipelines.ir2r.tours import check_episodes_once
 
 PREDICTIONS_WHAT = "predictions"
 TOURS_WHAT = "IVLN tours"
@@ -76,6 +78,7 @@ def load_tours(path: Path, split: str | None = None) -> tuple[str, dict[str, lis
     for scene, tours in scenes.items():
         if not (isinstance(tours, list) and all(isinstance(t, list) and t for t in tours)):
             raise MalformedInputError(f"{path}: scene {scene}: tours are not non-empty lists")
+    check_episodes_once(scenes, str(path))
     return split, scenes
 
 
@@ -98,21 +101,28 @@ def load_predictions(path: Path) -> dict[str, list[Any]]:
         raise MalformedInputError(f"{path}: {PREDICTIONS_WHAT} must be a JSON object or list")
     out: dict[str, list[Any]] = {}
     for key, value in items:
+        if str(key) in out:
+            raise MalformedInputError(f"{path}: prediction {key}: two trajectories for this id")
         traj = value.get("trajectory") if isinstance(value, dict) else value
         if not isinstance(traj, list) or not traj:
             raise MalformedInputError(f"{path}: prediction {key}: empty or not a trajectory")
-        out[str(key)] = [_point(p, path, key) for p in traj]
+        out[str(key)] = [_point(p, path, key, step) for step, p in enumerate(traj)]
     return out
 
 
-def _point(p: Any, path: Path, key: Any) -> Any:
+def _point(p: Any, path: Path, key: Any, step: int) -> Any:
     if isinstance(p, str):
         return p
     if isinstance(p, list) and p and isinstance(p[0], str):
         return p[0]  # [viewpoint, heading, elevation]
     if isinstance(p, list) and is_xyz(p):
-        return tuple(float(v) for v in p)
-    raise MalformedInputError(f"{path}: prediction {key}: {p!r} is not a viewpoint or xyz point")
+        xyz = tuple(float(v) for v in p)
+        if not all(math.isfinite(v) for v in xyz):
+            raise MalformedInputError(f"{path}: prediction {key}: step {step}: {p} is not finite")
+        return xyz
+    raise MalformedInputError(
+        f"{path}: prediction {key}: step {step}: {p!r} is not a viewpoint or xyz point"
+    )
 
 
 def reference_routes(paths: Sequence[NavPath]) -> dict[str, tuple[str, tuple[Any, ...]]]:

@@ -14,12 +14,13 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dataforge.errors import MalformedInputError
 from dataforge.nav.oracle import GeodesicOracle
 from dataforge.pipelines.ir2r.episodes import NavPath
 from dataforge.tsp import mutually_reachable_groups, solve_open_path, to_integer_costs
@@ -52,6 +53,22 @@ class SceneTours:
     tours: tuple[Tour, ...]
     sets: tuple[tuple[int, ...], ...]  # path ids of each kept set, in tour order of set index
     dropped: tuple[int, ...]  # path ids in sets smaller than min_paths
+
+
+def check_episodes_once(scenes: Mapping[str, Sequence[Sequence[Any]]], where: str) -> None:
+    """Every episode (ids compared as strings, as scoring does) is in one tour once: else one
+    line naming ``where`` (the file or dataset read), the episode and both tours (``<scene>
+    tour <k>``, k counted from 0 within the scene)."""
+    seen: dict[str, str] = {}
+    for scene, tours in scenes.items():
+        for k, tour in enumerate(tours):
+            here = f"{scene} tour {k}"
+            for episode in tour:
+                key = str(episode)
+                if key in seen:
+                    both = f"twice in {here}" if seen[key] == here else f"in {seen[key]} and {here}"
+                    raise MalformedInputError(f"{where}: episode {key} is {both}")
+                seen[key] = here
 
 
 def transition_costs(paths: Sequence[NavPath], oracle: GeodesicOracle, ordering: str) -> np.ndarray:

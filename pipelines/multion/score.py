@@ -416,8 +416,10 @@ def _trajectory(actions: Any, positions: Any) -> Trajectory:
             f"{len(pos)} positions for {len(ids)} actions (the start and one per action: "
             f"{len(ids) + 1})"
         )
-    if not np.all(np.isfinite(pos)):
-        raise UsageError("positions are not all finite")
+    bad = np.flatnonzero(~np.isfinite(pos).all(axis=1))
+    if len(bad):
+        k = int(bad[0])
+        raise UsageError(f"position {k} (step {k}) is not finite: {pos[k].tolist()}")
     return Trajectory(ids, pos)
 
 

@@ -60,8 +60,10 @@ def baseline(tasks_dir: str, kind: str, out: str, tasks: str | None) -> None:
     """Answer the questions in TASKS_DIR without a model, to score beside a model's answers
     (dataforge spamem score TASKS_DIR --predictions OUT). Example: dataforge spamem baseline
     tasks/ --kind prior --out prior.jsonl"""
+    from dataforge.outputs import check_output_file
     from dataforge.pipelines.spamem.baselines import run_baseline
 
+    check_output_file(out, "--out", inputs=[tasks_dir])
     n = run_baseline(tasks_dir, kind=kind, out=out, tasks=tasks)
     click.echo(f"wrote {n} {kind} answers to {out}")
 
@@ -161,7 +163,7 @@ def score(tasks_dir: str, predictions: str, **kw: object) -> None:
     type=click.Path(file_okay=False),
     default=None,
     help="Where the sequences dataset is now (it, or the folder holding it), when the tasks "
-    "directory was moved.",
+    "directory was moved; it must be the one the tasks recorded (its manifest's sha256).",
 )
 @click.option("--quiet", is_flag=True, help="No progress output.")
 def evaluate(tasks_dir: str, **kw: object) -> None:
@@ -171,8 +173,10 @@ def evaluate(tasks_dir: str, **kw: object) -> None:
     Rerunning the same command resumes. Example: dataforge spamem evaluate tasks/ --llm-url
     http://127.0.0.1:8000/v1 --llm-model OpenGVLab/InternVL3-8B --out preds.jsonl"""
     from dataforge.llm.client import LLMSettings
+    from dataforge.outputs import check_output_file
     from dataforge.pipelines.spamem.evaluate import run_evaluate
 
+    check_output_file(str(kw["out"]), "--out", inputs=[tasks_dir, kw["data_root"]])  # type: ignore[list-item]
     settings = LLMSettings(
         url=str(kw["llm_url"]),
         model=str(kw["llm_model"]),

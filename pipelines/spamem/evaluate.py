@@ -24,13 +24,17 @@ box -> [box], names stripped of surrounding blanks), then checked with ``qa.chec
 written in ``qa.canonical`` form. An unusable reply is written as ``answer: null`` with
 ``error: "malformed: ..."`` (scored as wrong). A question whose requests all failed (timeouts,
 lost connections, HTTP errors) is not written, so rerunning the same command resumes with it.
+
+Before anything is sent: a frame's ``dataset`` must name an input the tasks manifest recorded
+(``sequences``; never a path), and that dataset, where the manifest or ``--data-root`` says it
+is, must have the manifest sha256 recorded (:func:`dataforge.inputs.check_source_dataset`); one
+run at a time writes ``--out`` (:class:`dataforge.store.lock.FileLock`).
 """
 
 from __future__ import annotations
 
 import base64
 import io
-import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,13 +45,17 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import DataforgeError, DatasetError, UsageError
+from dataforge.errors import DataforgeError, DatasetError, MalformedInputError, UsageError
+from dataforge.inputs import Inputs, check_source_dataset
 from dataforge.llm.answers import AnswerError, parse_json_answer, strip_reasoning
 from dataforge.llm.batch import RateGate, answer_all, load_done
 from dataforge.llm.client import ChatClient, LLMSettings
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.records import load_questions
+from dataforge.pipelines.spamem.tasks import PIPELINE as TASKS_PIPELINE
 from dataforge.store import open_dataset
+from dataforge.store.lock import FileLock
+from dataforge.store.manifest import read_manifest
 from dataforge.store.reader import Dataset
 
 DEPTH_FAR_M = 10.0
@@ -130,49 +138,68 @@ def _png_base64(pixels: np.ndarray) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def tasks_inputs(tasks_dir: Path) -> dict[str, Any]:
+    """The inputs the tasks dataset's (verified) manifest records: where its sequences were and
+    their manifest's sha256."""
+    try:
+        manifest = read_manifest(tasks_dir, verify=True)
+    except DatasetError as exc:
+        raise DatasetError(f"{exc} (make the tasks with dataforge spamem tasks)") from None
+    if manifest.pipeline != TASKS_PIPELINE:
+        raise UsageError(f"{tasks_dir} is not a tasks dataset (dataforge spamem tasks)")
+    return dict(manifest.inputs)
+
+
 class FrameSource:
-    """Reads frames of the sequences datasets the questions name: each dataset opened once,
-    reads serialised per dataset (the reader's shard cache is not thread-safe), encoded images
-    cached."""
+    """Reads frames of the sequences datasets the questions name: each dataset checked against
+    the tasks manifest and opened once, reads serialised per dataset (the reader's shard cache
+    is not thread-safe), encoded images cached."""
 
     def __init__(self, tasks_dir: Path, data_root: Path | None = None) -> None:
         self.tasks_dir = tasks_dir
         self.data_root = data_root
+        self.inputs = tasks_inputs(tasks_dir)
+        self.recorded = Inputs.from_dict(self.inputs)
         self._lock = threading.Lock()
         self._datasets: dict[str, tuple[Dataset, threading.Lock]] = {}
         self.image = lru_cache(maxsize=IMAGE_CACHE)(self._image)
 
-    def path_of(self, ref: str) -> Path:
-        """Where a frame's ``dataset`` is: with ``data_root``, that dataset itself or the one of
-        the same name inside it; else an absolute path, a path relative to the tasks dir, or an
-        input location the tasks dir's manifest records (``inputs.locations``, as ``spamem
-        tasks`` writes: ``"sequences"``)."""
-        if self.data_root is not None:
-            if (self.data_root / "manifest.json").is_file():
-                return self.data_root
-            return self.data_root / Path(ref).name
-        p = Path(ref)
-        if p.is_absolute() or (self.tasks_dir / p).exists():
-            return p if p.is_absolute() else self.tasks_dir / p
-        located = self._locations().get(ref)
-        return Path(located) if isinstance(located, str) else self.tasks_dir / p
+    def check_ref(self, ref: str, qid: str) -> None:
+        """A frame's ``dataset`` names an input location the tasks manifest recorded (``spamem
+        tasks`` writes ``"sequences"``), never a path: one line otherwise."""
+        names = ", ".join(sorted(self.recorded.locations)) or "none"
+        if Path(ref).is_absolute():
+            why = "is an absolute path"
+        elif ref in (".", "..") or "/" in ref or "\\" in ref:
+            why = "is a path, which could lead outside the recorded inputs"
+        elif ref not in self.recorded.locations:
+            why = "is not an input the tasks manifest recorded"
+        else:
+            return
+        raise MalformedInputError(
+            f"question {qid}: frame dataset {ref!r} {why}; a frame names one of the tasks' "
+            f"inputs ({names}), whose place --data-root can change"
+        )
 
-    def _locations(self) -> dict[str, Any]:
-        try:
-            manifest = json.loads((self.tasks_dir / "manifest.json").read_text("utf-8"))
-            return dict(manifest["inputs"]["locations"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return {}
+    def path_of(self, ref: str) -> Path:
+        """Where the input ``ref`` is: with ``data_root``, that dataset itself or the one of the
+        recorded folder's name inside it; else the location the tasks manifest records."""
+        recorded = self.recorded.locations[ref]
+        if self.data_root is None:
+            return recorded
+        if (self.data_root / "manifest.json").is_file():
+            return self.data_root
+        return self.data_root / recorded.name
 
     def dataset(self, ref: str) -> tuple[Dataset, threading.Lock]:
         with self._lock:
             if ref not in self._datasets:
-                path = self.path_of(ref)
+                fix = "pass --data-root" if self.data_root is None else "check --data-root"
+                path = check_source_dataset(self.inputs, ref, self.path_of(ref), f"moved? {fix}")
                 try:
                     ds = open_dataset(path)
                 except DatasetError as exc:
-                    hint = "" if self.data_root else " (moved? pass --data-root)"
-                    raise DatasetError(f"frames' dataset {ref!r}: {exc}{hint}") from None
+                    raise DatasetError(f"frames' dataset {ref!r}: {exc} ({fix})") from None
                 self._datasets[ref] = (ds, threading.Lock())
             return self._datasets[ref]
 
@@ -337,12 +364,16 @@ def run_evaluate(
             + (f" for tasks {', '.join(tasks)}" if tasks else "")
         )
     frames = FrameSource(tasks_dir, Path(data_root) if data_root is not None else None)
-    for ref in sorted({f["dataset"] for q in questions for f in q["frames"]}):
-        frames.dataset(ref)  # a missing dataset fails here, in one line
+    lock = FileLock(out)
     client = ChatClient(settings, hint=SERVER_HINT)
     try:
+        refs = {f["dataset"]: q["id"] for q in reversed(questions) for f in q["frames"]}
+        for ref in sorted(refs):
+            frames.check_ref(ref, refs[ref])
+        for ref in sorted(refs):
+            frames.dataset(ref)  # a missing or different dataset fails here, in one line
+        lock.acquire()  # one run per --out: a second one would ask every question again
         client.check()
-        out.parent.mkdir(parents=True, exist_ok=True)
         done = load_done(out)
         todo = [q for q in questions if q["id"] not in done]
         result = answer_all(
@@ -361,6 +392,7 @@ def run_evaluate(
     finally:
         client.close()
         frames.close()
+        lock.release()
     summary = EvalSummary(
         len(questions), result.answered, result.malformed, len(questions) - len(todo),
         result.failed, str(out),

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dataforge.errors import InputNotFoundError, MalformedInputError, UsageError
-from dataforge.inputs import read_jsonl
+from dataforge.inputs import read_jsonl_by_id
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.metrics import Scores, score_answer, score_wrong
 from dataforge.pipelines.spamem.records import load_questions
@@ -32,14 +32,7 @@ def load_predictions(path: str | Path) -> dict[str, dict[str, Any]]:
     p = Path(path)
     if not p.is_file():
         raise InputNotFoundError(f"{p}: no such file")
-    out: dict[str, dict[str, Any]] = {}
-    for n, rec in read_jsonl(p):
-        if not isinstance(rec.get("id"), str):
-            raise MalformedInputError(f"{p}:{n}: prediction record without a string 'id'")
-        if rec["id"] in out:
-            raise MalformedInputError(f"{p}:{n}: duplicate prediction id {rec['id']!r}")
-        out[rec["id"]] = rec
-    return out
+    return read_jsonl_by_id(p, "prediction")
 
 
 @dataclass(frozen=True)

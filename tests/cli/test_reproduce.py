@@ -167,6 +167,6 @@ def test_keep_keeps_the_rebuild_and_refuses_the_dataset_itself(tmp_path: Path) -
     assert r.returncode == 0 and f"rebuild kept in {kept}" in r.stdout
     assert run_cli("validate", str(kept)).returncode == 0
     r = run_cli("reproduce", str(src), "--keep", str(src / "inside"))
-    assert r.returncode == 2 and "lies inside the dataset" in one_line_error(r)
+    assert r.returncode == 2 and "lies inside the input" in one_line_error(r)
     r = run_cli("reproduce", str(src), "--input", "nonsense")
     assert r.returncode == 2 and "NAME=PATH" in one_line_error(r)

@@ -159,3 +159,31 @@ def test_ivln_options_strict_success_reference_spl_and_path_distance() -> None:
     assert doubled.trajectory_length == 6.0 and doubled.navigation_error == 0.0
     assert doubled.spl == pytest.approx(0.5)  # 3 / max(3, 6)
     assert doubled.ndtw == 1.0  # the diagonal is still 0
+
+
+def test_trajectory_length_searches_once_per_distinct_point_and_sums_in_order() -> None:
+    """A 200k-step walk over 4 viewpoints: TL is the ordered sum of the steps' distances (here
+    known exactly: every step is 1 m or 2 m), found with one distance call per distinct point
+    left from (the oracle's per-call search cost is paid 4 times, not 200k times)."""
+    where = {"a": 0.0, "b": 1.0, "c": 2.0, "d": 3.0}
+    calls: list[tuple[int, int]] = []
+
+    def distance(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        calls.append((len(a), len(b)))
+        return np.abs(np.array([where[p] for p in a])[:, None] - [where[q] for q in b])
+
+    n = 200_000
+    walk = [("a", "b", "c", "d", "b")[k % 5] for k in range(n)]  # steps 1, 1, 1, 2, 1 m
+    m = episode_metrics(["a", "b"], walk, distance, reference_to_trajectory=np.zeros((2, n)))
+    steps = n - 1
+    assert m.trajectory_length == 6 * (steps // 5) + [0, 1, 2, 3, 5][steps % 5]
+    # TL: a, b, c, d each left from once (b reaches c and d); then NE/OS (every point to the
+    # goal) and the shortest distance (start to goal)
+    assert sorted(calls) == sorted([(1, 1), (1, 2), (1, 1), (1, 1), (n, 1), (1, 1)])
+    # points may be unhashable (numpy rows): compared by value
+    rows = [np.array([0.0, 0.0, 0.0]), np.array([3.0, 4.0, 0.0]), np.array([0.0, 0.0, 0.0])]
+
+    def euclid(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> np.ndarray:
+        return np.linalg.norm(np.asarray(a)[:, None] - np.asarray(b)[None], axis=-1)
+
+    assert episode_metrics(rows[:1], rows, euclid).trajectory_length == 10.0

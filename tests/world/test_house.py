@@ -14,6 +14,7 @@ from shapely.geometry import LineString
 
 from dataforge.errors import InputNotFoundError, MalformedInputError, UsageError
 from dataforge.world import House, Room, Wall, load_catalogue, load_house, object_box
+from dataforge.world.house import ROOM_OVERLAP_M2, overlapping_rooms
 
 HOUSES = SHARED / "data" / "procthor_houses"
 NAMES = ["procthor_train_1", "house_3703", "house_746"]
@@ -311,6 +312,54 @@ def test_bad_references(tmp_path: Path) -> None:
     data = tiny_house()
     del data["windows"][0]["holePolygon"]
     expect_error(tmp_path, data, "windows[0]: missing 'holePolygon' or 'boundingBox'")
+
+
+def _square_room(rid: str, x0: float, z0: float, side: float) -> dict[str, Any]:
+    corners = [(x0, z0), (x0, z0 + side), (x0 + side, z0 + side), (x0 + side, z0)]
+    return {
+        "id": rid,
+        "roomType": "Bedroom",
+        "floorPolygon": [{"x": x, "y": 0, "z": z} for x, z in corners],
+    }
+
+
+def test_overlapping_rooms_are_refused_naming_both(tmp_path: Path) -> None:
+    """A duplicated room (same polygon, new id) and a room reaching 1 m into another are refused
+    with the shared floor; rooms that share a wall or a corner are fine."""
+    data = tiny_house()
+    data["rooms"].append(copy.deepcopy(data["rooms"][0]) | {"id": "room|copy"})
+    expect_error(
+        tmp_path, data, "rooms: rooms 'room|1' and 'room|copy' overlap (16 m^2 of shared floor)"
+    )
+    data = tiny_house()  # room|1 is x, z in [0, 4]: a 2 x 2 room at x 3..5 shares 1 x 2 m
+    data["rooms"] += [_square_room("room|east", 3, 1, 2)]
+    expect_error(
+        tmp_path, data, "rooms: rooms 'room|1' and 'room|east' overlap (2 m^2 of shared floor)"
+    )
+    data = tiny_house()
+    data["rooms"] += [_square_room("room|wall", 4, 0, 4), _square_room("room|corner", 8, 4, 1)]
+    house = load_house(write(tmp_path, data))
+    assert [r.id for r in house.rooms] == ["room|1", "room|wall", "room|corner"]
+
+
+def test_overlapping_rooms_function() -> None:
+    def room(rid: str, x0: float, z0: float, side: float) -> Room:
+        s = _square_room(rid, x0, z0, side)
+        return Room(rid, "Bedroom", tuple((c["x"], c["z"]) for c in s["floorPolygon"]))
+
+    a, b, c = room("a", 0, 0, 2), room("b", 2, 0, 2), room("c", 1.5, 1.5, 1)
+    assert overlapping_rooms([a, b]) is None  # a shared wall
+    assert overlapping_rooms([a]) is None and overlapping_rooms([]) is None
+    # c reaches 0.5 x 0.5 m into a and 0.5 x 0.5 m into b: the first pair in order is reported
+    found = overlapping_rooms([a, b, c])
+    assert found is not None and (found[0].id, found[1].id) == ("a", "c")
+    assert found[2] == pytest.approx(0.25)
+    sliver = room("s", 2 - ROOM_OVERLAP_M2 / 4, 0, 2)  # rounding: 2.5e-5 x 2 m shared
+    assert overlapping_rooms([a, sliver]) is None
+    # a self-crossing (bow-tie) floor is compared by the area it covers, without an error
+    bowtie = Room("t", "Bedroom", ((0, 0), (2, 2), (2, 0), (0, 2)))
+    found = overlapping_rooms([bowtie, a])
+    assert found is not None and found[2] == pytest.approx(2.0)
 
 
 def test_absurd_coordinates_are_range_errors(tmp_path: Path) -> None:

@@ -522,3 +522,17 @@ def test_skip_room_not_logged() -> None:
         "interaction 0 has no pick room logged; interaction 1 has no pick room logged"
     )
     assert tasks("T27", log)
+
+
+def test_unknown_template_ids_are_refused_listing_the_known_ones() -> None:
+    from dataforge.errors import UsageError
+    from dataforge.pipelines.findingdory.templates import check_template_ids, load_templates
+
+    known = [t.id for t in load_templates()]
+    assert check_template_ids(["T01", "T31"]) == ["T01", "T31"]
+    with pytest.raises(UsageError) as err:
+        check_template_ids(["T01", "T99", "t02"])
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith("--templates: unknown template T99, t02 (known: T01, T02, ")
+    assert text.endswith(f"{known[-1]})") and all(k in text for k in known)

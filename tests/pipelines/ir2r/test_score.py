@@ -120,3 +120,27 @@ def test_perfect_predictions_score_one_on_val_unseen(
         data_dir=SHARED_DATA,
     )
     assert 0 < s0.t_ndtw < 0.5 and s0.episodic["trajectory_length"] == 0.0
+
+
+def test_a_200k_step_prediction_scores_in_seconds(small_data: Path, tmp_path: Path) -> None:
+    """Scoring is linear in a prediction's length: path 10 (v0 v1 v2) walked as v0, then
+    100k times v1 v0, then v1 v2, scores in a few seconds (a graph search per step took
+    minutes), with TL and NE what the walk gives."""
+    import time
+
+    out = tmp_path / "tours"
+    build(out, small_data)
+    tours_file = out / "tours_val_seen.json"
+    ref = small_data / "r2r" / "R2R_val_seen.json"
+    refs = {r["path_id"]: r["path"] for r in json.loads(ref.read_text())}
+    ids = [e for t in json.loads(tours_file.read_text())["val_seen"]["lineA"] for e in t]
+    preds = {e: refs[int(e.split("_")[0])] for e in ids}
+    long_id = next(e for e in ids if e.startswith("10_"))
+    preds[long_id] = ["v0", *(["v1", "v0"] * 100_000), "v1", "v2"]
+    start = time.perf_counter()
+    long_file = write(tmp_path / "long.json", preds)
+    s = score(tours_file=tours_file, reference=ref, predictions_file=long_file, data_dir=small_data)
+    assert time.perf_counter() - start < 20
+    ep = s.per_episode[long_id]
+    assert ep["trajectory_length"] == 200_002.0 and ep["navigation_error"] == 0.0
+    assert ep["success"] is True and ep["spl"] == pytest.approx(2.0 / 200_002.0)

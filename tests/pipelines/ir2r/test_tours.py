@@ -169,3 +169,17 @@ def test_test_split_is_tip_to_tip_over_starts_only(small_data: Path, tmp_path: P
         expected = [0, 3, 4, 2] if starts[0] == 0 else [0, 2, 4, 3]
         np.testing.assert_allclose(ep["transition_m"].read(), expected)
     assert validate(out).ok
+
+
+def test_an_episode_in_two_tours_is_refused_naming_both() -> None:
+    from dataforge.pipelines.ir2r.tours import check_episodes_once
+
+    check_episodes_once({"s1": [["1_0", "2_0"], ["1_1"]], "s2": [[3]]}, "t.json")
+    with pytest.raises(MalformedInputError) as err:
+        check_episodes_once({"s1": [["1_0", "2_0"]], "s2": [["5_0"], ["2_0"]]}, "t.json")
+    assert str(err.value) == "t.json: episode 2_0 is in s1 tour 0 and s2 tour 1"
+    with pytest.raises(MalformedInputError, match=r"^t\.json: episode 7 is twice in s tour 0$"):
+        check_episodes_once({"s": [[7, "8", 7]]}, "t.json")
+    # ids are compared as scoring compares them, as strings (VLN-CE ids are integers)
+    with pytest.raises(MalformedInputError, match="episode 4 is in s tour 0 and s tour 1"):
+        check_episodes_once({"s": [[4], ["4"]]}, "t.json")

@@ -10,6 +10,7 @@ import shutil
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from dataforge.errors import DataforgeError, DatasetError, InputNotFoundError, U
 from dataforge.llm import LLMSettings
 from dataforge.pipelines.spamem import evaluate as ev
 from dataforge.store import open_dataset
+from dataforge.store.hashing import sha256_file
+from dataforge.store.manifest import read_manifest, write_manifest
 
 pytest.importorskip("openai", reason="the LLM client needs the 'llm' extra (openai)")
 pytestmark = pytest.mark.slow  # one small generation per module
@@ -43,7 +46,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def frame(step: int, view: int, modality: str = "rgb", dataset: str = "../ds") -> dict:
+def frame(step: int, view: int, modality: str = "rgb", dataset: str = "sequences") -> dict:
     return {"dataset": dataset, "episode": EPISODE, "step": step, "view": view,
             "modality": modality}  # fmt: skip
 
@@ -82,7 +85,15 @@ GOOD = {
 }
 
 
-def write_tasks(root: Path, dataset: Path, questions: dict[str, list[dict]] = QUESTIONS) -> Path:
+def write_tasks(
+    root: Path,
+    dataset: Path,
+    questions: dict[str, list[dict]] = QUESTIONS,
+    location: Path | None = None,
+) -> Path:
+    """A tasks directory holding ``questions`` and a manifest (the sequences dataset's, made a
+    spamem-tasks one) that records ``dataset`` as the input ``sequences`` with its manifest's
+    sha256, located at ``location`` (default ``root/ds``, a link to it), as spamem tasks does."""
     tasks = root / "tasks"
     for name, records in questions.items():
         path = tasks / "questions" / f"{name}.jsonl"
@@ -91,6 +102,12 @@ def write_tasks(root: Path, dataset: Path, questions: dict[str, list[dict]] = QU
     root.mkdir(exist_ok=True)
     if not (root / "ds").exists():
         (root / "ds").symlink_to(dataset, target_is_directory=True)
+    inputs = {
+        "files": {"sequences:manifest.json": sha256_file(dataset / "manifest.json")},
+        "locations": {"sequences": str(location or root / "ds")},
+    }
+    sequences = read_manifest(dataset)
+    write_manifest(tasks, replace(sequences, pipeline="spamem-tasks", inputs=inputs))
     return tasks
 
 
@@ -373,8 +390,9 @@ def test_workers_answer_everything_exactly_once_within_the_rate(
 def test_moved_dataset_and_bad_inputs(
     dataset: Path, tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:
-    moved = {"L1/CC.static.rgb": [question("cc-0", "CC", 1, "count", [frame(0, 0, "rgb", "gone")])]}
-    tasks = write_tasks(tmp_path, dataset, moved)
+    # spamem tasks names the input location "sequences"; its manifest says where it was
+    one = {"L1/CC.static.rgb": [question("cc-0", "CC", 1, "count", [frame(0, 0)])]}
+    tasks = write_tasks(tmp_path, dataset, one, location=tmp_path / "gone")
     out = tmp_path / "preds.jsonl"
     with pytest.raises(DatasetError, match="pass --data-root"):
         run(tasks, scripted_server, out)
@@ -384,13 +402,7 @@ def test_moved_dataset_and_bad_inputs(
     shutil.copytree(dataset, copy)
     scripted_server.push('{"answer": 1}')
     run(tasks, scripted_server, tmp_path / "p2.jsonl", data_root=copy.parent)
-    # spamem tasks names the input location "sequences"; its manifest says where it was
-    located = {
-        "L1/CC.static.rgb": [question("cc-0", "CC", 1, "count", [frame(0, 0, "rgb", "sequences")])]
-    }
-    tasks = write_tasks(tmp_path / "t2", dataset, located)
-    manifest = {"inputs": {"files": {}, "locations": {"sequences": str(dataset)}}}
-    (tasks / "manifest.json").write_text(json.dumps(manifest))
+    tasks = write_tasks(tmp_path / "t2", dataset, one)
     scripted_server.push('{"answer": 1}')
     assert run(tasks, scripted_server, tmp_path / "p3.jsonl").answered == 1
     with pytest.raises(UsageError, match="unknown task"):
