@@ -197,9 +197,11 @@ def _run(
             if isinstance(exc, DatasetError):
                 raise  # a dataset the run reads is damaged: resuming would meet it again
             if isinstance(exc, DataforgeError):
+                # bad input (a malformed house, ...) fails again until it is fixed
+                then = "fix that input, then " if isinstance(exc, UsageError) else ""
                 raise type(exc)(
                     f"{exc} ({len(builder.committed)} of {total} units are committed; "
-                    "rerun the same command to resume)"
+                    f"{then}rerun the same command to resume)"
                 ) from exc
             raise
         try:

@@ -52,6 +52,7 @@ def test_a_duplicated_room_is_refused_by_every_house_pipeline(tmp_path: Path, pi
     line = refused(run_cli(*args, "--out", str(out), "--quiet"))
     assert f"rooms {first['id']!r} and 'room|copy' overlap" in line
     assert "of shared floor" in line
+    assert "fix that input, then rerun" in line or "resume" not in line  # no bare resume hint
     nothing_in(out)
 
 

@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 from dfhelpers import tree_digest
 
-from dataforge.errors import ConfigMismatchError, DataforgeError, UnitFailedError, UsageError
+from dataforge.errors import (
+    ConfigMismatchError,
+    DataforgeError,
+    MalformedInputError,
+    UnitFailedError,
+    UsageError,
+)
 from dataforge.run import ExecutionOptions, Job, WorkUnit, run_job
 from dataforge.store import ArraySpec, Episode, Schema, open_dataset, validate
 
@@ -21,6 +27,8 @@ SCHEMA = Schema({"obs": ArraySpec("float32", (None, 5)), "k": ArraySpec("int64",
 def produce(fail_on: str | None, unit: WorkUnit, rng: np.random.Generator):
     if unit.id == fail_on:
         raise RuntimeError("simulated crash")
+    if unit.id == "bad-input":
+        raise MalformedInputError("house.json: rooms: rooms 'a' and 'b' overlap")
     if unit.id == "disk-full":
         raise OSError(errno.ENOSPC, "No space left on device")
     for e in range(unit.params["episodes"]):
@@ -44,6 +52,20 @@ def make_job(fail_on=None, n=4, config=None, extra_files=None, units=None):
         produce=functools.partial(produce, fail_on),
         extra_files=extra_files,
     )
+
+
+def test_a_unit_with_bad_input_says_to_fix_it_before_resuming(tmp_path):
+    units = (WorkUnit("u0", {"episodes": 1}), WorkUnit("bad-input", {"episodes": 1}))
+    with pytest.raises(MalformedInputError) as exc:
+        run_job(make_job(units=units), tmp_path / "ds", ExecutionOptions())
+    assert str(exc.value).endswith(
+        "overlap (1 of 2 units are committed; fix that input, then rerun the same command to "
+        "resume)"
+    )
+    assert exc.value.exit_code == 2
+    with pytest.raises(UnitFailedError) as crash:  # a crash is not the input's fault
+        run_job(make_job(fail_on="u3"), tmp_path / "other", ExecutionOptions())
+    assert "fix that input" not in str(crash.value)
 
 
 def test_failed_unit_keeps_committed_and_rerun_resumes(tmp_path):
