@@ -9,11 +9,13 @@ locations the job read), commands that write files call :func:`check_output_file
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from dataforge.errors import UsageError
+from dataforge.store.layout import MANIFEST
 
 
 def _real(path: Path | str) -> Path:
@@ -37,11 +39,29 @@ def _relation(out: Path | str, src: Path | str) -> str | None:
     return None
 
 
+def holding_dataset(path: Path | str) -> Path | None:
+    """The dataforge dataset that ``path`` lies inside (the nearest folder above it with a
+    ``manifest.json`` that has an integer ``format_version``), or None."""
+    for folder in _real(path).parents:
+        manifest = folder / MANIFEST
+        if not manifest.is_file():
+            continue
+        try:
+            version = json.loads(manifest.read_bytes()).get("format_version")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(version, int):
+            return folder
+    return None
+
+
 def check_apart(output: Path | str, what: str, inputs: Iterable[Path | str | None]) -> None:
     """Refuse (``UsageError``, one line) an ``output`` (``what``: the option naming it, e.g.
     ``--out``) that is, contains or lies inside one of ``inputs``: writing it, resuming into it
-    or ``--overwrite`` would change or remove what the command reads. Inputs that do not exist
-    hold nothing to protect (a missing input is its command's own error)."""
+    or ``--overwrite`` would change or remove what the command reads. An input file that lies
+    inside a dataset protects that whole dataset (a file written into it fails its
+    ``validate``). Inputs that do not exist hold nothing to protect (a missing input is its
+    command's own error)."""
     for given in inputs:
         if given is None or not os.path.lexists(given):
             continue
@@ -50,6 +70,12 @@ def check_apart(output: Path | str, what: str, inputs: Iterable[Path | str | Non
             raise UsageError(
                 f"refusing {what} {output}: it {relation} the input {given}, which the command "
                 f"reads; choose another {what}"
+            )
+        dataset = holding_dataset(given)
+        if dataset is not None and _relation(output, dataset) is not None:
+            raise UsageError(
+                f"refusing {what} {output}: it {_relation(output, dataset)} the dataset "
+                f"{dataset} that holds the input {given}; choose another {what}"
             )
 
 

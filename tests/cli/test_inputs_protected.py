@@ -68,6 +68,28 @@ def test_the_rule_compares_resolved_paths(tmp_path: Path) -> None:
     check_apart(given, "--out", [tmp_path / "gone"])  # an input that is not there holds nothing
 
 
+def test_an_input_file_inside_a_dataset_protects_the_whole_dataset(tmp_path: Path) -> None:
+    """``ir2r score --tours ds/tours.json --per-episode ds/x.json`` would leave ``ds`` failing
+    validate ([extra]): a file of a dataset protects the dataset. A folder with a manifest.json
+    that is not a dataforge manifest (no integer format_version) is not a dataset."""
+    ds = tmp_path / "ds"
+    (ds / "tours").mkdir(parents=True)
+    (ds / "manifest.json").write_text('{"format_version": 1, "files": {}}')
+    tours = ds / "tours" / "val.json"
+    tours.write_text("{}")
+    for out in (ds / "per_episode.json", ds / "tours" / "new.json"):
+        with pytest.raises(UsageError, match=f"lies inside the dataset {re.escape(str(ds))} "):
+            check_apart(out, "--per-episode", [tours])
+    with pytest.raises(UsageError, match="it contains the input"):
+        check_apart(ds, "--per-episode", [tours])
+    check_apart(tmp_path / "beside.json", "--per-episode", [tours])  # apart
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "manifest.json").write_text('{"name": "a web app"}')
+    (other / "in.json").write_text("{}")
+    check_apart(other / "out.json", "--out", [other / "in.json"])  # not a dataset: allowed
+
+
 def test_temporaries_are_removed_anywhere_but_data_is_kept(tmp_path: Path) -> None:
     for rel in ("videos/.tmp-a.mp4.1", "videos/x/.tmp-.tmp-b.mp4.2.2.0", ".tmp-c.json.3",
                 ".dataforge/.tmp-run.json.4", "videos/.tmp-kept.mp4", "videos/a.mp4",
