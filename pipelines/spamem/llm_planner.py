@@ -101,6 +101,7 @@ class LLMPlanner:
         self.attempts = attempts
         self.system = template("planner_system.txt")
         self.user = template("planner_user.txt")
+        self._seeded = settings  # the settings of the current sequence (its sampling seed)
         self._client: Any = None
         self._dialog: Any = None  # the step's conversation so far
         self._step = 0
@@ -111,13 +112,14 @@ class LLMPlanner:
         seed = int(rng.integers(0, 2**31 - 1))  # the server's sampling seed (vLLM honours it)
         if self._client is not None:
             self._client.close()
-        self._client = ChatClient(dataclasses.replace(self.settings, seed=seed))
+        self._seeded = dataclasses.replace(self.settings, seed=seed)
+        self._client = ChatClient(self._seeded)
         self._dialog, self._step = None, 0
 
     def describe(self) -> dict[str, Any]:
         return {
             "planner": self.name,
-            "llm": self.settings.to_dict(),
+            "llm": self._seeded.to_dict(),  # with this sequence's sampling seed
             "answers_per_decision": self.attempts,
             "prompt": {"system": self.system, "user": self.user},
             "schema": ACTION_SCHEMA,

@@ -168,6 +168,8 @@ def test_llm_planned_dataset_is_logged_and_reproduced_without_the_server(tmp_pat
         log = json.loads(ep["planner_log"].read().tobytes())
         planner = ep.metadata["planner"]
     assert planner["planner"] == "llm" and planner["llm"]["model"] == "test-model"
+    sent = {body["seed"] for body in server.chat_requests}  # the seed the server was asked to use
+    assert sent == {planner["llm"]["seed"]} and isinstance(planner["llm"]["seed"], int)
     assert all(rec["dialog"]["attempts"][0]["text"] for rec in log)
     # the server is gone: reproduce replays the logged answers
     res = run_cli("reproduce", str(out), "--quiet")
