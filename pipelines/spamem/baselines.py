@@ -8,11 +8,19 @@
 - ``blind``: per task, the most frequent answer of the question set (for boxes the per-task
   median box, for distances the median distance), so a benchmark whose answers cluster on one
   value shows it.
+- ``rule``: the simplest prompt-only rules (issue 37), reading only a record's ``prompt``,
+  ``step``, ``labels`` and ``task`` / ``answer_type``, never its ``answer``, ``context``,
+  ``evidence`` or a world graph: a lifespan is [the step the prompt names the object at, the
+  query step]; neighbours are the first 3 listed candidates, each "left"; a count is the task's
+  most common count over the question set (``Blind``'s mode, so the one rule that uses the set's
+  answers, as the issue names it); a set or a sequence is empty; boxes are the image-centre
+  half box (the image size from the prompt); every distance is the capture radius, 1.5 m.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -22,7 +30,7 @@ import numpy as np
 from dataforge.errors import UsageError
 from dataforge.pipelines.spamem import qa
 
-KINDS = ("oracle", "prior", "blind")
+KINDS = ("oracle", "prior", "blind", "rule")
 PRIOR_SET = 3  # types the prior names for a receptacle's contents
 PRIOR_PRESENT = 0.3  # an object type counts as present where its co-occurrence is at least this
 
@@ -35,6 +43,8 @@ def answers(questions: Sequence[Mapping[str, Any]], kind: str) -> list[dict[str,
         pick = lambda q: q["answer"]  # noqa: E731
     elif kind == "prior":
         pick = Prior().answer
+    elif kind == "rule":
+        pick = Rule(questions).answer
     else:
         pick = Blind(questions).answer
     out = []
@@ -146,6 +156,43 @@ class Blind:
             a, b = _window(q)
             return {"first": min(a + m[0], b), "last": min(max(a + m[1], a + m[0]), b)}
         return m
+
+
+RULE_RADIUS_M = 1.5  # capture.py's camera radius: every camera stands about this far away
+_NAMED_STEP = re.compile(r"\bat step (\d+)\. Between step \d+ and step \d+")
+_IMAGE_SIZE = re.compile(r"\b(\d+)x(\d+) pixels")
+
+
+class Rule:
+    """Prompt-only rules (module docstring). ``answer`` reads a record's ``prompt``, ``step``,
+    ``labels``, ``task`` and ``answer_type`` only; the count rule's per-task mode comes from
+    ``Blind`` over the set's count questions."""
+
+    def __init__(self, questions: Iterable[Mapping[str, Any]]) -> None:
+        self.counts = Blind(q for q in questions if q["answer_type"] == "count")
+
+    def answer(self, q: Mapping[str, Any]) -> Any:
+        kind, prompt, labels = q["answer_type"], q["prompt"], q.get("labels", [])
+        if kind in ("set", "sequence"):
+            return []
+        if kind == "count":
+            return self.counts.mode[q["task"]]
+        if kind == "neighbours":
+            return {label: "left" for label in labels[: qa.K_NEIGHBOURS]}
+        if kind == "distances":
+            return {label: RULE_RADIUS_M for label in labels}
+        if kind == "boxes":
+            m = _IMAGE_SIZE.search(prompt)
+            if m is None:
+                return []
+            w, h = int(m.group(1)), int(m.group(2))
+            return [[w // 4, h // 4, 3 * w // 4, 3 * h // 4]]
+        if kind == "interval":
+            last = int(q["step"])
+            m = _NAMED_STEP.search(prompt)
+            first = min(int(m.group(1)), last) if m else last
+            return {"first": first, "last": last}
+        raise ValueError(kind)
 
 
 def _most_common(c: Counter[str]) -> str:

@@ -48,9 +48,10 @@ spamem_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
 @click.option(
     "--kind",
     required=True,
-    type=click.Choice(["oracle", "prior", "blind"]),
+    type=click.Choice(["oracle", "prior", "blind", "rule"]),
     help="oracle: the ground truth; prior: procthor's receptacle co-occurrence statistics, "
-    "never the images; blind: each task's most frequent answer.",
+    "never the images; blind: each task's most frequent answer; rule: prompt-only rules (the "
+    "step the prompt names, the first listed candidates, the most common count, empty sets).",
 )
 @click.option(
     "--out", required=True, type=click.Path(dir_okay=False), help="Predictions JSONL to write."

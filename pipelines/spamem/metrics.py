@@ -3,7 +3,9 @@
 Pure functions over canonical answers (``qa.canonical``): each scores one prediction against one
 gold answer. Undefined values are ``None``, never NaN. ``score_answer`` gives every metric of an
 answer type keyed by the names of ``qa.METRICS``; ``score_wrong`` the score of a missing or
-malformed answer, which never counts as right.
+malformed answer, which never counts as right. Besides the paper's metrics: ``delta<1.25`` for
+distances (``delta125``), and Acc@0 is every count task's (CC's too), the headline metrics of
+``qa.TaskSpec.headline`` (issue 37).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ Scores = dict[str, float | None]
 METRICS_OF: dict[str, tuple[str, ...]] = {
     "set": ("F1", "P", "R"),
     "boxes": ("mIoU",),
-    "distances": ("AbsRel", "rho"),
+    "distances": ("AbsRel", "rho", "delta<1.25"),
     "neighbours": ("R@3", "Dir"),
     "count": ("AE", "MAPE", "Acc@0", "Acc@1"),
     "interval": ("tIoU",),
@@ -75,6 +77,22 @@ def abs_rel(pred: Mapping[str, float], gold: Mapping[str, float]) -> float | Non
     error and are left out; None when no gold label is left."""
     errs = [abs(dg - pred.get(k, 0.0)) / dg for k, dg in gold.items() if dg > 0]
     return float(sum(errs) / len(errs)) if errs else None
+
+
+DELTA = 1.25  # delta<1.25: a distance within this ratio of the gold one counts as right
+
+
+def delta125(pred: Mapping[str, float], gold: Mapping[str, float]) -> float | None:
+    """The depth-estimation threshold accuracy delta<1.25: the share of the gold labels whose
+    max(d^p / d^g, d^g / d^p) < 1.25. As for AbsRel, a gold label missing from ``pred`` counts
+    as d^p = 0 (wrong), gold labels with d^g <= 0 are left out, and None when none is left."""
+    hits = []
+    for k, dg in gold.items():
+        if dg <= 0:
+            continue
+        dp = float(pred.get(k, 0.0))
+        hits.append(dp > 0 and max(dp / dg, dg / dp) < DELTA)
+    return sum(hits) / len(hits) if hits else None
 
 
 def spearman(pred: Mapping[str, float], gold: Mapping[str, float]) -> float | None:
@@ -160,7 +178,11 @@ def score_answer(answer_type: str, pred: Any, gold: Any) -> Scores:
     if answer_type == "boxes":
         return {"mIoU": mean_iou(pred, gold)}
     if answer_type == "distances":
-        return {"AbsRel": abs_rel(pred, gold), "rho": spearman(pred, gold)}
+        return {
+            "AbsRel": abs_rel(pred, gold),
+            "rho": spearman(pred, gold),
+            "delta<1.25": delta125(pred, gold),
+        }
     if answer_type == "neighbours":
         return {"R@3": recall_at_k(pred, gold), "Dir": direction_accuracy(pred, gold)}
     if answer_type == "count":
@@ -175,12 +197,13 @@ def score_answer(answer_type: str, pred: Any, gold: Any) -> Scores:
 _WRONG: dict[str, float | None] = {
     "F1": 0.0, "P": 0.0, "R": 0.0, "mIoU": 0.0, "tIoU": 0.0, "NES": 0.0, "R@3": 0.0,
     "Dir": 0.0, "Acc@0": 0.0, "Acc@1": 0.0, "AbsRel": 1.0, "rho": None, "MAPE": 1.0,
+    "delta<1.25": 0.0,
 }  # fmt: skip
 
 
 def score_wrong(answer_type: str, gold: Any) -> Scores:
     """The score of a missing or malformed answer, never right: every higher-is-better metric
-    0, AbsRel = 1, ρ undefined (None), AE = max(Cg, 1), MAPE = 1."""
+    (delta<1.25 too) 0, AbsRel = 1, ρ undefined (None), AE = max(Cg, 1), MAPE = 1."""
     if answer_type not in METRICS_OF:
         raise ValueError(f"unknown answer type {answer_type!r}")
     out = {m: _WRONG.get(m) for m in METRICS_OF[answer_type]}

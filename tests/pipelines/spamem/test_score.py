@@ -218,7 +218,7 @@ def test_group_of_several_tasks_keeps_each_tasks_metrics() -> None:
     report = score([cc, ic], perfect([cc, ic]), by=("level",))
     m = report.groups[0].metrics
     assert list(m) == ["AE", "MAPE", "Acc@0", "Acc@1"]
-    assert (m["AE"].n, m["MAPE"].n, m["Acc@0"].n) == (2, 2, 1)
+    assert (m["AE"].n, m["MAPE"].n, m["Acc@0"].n, m["Acc@1"].n) == (2, 2, 2, 1)
 
 
 def test_bad_group_field() -> None:

@@ -1,0 +1,87 @@
+"""Run every SpaMEM baseline on a tasks directory and print, per task x horizon x level, each
+kind's headline metric (qa.TaskSpec.headline), with the share of empty answers and of the most
+frequent answer per task (issue 37's measurement of answers reachable without looking):
+
+    python scripts/spamem_validity.py demo_out/spamem_tasks [--modality rgb] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dataforge.pipelines.spamem import qa
+from dataforge.pipelines.spamem.baselines import KINDS, answers
+from dataforge.pipelines.spamem.records import load_questions
+from dataforge.pipelines.spamem.score import score
+
+BY = ("level", "task", "horizon")
+
+
+def headlines(questions: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """(level, task, horizon) -> {"questions": n, kind: headline mean (None if undefined)}."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for kind in KINDS:
+        preds = {p["id"]: p for p in answers(questions, kind)}
+        for g in score(questions, preds, by=BY).to_json()["groups"]:
+            row = out.setdefault(tuple(g[f] for f in BY), {"questions": g["questions"]})
+            row[kind] = g["metrics"][qa.TASKS[g["task"]].headline]["mean"]
+    return out
+
+
+def answer_shares(questions: Sequence[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
+    """task -> (share of empty gold answers, share of the most frequent gold answer)."""
+    by_task: dict[str, list[str]] = {}
+    empty: Counter[str] = Counter()
+    for q in questions:
+        a = q["answer"]
+        by_task.setdefault(q["task"], []).append(json.dumps(a, sort_keys=True))
+        empty[q["task"]] += a in ([], {})
+    return {
+        t: (empty[t] / len(v), Counter(v).most_common(1)[0][1] / len(v)) for t, v in by_task.items()
+    }
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tasks_dir")
+    ap.add_argument("--modality", default="rgb", choices=qa.MODALITIES)
+    ap.add_argument("--json", default=None, help="Also write the numbers to this JSON file.")
+    args = ap.parse_args()
+    questions = [q for q in load_questions(args.tasks_dir) if q["modality"] == args.modality]
+    rows = headlines(questions)
+    shares = answer_shares(questions)
+    print(f"{len(questions)} {args.modality} questions; each task's headline, higher is better\n")
+    kinds = " | ".join(KINDS)
+    print(f"| task | horizon | level | n | headline | {kinds} | empty | most frequent |")
+    print("|---|---|---|---|---|" + "---|" * len(KINDS) + "---|---|")
+    order = {t: i for i, t in enumerate(qa.TASKS)}
+    hz = {h: i for i, h in enumerate(qa.HORIZONS)}
+    for key in sorted(rows, key=lambda k: (order[k[1]], hz[k[2]], k[0])):
+        level, task, horizon = key
+        row = rows[key]
+        cells = " | ".join(_num(row.get(k)) for k in KINDS)
+        e, top = shares[task]
+        print(
+            f"| {task} | {horizon} | L{level} | {row['questions']} | {qa.TASKS[task].headline} "
+            f"| {cells} | {e:.2f} | {top:.2f} |"
+        )
+    if args.json:
+        doc = {
+            "modality": args.modality,
+            "headlines": [dict(zip(BY, k, strict=True), **v) for k, v in rows.items()],
+            "answers": {t: {"empty": e, "most_frequent": m} for t, (e, m) in shares.items()},
+        }
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1, allow_nan=False)
+
+
+if __name__ == "__main__":
+    main()
