@@ -23,7 +23,7 @@ from scripted_llm import Delay, ScriptedServer, scripted_server_fixture  # noqa:
 from dataforge.cli.main import main
 from dataforge.store import open_dataset
 
-pytest.importorskip("openai", reason="the LLM client needs the 'llm' extra (openai)")
+pytest.importorskip("jsonschema", reason="the LLM client needs the 'llm' extra (jsonschema)")
 pytestmark = pytest.mark.slow  # one small day per module
 
 ANSWER = '{"frame_indices": [0]}'

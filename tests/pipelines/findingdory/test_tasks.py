@@ -195,7 +195,7 @@ def test_low_level_trajectories_are_scored_where_hl_succeeds(tasks_dir: Path,
 def test_evaluate_maps_picks_to_frames_and_resumes(
     tasks_dir: Path, tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:
-    pytest.importorskip("openai", reason="the LLM client needs the 'llm' extra (openai)")
+    pytest.importorskip("jsonschema", reason="the LLM client needs the 'llm' extra (jsonschema)")
     from dataforge.llm import LLMSettings
     from dataforge.pipelines.findingdory.evaluate import run_evaluate, sample_frames
 

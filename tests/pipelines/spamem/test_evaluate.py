@@ -27,7 +27,7 @@ from dataforge.store import open_dataset
 from dataforge.store.hashing import sha256_file
 from dataforge.store.manifest import read_manifest, write_manifest
 
-pytest.importorskip("openai", reason="the LLM client needs the 'llm' extra (openai)")
+pytest.importorskip("jsonschema", reason="the LLM client needs the 'llm' extra (jsonschema)")
 pytestmark = pytest.mark.slow  # one small generation per module
 
 EPISODE = "house-000000/seq-00"

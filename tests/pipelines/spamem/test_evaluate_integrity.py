@@ -22,7 +22,7 @@ from scripted_llm import Delay, ScriptedServer, scripted_server_fixture  # noqa:
 
 from dataforge.cli.main import main
 
-pytest.importorskip("openai", reason="the LLM client needs the 'llm' extra (openai)")
+pytest.importorskip("jsonschema", reason="the LLM client needs the 'llm' extra (jsonschema)")
 pytestmark = pytest.mark.slow  # two small generations per module
 
 ANSWER = '{"answer": 1}'
