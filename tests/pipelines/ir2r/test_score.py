@@ -19,14 +19,22 @@ def write(path: Path, doc: object) -> Path:
     return path
 
 
-def test_hand_computed_tour_scores(small_data: Path, tmp_path: Path) -> None:
+def corridor_tours(
+    small_data: Path, tmp_path: Path
+) -> tuple[Path, Path, list[str], dict[str, list[str]]]:
+    """The val_seen tours built from ``small_data`` (scan lineA): the tours file, the R2R
+    reference, the tour episode ids in order and predictions that walk every reference path."""
     out = tmp_path / "tours"
     build(out, small_data)
     tours_file = out / "tours_val_seen.json"
     ref = small_data / "r2r" / "R2R_val_seen.json"
     refs = {r["path_id"]: r["path"] for r in json.loads(ref.read_text())}
     ids = [e for t in json.loads(tours_file.read_text())["val_seen"]["lineA"] for e in t]
-    perfect = {e: refs[int(e.split("_")[0])] for e in ids}
+    return tours_file, ref, ids, {e: refs[int(e.split("_")[0])] for e in ids}
+
+
+def test_hand_computed_tour_scores(small_data: Path, tmp_path: Path) -> None:
+    tours_file, ref, ids, perfect = corridor_tours(small_data, tmp_path)
     s = score(
         tours_file=tours_file,
         reference=ref,
@@ -128,13 +136,7 @@ def test_a_200k_step_prediction_scores_in_seconds(small_data: Path, tmp_path: Pa
     minutes), with TL and NE what the walk gives."""
     import time
 
-    out = tmp_path / "tours"
-    build(out, small_data)
-    tours_file = out / "tours_val_seen.json"
-    ref = small_data / "r2r" / "R2R_val_seen.json"
-    refs = {r["path_id"]: r["path"] for r in json.loads(ref.read_text())}
-    ids = [e for t in json.loads(tours_file.read_text())["val_seen"]["lineA"] for e in t]
-    preds = {e: refs[int(e.split("_")[0])] for e in ids}
+    tours_file, ref, ids, preds = corridor_tours(small_data, tmp_path)
     long_id = next(e for e in ids if e.startswith("10_"))
     preds[long_id] = ["v0", *(["v1", "v0"] * 100_000), "v1", "v2"]
     start = time.perf_counter()
