@@ -259,3 +259,38 @@ def scripted_server_fixture() -> Iterator[ScriptedServer]:
     """A started :class:`ScriptedServer` with an empty script (``push`` the answers)."""
     with ScriptedServer() as server:
         yield server
+
+
+def assert_second_run_locked_out(
+    args: list[str], server: ScriptedServer, out: Any, ids: list[str], capsys: Any
+) -> None:
+    """Run ``dataforge *args`` (an evaluate writing ``out``) in a subprocess and, once it has
+    sent its first request to ``server``, the same command in this process: the second exits 2
+    in one line naming the first's pid; the first finishes (exit 0) having asked and written
+    every id of ``ids`` exactly once, and leaves no lock file."""
+    import subprocess
+
+    from dfhelpers import dataforge_cmd
+
+    from dataforge.cli.main import main
+
+    first = subprocess.Popen(dataforge_cmd(*args), stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not server.chat_requests:  # the first run is asking
+            assert first.poll() is None and time.monotonic() < deadline, "first run did not ask"
+            time.sleep(0.02)
+        capsys.readouterr()
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"error: {out} is being written by another dataforge run (pid {first.pid} " in err
+        assert first.wait(timeout=60) == 0, first.stderr.read() if first.stderr else ""
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert len(server.chat_requests) == len(ids)  # each asked once, by the first run only
+    written = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    assert sorted(written) == sorted(ids)
+    assert not out.with_name(out.name + ".lock").exists()

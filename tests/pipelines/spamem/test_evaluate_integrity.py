@@ -13,12 +13,16 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from dfhelpers import dataforge_cmd, run_cli
-from scripted_llm import Delay, ScriptedServer, scripted_server_fixture  # noqa: F401
+from dfhelpers import run_cli
+from scripted_llm import (  # noqa: F401
+    Delay,
+    ScriptedServer,
+    assert_second_run_locked_out,
+    scripted_server_fixture,
+)
 
 from dataforge.cli.main import main
 
@@ -183,27 +187,7 @@ def test_a_second_run_on_the_same_out_is_refused_while_the_first_asks(
     out = tmp_path / "p.jsonl"
     args = evaluate(tasks, scripted_server, out, "--tasks", "CC,SOR")
     scripted_server.push(*[Delay(0.5, ANSWER)] * len(ids))
-    first = subprocess.Popen(dataforge_cmd(*args), stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while not scripted_server.chat_requests:  # the first run is asking
-            assert first.poll() is None and time.monotonic() < deadline, "first run did not ask"
-            time.sleep(0.02)
-        capsys.readouterr()
-        assert main(args) == 2
-        err = capsys.readouterr().err
-        assert err.count("\n") == 1
-        assert f"error: {out} is being written by another dataforge run (pid {first.pid} " in err
-        assert first.wait(timeout=60) == 0, first.stderr.read() if first.stderr else ""
-    finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
-    asked = scripted_server.chat_requests
-    assert len(asked) == len(ids)  # every question asked once, by the first run only
-    written = [json.loads(line)["id"] for line in out.read_text().splitlines()]
-    assert sorted(written) == sorted(ids)
-    assert not out.with_name(out.name + ".lock").exists()
+    assert_second_run_locked_out(args, scripted_server, out, ids, capsys)
     assert main(args) == 0  # a rerun finds everything done and asks nothing
     assert len(scripted_server.chat_requests) == len(ids)
 
