@@ -11,28 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+from spamemhelpers import questions
 
-from dataforge.pipelines.spamem.questions import Builder, Settings
 from dataforge.pipelines.spamem.sequence_view import SequenceView
 
 SEEDS = range(24)
-SPAWNABLE = ("Apple", "Bowl", "Bread", "Cup", "Mug", "Pen")
 T = 4  # the memory scene's last step
-
-
-def questions(
-    seq: SequenceView, levels: tuple[int, ...], seed: int, task: str | None = None
-) -> list[dict[str, Any]]:
-    settings = Settings(
-        levels=levels,
-        horizons=("short", "long"),
-        modalities=("rgb",),
-        stream_view=(0.0, "standing"),
-        dataset="sequences",
-    )
-    builder = Builder(seq, settings, np.random.default_rng(seed), SPAWNABLE)
-    return [r for r in builder.records() if task is None or r["task"] == task]
 
 
 def by_receptacle(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -12,32 +12,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
+from spamemhelpers import questions
 
 from dataforge.cli.main import cli
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.baselines import KINDS, Rule, answers
 from dataforge.pipelines.spamem.metrics import delta125, score_answer, tiou
-from dataforge.pipelines.spamem.questions import Builder, Settings
 from dataforge.pipelines.spamem.score import score
 from dataforge.pipelines.spamem.sequence_view import SequenceView
 
-SPAWNABLE = ("Apple", "Bowl", "Bread", "Cup", "Mug", "Pen")
 HIDDEN = ("answer", "context", "evidence")  # what the rule must never read
 SCRIPT = Path(__file__).parents[3] / "scripts" / "spamem_validity.py"
-
-
-def questions(seq: SequenceView, levels: tuple[int, ...], seed: int = 0) -> list[dict[str, Any]]:
-    settings = Settings(
-        levels=levels,
-        horizons=("short", "long"),
-        modalities=("rgb",),
-        stream_view=(0.0, "standing"),
-        dataset="sequences",
-    )
-    return list(Builder(seq, settings, np.random.default_rng(seed), SPAWNABLE).records())
 
 
 @pytest.fixture(scope="module")
