@@ -1,6 +1,8 @@
 """Run every SpaMEM baseline on a tasks directory and print, per task x horizon x level, each
 kind's headline metric (qa.TaskSpec.headline), with the share of empty answers and of the most
-frequent answer per task (issue 37's measurement of answers reachable without looking):
+frequent answer per task (issue 37's measurement of answers reachable without looking), and
+the share of records whose every gold item has evidence in the record's own frames (``visible``;
+at L2, items before the query step count as given by the text history):
 
     python scripts/spamem_validity.py demo_out/spamem_tasks [--modality rgb] [--json out.json]
 """
@@ -11,6 +13,7 @@ import argparse
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from dataforge.pipelines.spamem import qa
@@ -21,12 +24,23 @@ from dataforge.pipelines.spamem.score import score
 BY = ("level", "task", "horizon")
 
 
-def headlines(questions: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """(level, task, horizon) -> {"questions": n, kind: headline mean (None if undefined)}."""
+def headlines(
+    questions: Sequence[Mapping[str, Any]], tasks_dir: str
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """(level, task, horizon) -> {"questions": n, "visible": share with evidence, kind: headline
+    mean (None if undefined)}; the evidence oracle answers L1 and L3 only."""
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for kind in KINDS:
-        preds = {p["id"]: p for p in answers(questions, kind)}
-        for g in score(questions, preds, by=BY).to_json()["groups"]:
+    for q in questions:
+        row = out.setdefault(tuple(q[f] for f in BY), {"questions": 0, "visible": 0.0})
+        row["questions"] += 1
+        row["visible"] += all(e["frames"] or e.get("history") for e in q.get("evidence", [{}]))
+    for row in out.values():
+        row["visible"] /= row["questions"]
+    frames = (Path(tasks_dir) / "manifest.json").is_file()  # a tasks dataset, not loose files
+    for kind in KINDS if frames else [k for k in KINDS if k != "evidence"]:
+        asked = [q for q in questions if kind != "evidence" or q["level"] != 2]
+        preds = {p["id"]: p for p in answers(asked, kind, tasks_dir)}
+        for g in score(asked, preds, by=BY).to_json()["groups"]:
             row = out.setdefault(tuple(g[f] for f in BY), {"questions": g["questions"]})
             row[kind] = g["metrics"][qa.TASKS[g["task"]].headline]["mean"]
     return out
@@ -56,12 +70,12 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="Also write the numbers to this JSON file.")
     args = ap.parse_args()
     questions = [q for q in load_questions(args.tasks_dir) if q["modality"] == args.modality]
-    rows = headlines(questions)
+    rows = headlines(questions, args.tasks_dir)
     shares = answer_shares(questions)
     print(f"{len(questions)} {args.modality} questions; each task's headline, higher is better\n")
     kinds = " | ".join(KINDS)
-    print(f"| task | horizon | level | n | headline | {kinds} | empty | most frequent |")
-    print("|---|---|---|---|---|" + "---|" * len(KINDS) + "---|---|")
+    print(f"| task | horizon | level | n | headline | visible | {kinds} | empty | most frequent |")
+    print("|---|---|---|---|---|---|" + "---|" * len(KINDS) + "---|---|")
     order = {t: i for i, t in enumerate(qa.TASKS)}
     hz = {h: i for i, h in enumerate(qa.HORIZONS)}
     for key in sorted(rows, key=lambda k: (order[k[1]], hz[k[2]], k[0])):
@@ -71,7 +85,7 @@ def main() -> None:
         e, top = shares[task]
         print(
             f"| {task} | {horizon} | L{level} | {row['questions']} | {qa.TASKS[task].headline} "
-            f"| {cells} | {e:.2f} | {top:.2f} |"
+            f"| {row['visible']:.2f} | {cells} | {e:.2f} | {top:.2f} |"
         )
     if args.json:
         doc = {

@@ -15,6 +15,8 @@
   most common count over the question set (``Blind``'s mode, so the one rule that uses the set's
   answers, as the issue names it); a set or a sequence is empty; boxes are the image-centre
   half box (the image size from the prompt); every distance is the capture radius, 1.5 m.
+- ``evidence``: the L1 and L3 answers a perfect perceiver reads from the record's own frames
+  (:mod:`.evidence_oracle`); L2 records get an error (their history is text).
 """
 
 from __future__ import annotations
@@ -30,15 +32,30 @@ import numpy as np
 from dataforge.errors import UsageError
 from dataforge.pipelines.spamem import qa
 
-KINDS = ("oracle", "prior", "blind", "rule")
+KINDS = ("oracle", "prior", "blind", "rule", "evidence")
 PRIOR_SET = 3  # types the prior names for a receptacle's contents
 PRIOR_PRESENT = 0.3  # an object type counts as present where its co-occurrence is at least this
 
 
-def answers(questions: Sequence[Mapping[str, Any]], kind: str) -> list[dict[str, Any]]:
-    """One prediction record per question (ids in question order)."""
+def answers(
+    questions: Sequence[Mapping[str, Any]], kind: str, tasks_dir: str | None = None
+) -> list[dict[str, Any]]:
+    """One prediction record per question (ids in question order); ``evidence`` reads the
+    frames through ``tasks_dir``'s manifest."""
     if kind not in KINDS:
         raise UsageError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind == "evidence":
+        if tasks_dir is None:
+            raise UsageError("--kind evidence reads the frames: it needs the tasks directory")
+        from dataforge.pipelines.spamem.evidence_oracle import answers as read
+
+        got = read(questions, tasks_dir)
+        return [
+            {"id": q["id"], "answer": qa.canonical(q["answer_type"], a), "error": None, "raw": None}
+            if a is not None
+            else {"id": q["id"], "answer": None, "error": "L2: text history", "raw": None}
+            for q, a in zip(questions, got, strict=True)
+        ]
     if kind == "oracle":
         pick = lambda q: q["answer"]  # noqa: E731
     elif kind == "prior":
@@ -211,7 +228,7 @@ def run_baseline(tasks_dir: str, *, kind: str, out: str, tasks: str | None) -> i
     wanted = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     check_tasks(wanted)
     questions = load_questions(tasks_dir, wanted)
-    preds = answers(questions, kind)
+    preds = answers(questions, kind, tasks_dir)
     text = "".join(json.dumps(p, sort_keys=True, allow_nan=False) + "\n" for p in preds)
     atomic_write_bytes(Path(out), text.encode())
     return len(preds)

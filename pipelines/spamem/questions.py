@@ -18,7 +18,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -28,6 +28,8 @@ from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.sequence_view import SequenceView
 
 _FIELD = re.compile(r"\{([a-z_]+)\}")
+NOTHING = "(nothing)"
+"""The evidence item of an empty set answer: the receptacle, seen without the objects."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -65,6 +67,10 @@ class Draft:
     context: dict[str, Any]
     labels: list[str] | None = None
     frames: list[tuple[int, int]] | None = None  # L1: (step, view)
+    shows: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    """Gold item -> the (step, instance key) pairs any one of which shows it (:func:`evidence`)."""
+    named: dict[str, Any] = field(default_factory=dict)
+    """What the prompt names, as instance keys and steps (``referents`` of the record)."""
 
 
 class Builder:
@@ -149,6 +155,44 @@ class Builder:
         }
         if d.labels is not None:
             out["labels"] = d.labels
+        out["referents"] = self.referents(d)
+        out["evidence"] = self.evidence(d, level, refs)
+        return out
+
+    def referents(self, d: Draft) -> dict[str, Any]:
+        """What the prompt names, grounded: instance ids of the receptacles, the named object
+        and the listed labels; the asked category and the steps the prompt names (an evidence
+        oracle reads these, never ``answer`` or ``context``)."""
+        iid = self.seq.instance_id
+        n = d.named
+        out: dict[str, Any] = {
+            "receptacles": [iid[r] for r in n.get("receptacles", []) if r in iid],
+            "object": iid.get(n["object"]) if n.get("object") else None,
+            "labels": {k: iid[v] for k, v in n.get("labels", {}).items() if v in iid},
+        }
+        for k in ("category", "past", "window", "named_at"):
+            if k in n:
+                out[k] = n[k]
+        return out
+
+    def evidence(self, d: Draft, level: int, refs: list[tuple[int, int]]) -> list[dict[str, Any]]:
+        """Per gold item, the record's frames that show it: those of its step in which one of its
+        instances is visible (at least ``min_pixels``). At L2, items of the steps before the
+        query step are in the text history (``"history": true``), not in a frame."""
+        seq = self.seq
+        out = []
+        for item, alts in sorted(d.shows.items()):
+            frames, ids = [], set()
+            for step, view in refs:
+                vis = seq.visible(seq.row(step, view))
+                hit = [seq.instance_id[k] for s, k in alts if s == step and k in vis]
+                if hit:
+                    frames.append([step, view])
+                    ids.update(hit)
+            entry: dict[str, Any] = {"item": item, "frames": frames, "instances": sorted(ids)}
+            if level == 2 and any(s < d.step for s, _ in alts):
+                entry["history"] = True
+            out.append(entry)
         return out
 
     # -- level 1 -----------------------------------------------------------------------------
@@ -190,14 +234,19 @@ class Builder:
                 "object_ids": {labels[o]: o for o in objs},
             }
             key = f"r{view:02d}-{_slug(seq.receptacle_label[rec])}"
-            mk = functools.partial(Draft, horizon="static", step=0, frames=[(0, view)])
-            yield mk(task="SOR", key=key, fields=base, answer=cats, context=ctx)
+            mk = functools.partial(
+                Draft, horizon="static", step=0, frames=[(0, view)], named={"receptacles": [rec]}
+            )
+            each = {labels[o]: [(0, o)] for o in objs}
+            by_type = self.shows_set([(0, o) for o in objs], (0, rec))
+            yield mk(task="SOR", key=key, fields=base, answer=cats, context=ctx, shows=by_type)
             yield mk(
                 task="VGL",
                 key=key,
                 fields=base,
                 answer=[list(vis[o][:4]) for o in objs],
                 context=ctx,
+                shows=each,
             )
             names = sorted(labels.values())
             dpe = {labels[o]: round(seq.median_depth_m(row, o), 4) for o in objs}
@@ -208,6 +257,8 @@ class Builder:
                 answer=dpe,
                 context={**ctx, "distance": "median planar (z) depth of the mask's pixels"},
                 labels=names,
+                shows=each,
+                named={"receptacles": [rec], "labels": {labels[o]: o for o in objs}},
             )
             if len(objs) >= 2:
                 anchor = objs[int(self.rng.integers(len(objs)))]
@@ -221,10 +272,16 @@ class Builder:
                     answer=ans,
                     context={**ctx, "anchor": labels[anchor]},
                     labels=others,
+                    shows={labels[o]: [(0, o)] for o in [anchor, *near]},
+                    named={
+                        "receptacles": [rec],
+                        "object": anchor,
+                        "labels": {labels[o]: o for o in objs if o != anchor},
+                    },
                 )
             else:
                 self.skipped["RSR: one object in the cluster"] += 1
-            yield mk(task="CC", key=key, fields=base, answer=len(cats), context=ctx)
+            yield mk(task="CC", key=key, fields=base, answer=len(cats), context=ctx, shows=by_type)
             counts = Counter(seq.types[o] for o in objs)
             absent = [c for c in self.spawnable if c not in counts]
             asked = sorted(counts)
@@ -237,6 +294,8 @@ class Builder:
                     fields={**base, "category": c},
                     answer=counts.get(c, 0),
                     context={**ctx, "category": c},
+                    shows=self.shows_set([(0, o) for o in objs if seq.types[o] == c], (0, rec)),
+                    named={"receptacles": [rec], "category": c},
                 )
 
     def receptacle_context(self, rec: str) -> dict[str, Any]:
@@ -271,8 +330,30 @@ class Builder:
         fields: dict[str, Any],
         answer: set[str],
         ctx: dict[str, Any],
+        shown: tuple[list[tuple[int, str]], tuple[int, str]],
+        named: dict[str, Any],
     ) -> Draft:
-        return Draft(task, horizon, step, key, fields, sorted(answer), ctx)
+        """A set question; ``shown``: the (step, object) pairs behind the answer and, for an
+        empty answer, the (step, receptacle) that shows it empty."""
+        shows = self.shows_set(*shown)
+        answer_list = sorted(answer)
+        return Draft(task, horizon, step, key, fields, answer_list, ctx, shows=shows, named=named)
+
+    def compared(self, d: Draft, receptacle: str, other: int) -> Draft:
+        """An added/removed set also needs the receptacle seen at the step it is compared with
+        (added: before, removed: after), which shows the objects were not there."""
+        d.shows[f"the receptacle at step {other}"] = [(other, receptacle)]
+        return d
+
+    def shows_set(
+        self, pairs: Sequence[tuple[int, str]], empty: tuple[int, str]
+    ) -> dict[str, list[tuple[int, str]]]:
+        """Evidence items of a set of categories: each category the objects of ``pairs``
+        (step, object) have, shown by any of them; :data:`NOTHING` shown by ``empty``."""
+        out: dict[str, list[tuple[int, str]]] = {}
+        for s, o in pairs:
+            out.setdefault(self.seq.types[o], []).append((s, o))
+        return out or {NOTHING: [empty]}
 
     def short(self, t: int) -> Iterator[Draft]:
         seq = self.seq
@@ -283,14 +364,30 @@ class Builder:
             ctx = {"receptacle": self.receptacle_context(r), "window": [t - 1, t]}
             f = {**win, "receptacle": lab[r]}
             k = f"t{t:03d}-{_slug(lab[r])}"
-            yield self._set("SOR-M", "short", t, k, f, seq.categories_on(t - 1, r), ctx)
             before, after = set(seq.objects_on(t - 1, r)), set(seq.objects_on(t, r))
             start = set(seq.objects_on(0, r))
+            named = {"receptacles": [r], "window": [t - 1, t]}
+            yield self._set(
+                "SOR-M",
+                "short",
+                t,
+                k,
+                f,
+                seq.categories_on(t - 1, r),
+                ctx,
+                ([(t - 1, o) for o in sorted(before)], (t - 1, r)),
+                {**named, "past": t - 1},
+            )
             cats = seq.types.__getitem__
-            yield self._set("SED-Add", "short", t, k, f, {cats(o) for o in after - before}, ctx)
-            yield self._set("SED-Rem", "short", t, k, f, {cats(o) for o in before - after}, ctx)
-            yield self._set("CSR-Add", "short", t, k, f, {cats(o) for o in after - start}, ctx)
-            yield self._set("CSR-Rem", "short", t, k, f, {cats(o) for o in start - after}, ctx)
+            for task, objs, at, other in (  # other: the step compared with, where R shows
+                ("SED-Add", after - before, t, t - 1),  # the object was not there
+                ("SED-Rem", before - after, t - 1, t),
+                ("CSR-Add", after - start, t, 0),
+                ("CSR-Rem", start - after, 0, t),
+            ):
+                shown = ([(at, o) for o in sorted(objs)], (t, r))
+                d = self._set(task, "short", t, k, f, {cats(o) for o in objs}, ctx, shown, named)
+                yield self.compared(d, r, other)
         if focus:
             yield self.lor("short", t, focus, t - 1, t)
         for ev in seq.events_at(t):
@@ -307,6 +404,7 @@ class Builder:
         names = [f"the {seq.receptacle_label[r]}" for r in recs]
         joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
         ctx = {"receptacles": [self.receptacle_context(r) for r in recs], "window": [first, last]}
+        pairs = [(s, o) for s in range(first, last + 1) for r in recs for o in seq.objects_on(s, r)]
         return Draft(
             "LOR",
             horizon,
@@ -315,6 +413,8 @@ class Builder:
             {"receptacles": joined, "first": first, "last": last},
             sorted(cats),
             ctx,
+            shows=self.shows_set(pairs, (last, recs[0])),
+            named={"receptacles": list(recs), "window": [first, last]},
         )
 
     def object_questions(
@@ -339,9 +439,18 @@ class Builder:
             "receptacle": self.receptacle_context(seq.on[at][obj]),
         }
         f = {"object": desc, "first": first, "last": last}
-        yield Draft("TL", horizon, q, key, f, {"first": steps[0], "last": steps[-1]}, ctx)
+        named = {
+            "object": obj,
+            "named_at": at,
+            "receptacles": [seq.on[at][obj]],
+            "window": [first, last],
+        }
+        lifespan = {"first": steps[0], "last": steps[-1]}
+        shows = {k: [(s, obj)] for k, s in lifespan.items()}
+        yield Draft("TL", horizon, q, key, f, lifespan, ctx, shows=shows, named=named)
         path = seq.path(obj, first, last)
         if len(path) >= 2:  # it moved within the window
+            on = [(s, seq.on[s].get(obj)) for s in range(first, last + 1)]
             yield Draft(
                 "STT",
                 horizon,
@@ -350,6 +459,11 @@ class Builder:
                 f,
                 [seq.types[r] for r in path],
                 {**ctx, "path": [seq.receptacle_label[r] for r in path]},
+                shows={
+                    f"{i + 1}. {seq.types[r]}": [(s, obj) for s, here in on if here == r]
+                    for i, r in enumerate(path)
+                },
+                named=named,
             )
 
     def long(self, T: int) -> Iterator[Draft]:
@@ -361,6 +475,7 @@ class Builder:
             ctx = {"receptacle": self.receptacle_context(r), "window": [0, T]}
             k = f"T-{_slug(lab[r])}"
             past = int(self.rng.integers(T))  # a step 0..T-1
+            named = {"receptacles": [r], "window": [0, T]}
             yield self._set(
                 "SOR-M",
                 "long",
@@ -369,11 +484,16 @@ class Builder:
                 {**win, "receptacle": lab[r], "past": past},
                 seq.categories_on(past, r),
                 {**ctx, "past": past},
+                ([(past, o) for o in seq.objects_on(past, r)], (past, r)),
+                {**named, "past": past},
             )
             start, end = set(seq.objects_on(0, r)), set(seq.objects_on(T, r))
             f = {**win, "receptacle": lab[r]}
-            yield self._set("CSR-Add", "long", T, k, f, {seq.types[o] for o in end - start}, ctx)
-            yield self._set("CSR-Rem", "long", T, k, f, {seq.types[o] for o in start - end}, ctx)
+            for task, objs, at in (("CSR-Add", end - start, T), ("CSR-Rem", start - end, 0)):
+                shown = ([(at, o) for o in sorted(objs)], (T, r))
+                cats = {seq.types[o] for o in objs}
+                d = self._set(task, "long", T, k, f, cats, ctx, shown, named)
+                yield self.compared(d, r, 0 if task.endswith("Add") else T)
         if acted:
             yield self.lor("long", T, acted, 0, T)
         for obj in sorted({e.obj for e in seq.events}):
@@ -415,7 +535,15 @@ class Builder:
             "image_size": [seq.width, seq.height],
         }
         yield Draft(
-            "VGL-M", horizon, q, f"t{q:03d}", {"step": q, "object": desc}, [list(vis[obj][:4])], ctx
+            "VGL-M",
+            horizon,
+            q,
+            f"t{q:03d}",
+            {"step": q, "object": desc},
+            [list(vis[obj][:4])],
+            ctx,
+            shows={"box": [(q, obj)]},
+            named={"object": obj, "named_at": at, "receptacles": [seq.on[at][obj]]},
         )
 
     def relations(self, horizon: str, q: int, s: int, ev_obj: str) -> Draft | None:
@@ -441,7 +569,24 @@ class Builder:
             "labels": ", ".join(names),
         }
         ctx = {"object": ev_obj, "receptacle": self.receptacle_context(rec), "past": s}
-        return Draft("RSR-M", horizon, q, f"t{q:03d}-s{s:03d}", f, ans, ctx, labels=names)
+        return Draft(
+            "RSR-M",
+            horizon,
+            q,
+            f"t{q:03d}-s{s:03d}",
+            f,
+            ans,
+            ctx,
+            labels=names,
+            shows={labels.get(o, "anchor"): [(s, o)] for o in [ev_obj, *near]},
+            named={
+                "object": ev_obj,
+                "named_at": s,
+                "receptacles": [rec],
+                "past": s,
+                "labels": {labels[o]: o for o in others},
+            },
+        )
 
     def relations_long(self, T: int) -> Iterator[Draft]:
         seq = self.seq

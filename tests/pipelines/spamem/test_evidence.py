@@ -1,0 +1,166 @@
+"""Evidence per question record and the evidence oracle (issue 37, plan step 2).
+
+Records: on conftest's memory scene (1 removes the mug from the table, 2 moves the apple table
+-> counter, 3 counter -> shelf-b, 4 spawns a pen on the counter; the stream view 1 paints every
+object that exists at its step and no receptacle, view 0 paints nothing), the evidence each
+record lists is derived by hand below. The oracle's perception: a frame ray-cast by hand (a
+table top, a box face standing on it or floating above it, the floor)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from spamemhelpers import questions
+
+from dataforge.pipelines.spamem.baselines import answers
+from dataforge.pipelines.spamem.evidence_oracle import Frame, answer
+from dataforge.pipelines.spamem.questions import NOTHING
+from dataforge.pipelines.spamem.sequence_view import SequenceView
+from dataforge.render.camera import intrinsics, thor_camera_pose
+
+EP = "house-000000/seq-00"
+
+
+def record(recs: list[dict[str, Any]], rid: str) -> dict[str, Any]:
+    (r,) = [r for r in recs if r["id"] == rid]
+    return r
+
+
+@pytest.fixture(scope="module")
+def memory_records(memory_scene: SequenceView) -> list[dict[str, Any]]:
+    return questions(memory_scene, (2, 3))
+
+
+def test_l3_evidence_lists_the_frames_that_show_each_item(
+    memory_scene: SequenceView, memory_records: list[dict[str, Any]]
+) -> None:
+    apple = memory_scene.instance_id["apple"]
+    # SOR-M after step 2 asks what was on the table at step 1: only the apple (the mug left at
+    # step 1). L3 gets steps 0, 1, 2 of view 1; the apple is painted in view 1 at step 1.
+    r = record(memory_records, f"L3/SOR-M/short/rgb/{EP}/t002-DiningTable")
+    assert r["answer"] == ["Apple"]
+    assert r["evidence"] == [{"item": "Apple", "frames": [[1, 1]], "instances": [apple]}]
+    # L2 gets frame 2 only: step 1 is in the text history, in no frame.
+    r = record(memory_records, f"L2/SOR-M/short/rgb/{EP}/t002-DiningTable")
+    assert r["evidence"] == [{"item": "Apple", "frames": [], "instances": [], "history": True}]
+
+
+def test_added_set_needs_the_receptacle_seen_before(
+    memory_scene: SequenceView, memory_records: list[dict[str, Any]]
+) -> None:
+    # SED-Add after step 3 on shelf-b: the apple arrived (seen at step 3); that it was not there
+    # at step 2 needs shelf-b itself in frame 2, and no receptacle is painted in this scene.
+    r = record(memory_records, f"L3/SED-Add/short/rgb/{EP}/t003-Shelf-2")
+    assert r["answer"] == ["Apple"]
+    apple = memory_scene.instance_id["apple"]
+    assert r["evidence"] == [
+        {"item": "Apple", "frames": [[3, 1]], "instances": [apple]},
+        {"item": "the receptacle at step 2", "frames": [], "instances": []},
+    ]
+    # SED-Rem on the table after step 2 (the apple left): the apple at step 1, the table at 2.
+    r = record(memory_records, f"L3/SED-Rem/short/rgb/{EP}/t002-DiningTable")
+    items = {e["item"]: e["frames"] for e in r["evidence"]}
+    assert items == {"Apple": [[1, 1]], "the receptacle at step 2": []}
+    # An empty answer is evidenced by the receptacle: SED-Add on the table after step 2.
+    r = record(memory_records, f"L3/SED-Add/short/rgb/{EP}/t002-DiningTable")
+    assert r["answer"] == []
+    assert [e["item"] for e in r["evidence"]] == [NOTHING, "the receptacle at step 1"]
+
+
+def test_object_missing_from_its_frame_has_no_evidence(make_episode: Any) -> None:
+    # one object, one view: the apple sits on the table at steps 0 and 1 and is taken away at 2;
+    # frame 1 does not show it (its mask is empty there), frames 0 and 2 do / show the table.
+    cam = (0.0, "standing", (0.0, 1.0, 0.0), 90.0)
+    seq = SequenceView(
+        make_episode(
+            receptacles={"table": "DiningTable"},
+            states=[
+                {"apple": ("Apple", "table", (2.0, 0.8, 0.0))},
+                {"apple": ("Apple", "table", (2.0, 0.8, 0.0))},
+                {},
+            ],
+            cameras=[[cam], [cam], [cam]],
+            boxes={
+                (0, 0): {"apple": (2, 2, 4, 4), "table": (0, 10, 20, 20)},
+                (1, 0): {"table": (0, 10, 20, 20)},
+                (2, 0): {"table": (0, 10, 20, 20)},
+            },
+        )
+    )
+    recs = questions(seq, (3,))
+    r = record(recs, f"L3/TL/short/rgb/{EP}/t002-apple")
+    assert r["answer"] == {"first": 1, "last": 1}
+    assert r["evidence"] == [
+        {"item": "first", "frames": [], "instances": []},
+        {"item": "last", "frames": [], "instances": []},
+    ]
+    # referents: what the prompt names, as instance ids (the apple where it was at step 1)
+    assert r["referents"]["object"] == seq.instance_id["apple"]
+    assert r["referents"]["receptacles"] == [seq.instance_id["table"]]
+    assert r["referents"]["window"] == [1, 2]
+
+
+# -- the oracle's perception on a hand ray-cast frame --------------------------------------------
+W, H = 160, 120
+CAMERA = (0.0, 1.5, 0.0)  # looking along +z, 35 degrees down
+NAMES = ["nothing", "Floor", "DiningTable", "Apple"]  # semantic class of instances 1, 2, 3
+TABLE_Y, TABLE_X, TABLE_Z = 0.8, (-0.6, 0.6), (1.2, 2.6)
+FACE_Z, FACE_X = 1.8, (-0.15, 0.15)  # the object: a face 0.2 m tall, 0.3 m wide
+
+
+def cast(face_bottom: float) -> Frame:
+    """Depth, instance and semantic images of the table, the face (its bottom at
+    ``face_bottom``) and the floor, each pixel's ray intersected with the planes by hand."""
+    K = intrinsics(W, H, 90.0)
+    pose = thor_camera_pose(CAMERA, 0.0, 35.0)
+    u, v = np.meshgrid(np.arange(W) + 0.5, np.arange(H) + 0.5)
+    cam = np.stack([(u - K[0, 2]) / K[0, 0], (v - K[1, 2]) / K[1, 1], np.ones_like(u)], -1)
+    d = cam @ pose[:3, :3].T  # world direction per pixel, for a camera-frame depth of 1
+    o = np.array(CAMERA)
+    depth = np.full((H, W), np.inf)
+    inst = np.zeros((H, W), np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for iid, t, ok in (
+            (1, (0.0 - o[1]) / d[..., 1], None),  # floor y = 0
+            (2, (TABLE_Y - o[1]) / d[..., 1], ("x", TABLE_X, "z", TABLE_Z)),
+            (3, (FACE_Z - o[2]) / d[..., 2], ("x", FACE_X, "y", (face_bottom, face_bottom + 0.2))),
+        ):
+            p = o + d * t[..., None]
+            hit = t > 0
+            if ok is not None:
+                for axis, (lo, hi) in zip(ok[::2], ok[1::2], strict=True):
+                    c = p[..., "xyz".index(axis)]
+                    hit &= (c >= lo) & (c <= hi)
+            nearer = hit & (t < depth)
+            depth[nearer], inst[nearer] = t[nearer], iid
+    depth_mm = np.where(np.isfinite(depth), np.round(depth * 1000), 0).astype(np.uint16)
+    return Frame(inst, depth_mm, inst, NAMES, K, pose, min_pixels=10)
+
+
+def test_oracle_support_rule_on_a_ray_cast_frame() -> None:
+    resting = cast(TABLE_Y)
+    assert {resting.type[i] for i in resting.seen} == {"Floor", "DiningTable", "Apple"}
+    assert resting.holders == {2} and resting.objects == {3}  # the floor is structure
+    assert resting.support(3) == 2
+    assert resting.on([2]) == {3}
+    floating = cast(TABLE_Y + 0.3)  # 30 cm above the top: more than MAX_GAP_M
+    assert floating.support(3) is None and floating.on([2]) == set()
+    # the answers that follow from it: SOR names the type, CC counts it, VGL boxes its mask
+    q = {"task": "SOR", "step": 0, "referents": {"receptacles": [2]}}
+    assert answer(q, {0: resting}) == ["Apple"] and answer(q, {0: floating}) == []
+    assert answer({**q, "task": "CC"}, {0: resting}) == 1
+    v, u = np.nonzero(resting.inst == 3)
+    box = [int(u.min()), int(v.min()), int(u.max()), int(v.max())]
+    assert answer({**q, "task": "VGL"}, {0: resting}) == [box]
+    # DPE: the face's points (x, y, 1.8), y in 0.8..1.0 (median 0.9), lie at planar depth
+    # (p - camera) . forward, forward = (0, -sin 35, cos 35): 0.6 sin 35 + 1.8 cos 35 = 1.819
+    ref = {"receptacles": [2], "labels": {"Apple": 3}}
+    got = answer({**q, "task": "DPE", "referents": ref}, {0: resting})
+    assert got["Apple"] == pytest.approx(1.819, abs=0.03)
+
+
+def test_evidence_kind_needs_frames() -> None:
+    with pytest.raises(Exception, match="needs the tasks directory"):
+        answers([], "evidence")
