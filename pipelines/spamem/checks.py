@@ -235,7 +235,7 @@ def stats(ds: Any) -> PipelineStats:
     objects: Counter[str] = Counter()
     instance_types: set[str] = set()
     receptacle_types: set[str] = set()
-    states = views = early = 0
+    states = views = early = redraws = 0
     per_sequence: list[float] = []
     off_bearing: list[float] = []
     for ep in ds.episodes():
@@ -244,6 +244,7 @@ def stats(ds: Any) -> PipelineStats:
         states += meta["states"]
         views += meta["states"] * meta["views_per_state"]
         early += meta["ended_early"] is not None
+        redraws += int(meta.get("redraws", 0))  # absent in datasets made before redraws
         per_sequence.append(float(meta["actions"]))
         for rec in meta["steps"][1:]:
             actions[rec["action"]] += 1
@@ -272,6 +273,7 @@ def stats(ds: Any) -> PipelineStats:
             "views (states x views per state)": views,
             "images (views x 4 modalities)": views * 4,
             "sequences ended early": early,
+            "redraws (draws without any action, dropped)": redraws,
             "object types in the houses (initial world graphs)": len(instance_types),
             "object types acted on": len(objects),
             "receptacle types in the houses": len(receptacle_types),

@@ -82,11 +82,18 @@ class SpamemConfig(PipelineConfig):
         "location or object (the paper's recovery loop); then the sequence ends early.",
         min=1,
     )
+    redraws: int = option(
+        3,
+        "Times a sequence that ends without any action (whatever the cause) is drawn again "
+        "from its own random stream; then its house fails. Such a sequence is never written.",
+        min=0,
+    )
     keep_short: bool = option(
         False,
-        "Keep a sequence that ends early because the planner gave no valid action at a step "
-        "(no answer, unparsable or impossible ones). By default its house fails: a planner "
-        "that got nothing from its server is an error, not a short sequence.",
+        "Keep a sequence that ends early, after at least one action, because the planner gave "
+        "no valid action at a later step (no answer, unparsable or impossible ones). By "
+        "default its house fails: a planner that got nothing from its server is an error, not "
+        "a short sequence.",
     )
     sim: str = option(
         "embedded", "World backend: embedded (CPU, default) or ai2thor.", choices=SIMS

@@ -9,9 +9,12 @@ Inputs
     OpenAI-compatible server (URL, model, sampling and the server's model list recorded).
 Randomization and seeds
     one work unit per house (``house-000000`` ...). The unit's stream first makes the house
-    (when generated), then seeds one child stream per sequence, split into a planner stream
-    and a placement stream, so a replayed sequence (no planner draws) places exactly as the
-    original did.
+    (when generated), then seeds one child stream per sequence. Each draw of the sequence
+    splits it into a planner stream and a placement stream (:func:`attempt_streams`), so a
+    replayed sequence (no planner draws) places exactly as the original did. A draw that ends
+    without any action is dropped and drawn again from the next pair of streams, at most
+    ``--redraws`` times (then the house fails); the kept draw (``attempt``), the count and the
+    dropped draws' reasons are in the metadata.
 Outputs
     one episode per sequence (``house-000000/seq-00`` ...): per captured state (step 0 and each
     successful action) and view (azimuth-major, 8 azimuths x standing/crouching): ``rgb``,
@@ -23,7 +26,7 @@ Outputs
     (:func:`dataforge.world.graph.graph_diff`; :func:`.episode.graph_at` rebuilds any step);
     ``house_json``: the initial house; ``planner_log``: every decision as the planner logged it.
     Metadata: the step records (action, object, receptacle, result, attempts), capture
-    settings, the instance id table, the planner's settings.
+    settings, the instance id table, the planner's settings, the kept draw and the redraws.
 Invariants checked by validate
     see ``checks.INVARIANTS``.
 Where it departs from the paper
@@ -36,9 +39,10 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +52,14 @@ from dataforge.pipelines.spamem.config import SpamemConfig, planner_kind
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 from dataforge.world.house_sources import HouseSource, open_source
+
+if TYPE_CHECKING:
+    from dataforge.pipelines.spamem.capture import CaptureSettings
+    from dataforge.pipelines.spamem.planner import Planner
+    from dataforge.pipelines.spamem.rules import Rules
+    from dataforge.pipelines.spamem.sequence import Scene, SequenceRun
+    from dataforge.world.backends import WorldSession
+    from dataforge.world.house import House
 
 PIPELINE = "spamem"
 SOURCE = "house-source"
@@ -227,6 +239,104 @@ def llm_settings(cfg: SpamemConfig) -> Any:
     )
 
 
+def attempt_streams(
+    child: np.random.SeedSequence, attempt: int
+) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """The planner and placement streams of draw ``attempt`` (0: the first) of the sequence
+    whose stream is ``child``: its spawned children ``2 * attempt`` and ``2 * attempt + 1``. Draw
+    0 is ``child.spawn(2)``; a replay rebuilds the kept draw without drawing the others."""
+    plan, place = (
+        np.random.SeedSequence(
+            child.entropy, spawn_key=(*child.spawn_key, 2 * attempt + i), pool_size=child.pool_size
+        )
+        for i in (0, 1)
+    )
+    return plan, place
+
+
+@dataclass(frozen=True)
+class HouseRun:
+    """What every sequence of a house is drawn with."""
+
+    cfg: SpamemConfig
+    session: WorldSession
+    house: House
+    scene: Scene
+    planner: Planner
+    rules: Rules
+    settings: CaptureSettings
+
+
+@dataclass
+class Drawn:
+    """A sequence with at least one action, the draw that made it and why earlier draws were
+    dropped (they ended without any action)."""
+
+    run: SequenceRun
+    instances: dict[str, int]
+    attempt: int
+    reasons: list[str]
+
+
+def run_attempt(h: HouseRun, eid: str, child: np.random.SeedSequence, attempt: int) -> Drawn:
+    """Draw ``attempt`` of sequence ``eid`` in a freshly opened world."""
+    from dataforge.pipelines.spamem.sequence import run_sequence
+
+    plan_ss, place_ss = attempt_streams(child, attempt)
+    h.planner.begin(eid, np.random.default_rng(plan_ss))
+    backend = h.session.open(h.house)
+    try:
+        run = run_sequence(
+            backend,
+            h.scene,
+            h.planner,
+            h.rules,
+            h.settings,
+            sequence=eid,
+            steps=h.cfg.steps,
+            recoveries=h.cfg.recoveries,
+            place_rng=np.random.default_rng(place_ss),
+        )
+        return Drawn(run, backend.ids.to_dict(), attempt, [])
+    finally:
+        backend.close()
+
+
+def draw_sequence(
+    h: HouseRun, eid: str, child: np.random.SeedSequence, decisions: str | None
+) -> Drawn:
+    """The first draw of ``eid`` that holds an action, trying at most ``1 + --redraws`` draws (a
+    replay: only the draw the replayed dataset kept, with its recorded reasons). None holds
+    one: the unit fails, in issue 36's line when the planner gave nothing."""
+    from dataforge.pipelines.spamem.sequence import empty_reason, planner_gave_nothing
+
+    attempts: Sequence[int] = range(h.cfg.redraws + 1)
+    reasons: list[str] = []
+    why: str | None = None
+    if decisions is not None:
+        from dataforge.pipelines.spamem.replay import kept_draw
+
+        kept, reasons = kept_draw(decisions, eid)
+        attempts = [kept]
+    for attempt in attempts:
+        drawn = run_attempt(h, eid, child, attempt)
+        if drawn.run.actions:
+            drawn.reasons = reasons
+            return drawn
+        reasons.append(empty_reason(drawn.run))
+        why = planner_gave_nothing(drawn.run)
+        del drawn  # its images
+    n = len(attempts)
+    draws = f"{n} draw{'s' if n > 1 else ''} (--redraws {h.cfg.redraws})"
+    if why is not None:
+        raise UnitFailedError(
+            f"sequence {eid} ended at {why} in the last of {draws}; check the planner's server"
+        )
+    raise UnitFailedError(
+        f"sequence {eid}: no executable action in {draws}; the last ended at {reasons[-1]}"
+    )
+
+
 def produce(
     cfg: SpamemConfig,
     houses: HouseSource | None,
@@ -240,7 +350,7 @@ def produce(
     from dataforge.pipelines.spamem.capture import CaptureSettings
     from dataforge.pipelines.spamem.episode import json_bytes, sequence_episode
     from dataforge.pipelines.spamem.rules import Rules
-    from dataforge.pipelines.spamem.sequence import Scene, planner_gave_nothing, run_sequence
+    from dataforge.pipelines.spamem.sequence import Scene, planner_gave_nothing
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
     from dataforge.world.navigation import house_floor_y, house_nav_grid
@@ -258,54 +368,40 @@ def produce(
     settings = CaptureSettings(w, h, cfg.fov, cfg.views_per_step, cfg.camera_radius)
     rules = Rules(catalogue, cfg.split)
     planner = make_planner(cfg, rules, decisions)
-    session = world_session(cfg, catalogue)
+    hrun = HouseRun(cfg, world_session(cfg, catalogue), house, scene, planner, rules, settings)
     children = np.random.SeedSequence(int(rng.integers(0, 2**63 - 1))).spawn(
         cfg.sequences_per_house
     )
     house_bytes = json_bytes(raw)
     for k, child in enumerate(children):
-        plan_ss, place_ss = child.spawn(2)
         eid = episode_id(unit.id, k)
-        planner.begin(eid, np.random.default_rng(plan_ss))
-        backend = session.open(house)
-        try:
-            run = run_sequence(
-                backend,
-                scene,
-                planner,
-                rules,
-                settings,
-                sequence=eid,
-                steps=cfg.steps,
-                recoveries=cfg.recoveries,
-                place_rng=np.random.default_rng(place_ss),
-            )
-            instances = backend.ids.to_dict()
-        finally:
-            backend.close()
-        if not cfg.keep_short and (why := planner_gave_nothing(run)):
+        drawn = draw_sequence(hrun, eid, child, decisions)
+        if not cfg.keep_short and (why := planner_gave_nothing(drawn.run)):
             raise UnitFailedError(
                 f"sequence {eid} ended at {why}; check the planner's server, or keep such "
                 "sequences with --keep-short"
             )
         episode = sequence_episode(
             eid,
-            run,
+            drawn.run,
             settings,
             house_bytes,
-            instances,
+            drawn.instances,
             metadata={
                 "house": unit.id,
                 "sequence": k,
                 "house_origin": origin,
                 "planner": planner.describe(),
                 "sim": cfg.sim,
+                "attempt": drawn.attempt,
+                "redraws": len(drawn.reasons),
+                "redraw_reasons": drawn.reasons,
             },
         )
-        del run  # the next sequence's images replace these, not join them
+        del drawn  # the next sequence's images replace these, not join them
         yield episode
         del episode
-    session.house_done()
+    hrun.session.house_done()
 
 
 def build_job(cfg: SpamemConfig, *, seed: int, fmt: str, inputs: Inputs | None = None) -> Job:

@@ -312,7 +312,7 @@ class Builder:
 
     def memory(self) -> Iterator[Draft]:
         T = self.seq.last
-        if T < 1:
+        if T < 1:  # generate redraws these now; datasets made before that may hold them
             self.skipped["memory tasks: sequence without actions"] += 1
             return
         if "short" in self.settings.horizons:

@@ -3,7 +3,9 @@
 The houses come from DIR's episodes (their stored initial house), the decisions from their
 ``planner_log`` in order, handed back verbatim (so the new log is byte-identical), and the run
 must use DIR's seed: placement draws from the same streams, so the same decisions give the same
-poses and images. This is how an LLM-planned dataset is reproduced without its server.
+poses and images. A sequence DIR drew again (it ended without any action) is replayed from the
+draw DIR kept (``attempt``: its streams) only; the dropped draws' decisions were not stored,
+their reasons are copied. This is how an LLM-planned dataset is reproduced without its server.
 """
 
 from __future__ import annotations
@@ -65,6 +67,16 @@ def replay_house(source: Path | str | None, unit_id: str) -> tuple[dict[str, Any
     with _open(Path(str(source))) as ds:
         ep = ds[f"{unit_id}/seq-00"]
         return json.loads(ep["house_json"].read().tobytes()), ep.metadata["house_origin"]
+
+
+def kept_draw(source: Path | str, sequence: str) -> tuple[int, list[str]]:
+    """The draw of ``sequence`` that DIR kept (its planner and placement streams) and the
+    reasons DIR recorded for the draws it dropped (a dataset made before redraws: draw 0)."""
+    with _open(Path(str(source))) as ds:
+        if sequence not in ds:
+            raise UsageError(f"--planner replay:{source} has no episode {sequence}")
+        meta = ds[sequence].metadata
+        return int(meta.get("attempt", 0)), [str(r) for r in meta.get("redraw_reasons", [])]
 
 
 class ReplayPlanner:

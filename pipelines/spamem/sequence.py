@@ -8,7 +8,8 @@ surfaces for a free, supported pose (``find_smart_position`` of §8.3 is
 receptacle first, per-category ``sink``/``hover`` limits, collision checks against neighbours),
 remove takes the object out. A failed placement (no free space, collision, closed) is fed back
 and the planner asked again, at most ``recoveries`` decisions per step; a step that gets none
-through ends the sequence early (recorded).
+through ends the sequence early (recorded). A sequence that ends before its first action holds
+no action to write: the caller draws it again (:func:`empty_reason` says why it was empty).
 
 Captured states: step 0 (the initial state, before any action; its cameras look at the target
 of the first action as planned) and every successful action (cameras look at the object's new
@@ -39,6 +40,11 @@ class SequenceRun:
     boxes3d: list[np.ndarray] = field(default_factory=list)  # per step (M, 10)
     log: list[dict[str, Any]] = field(default_factory=list)
     ended_early: dict[str, Any] | None = None  # the step that failed and its attempts
+
+    @property
+    def actions(self) -> int:
+        """Actions done (captured states after step 0)."""
+        return max(len(self.captures) - 1, 0)
 
 
 @dataclass(frozen=True)
@@ -202,8 +208,6 @@ def run_sequence(
         record = step_record(step, done["action"], done["outcome"], before, graph, attempts)
         history.append(record)
         snap(tuple(done["outcome"]["target"]), record)
-    if not run.captures:  # nothing was ever executable: the initial state around the start
-        snap(_fallback_target(graph, scene), {"step": 0, "action": "initial"})
     return run
 
 
@@ -227,6 +231,19 @@ def planner_gave_nothing(run: SequenceRun) -> str | None:
         f"{sum(statuses.values())} decisions ({statuses['no_action']} without an action, "
         f"{statuses['invalid']} impossible" + (f"; answers: {said}" if said else "") + ")"
     )
+
+
+def empty_reason(run: SequenceRun) -> str:
+    """Why a sequence ended without any action: :func:`planner_gave_nothing`'s line, else the
+    first step's attempts by status (valid actions that could not be executed)."""
+    why = planner_gave_nothing(run)
+    if why is not None:
+        return why
+    ended = run.ended_early or {"step": 1, "attempts": []}
+    statuses = Counter(a["status"] for a in ended["attempts"])
+    said = ", ".join(f"{n} {k}" for k, n in sorted(statuses.items()))
+    where = f"step {ended['step']}: no executable action"
+    return f"{where} in {sum(statuses.values())} decisions" + (f" ({said})" if said else "")
 
 
 def step_record(
@@ -265,9 +282,3 @@ def step_record(
         rec["surface_kind"] = node.surface_kind
         rec["position"], rec["rotation"] = outcome["position"], outcome["rotation"]
     return rec
-
-
-def _fallback_target(graph: WorldGraph, scene: Scene) -> tuple[float, float, float]:
-    room = graph.rooms[0]
-    xs, zs = zip(*room.polygon, strict=True)
-    return (float(np.mean(xs)), scene.floor_y + 0.9, float(np.mean(zs)))

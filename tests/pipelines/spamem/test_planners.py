@@ -229,3 +229,67 @@ def test_a_failed_placement_goes_back_to_the_llm_and_the_sequence_recovers(
     second = scripted_server.chat_requests[1]["messages"]
     assert "no free space" in second[-1]["content"] and second[-2]["role"] == "assistant"
     assert [rec["decision"] for rec in run.log] == [0, 1]
+
+
+def test_each_draw_of_a_sequence_takes_its_own_pair_of_the_sequence_stream() -> None:
+    """Draw 0 is the sequence stream's first two children (what generation always used), draw
+    k its children 2k and 2k+1, rebuilt without spawning the others (as a replay does)."""
+    from dataforge.pipelines.spamem.generate import attempt_streams
+
+    def state(ss: np.random.SeedSequence) -> list[int]:
+        return ss.generate_state(4).tolist()
+
+    child = np.random.SeedSequence(1234).spawn(3)[2]
+    spawned = np.random.SeedSequence(1234).spawn(3)[2].spawn(6)
+    for k in range(3):
+        assert [state(s) for s in attempt_streams(child, k)] == [
+            state(spawned[2 * k]),
+            state(spawned[2 * k + 1]),
+        ]
+    assert child.n_children_spawned == 0
+
+
+def test_a_sequence_whose_actions_never_execute_fails_after_its_redraws(
+    world, scripted_server
+) -> None:
+    """Every answer is a valid spawn, and every spawn finds the receptacle full: each draw's
+    step 1 takes its 2 decisions (2 answers), captures the initial state and no action. After
+    the one redraw the house fails with "no executable action" and the attempts by status."""
+    from dataforge.errors import UnitFailedError
+    from dataforge.pipelines.spamem.capture import CaptureSettings
+    from dataforge.pipelines.spamem.config import SpamemConfig
+    from dataforge.pipelines.spamem.generate import HouseRun, draw_sequence
+    from dataforge.pipelines.spamem.sequence import Scene
+    from dataforge.world.backends import EmbeddedWorld
+    from dataforge.world.navigation import house_floor_y, house_nav_grid
+    from dataforge.world.placement import PlacementResult
+    from dataforge.world.viewpoints import WallSight
+
+    catalogue, _, rules = world
+    house = load_house(HOUSES / "house_746.json", catalogue=catalogue)
+
+    class Full(EmbeddedWorld):
+        def spawn(self, asset_id, receptacle_id, rng, **kw):  # type: ignore[no-untyped-def]
+            return PlacementResult("no_free_space", "x", receptacle_id, message="full")
+
+    class Session:
+        opened = 0
+
+        def open(self, house):  # type: ignore[no-untyped-def]
+            self.opened += 1
+            return Full(house, catalogue, width=32, height=24)
+
+    grid = house_nav_grid(house, catalogue)
+    scene = Scene(grid, WallSight(house), house_floor_y(house), grid.largest_component())
+    cfg = SpamemConfig(houses=(0, 1), steps=1, recoveries=2, redraws=1)
+    session = Session()
+    scripted_server.push(*[_spawn_answer] * 4)
+    h = HouseRun(cfg, session, house, scene, _planner(world, scripted_server), rules,
+                 CaptureSettings(32, 24, 90.0, 2, 1.5))  # fmt: skip
+    with pytest.raises(UnitFailedError) as failed:
+        draw_sequence(h, "s", np.random.SeedSequence(0), None)
+    assert str(failed.value) == (
+        "sequence s: no executable action in 2 draws (--redraws 1); the last ended at step 1: "
+        "no executable action in 2 decisions (2 no_free_space)"
+    )
+    assert session.opened == 2 and len(scripted_server.chat_requests) == 4

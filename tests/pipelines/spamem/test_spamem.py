@@ -15,6 +15,7 @@ from dfhelpers import SHARED, run_cli
 from scripted_llm import ScriptedServer
 
 from dataforge.pipelines.spamem.capture import CAMERA_HEIGHTS_M
+from dataforge.pipelines.spamem.checks import stats
 from dataforge.pipelines.spamem.episode import graph_at, graphs_by_step, instance_keys
 from dataforge.render import intrinsics, project
 from dataforge.store import open_dataset
@@ -186,29 +187,89 @@ def test_llm_server_down_is_one_line_before_any_work(tmp_path) -> None:
     assert not (out / "shards").exists() or not any((out / "shards").iterdir())
 
 
-def test_a_planner_that_gets_no_valid_action_fails_its_house(tmp_path) -> None:
-    """A server that answers only prose: each of the step's 2 decisions asks twice (4 answers,
-    all unparsable), so the house fails in one line with those counts and nothing is committed;
-    --keep-short keeps the sequence, ended early at step 1 with only its initial state."""
-    args = ["--houses", "1", "--house-source", str(HOUSES), "--planner", "llm", "--llm-model",
-            "test-model", "--steps", "2", "--views-per-step", "2", "--llm-attempts", "2",
-            "--recoveries", "2", *SMALL]  # fmt: skip
-    with ScriptedServer(["I would rather not."] * 8) as server:
-        out = tmp_path / "none"
-        res = run_cli("spamem", "generate", "--out", str(out), "--llm-url", server.url, *args)
-        assert len(server.chat_requests) == 4
+PROSE = "I would rather not."
+NOTHING_AT_1 = (
+    "step 1: the planner gave no valid action in 2 decisions "
+    "(2 without an action, 0 impossible; answers: 4 json)"
+)
+
+
+def _llm_args(server: ScriptedServer, *extra: str) -> list[str]:
+    """Two steps, 2 decisions per step, 2 answers per decision: a step whose answers are all
+    prose takes 4 requests and ends the draw."""
+    return ["--houses", "1", "--house-source", str(HOUSES), "--planner", "llm", "--llm-url",
+            server.url, "--llm-model", "test-model", "--steps", "2", "--views-per-step", "2",
+            "--llm-attempts", "2", "--recoveries", "2", *extra, *SMALL]  # fmt: skip
+
+
+def _spawn_at_step_1(body: dict) -> str:
+    """A valid spawn for step 1's prompt, prose for any later step."""
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    return _spawn_answer(body) if user.startswith("Step 1 of") else PROSE
+
+
+def test_a_planner_that_never_answers_fails_its_house_even_with_keep_short(tmp_path) -> None:
+    """A server that answers only prose: each draw's step 1 takes 4 answers, all unparsable, so
+    the sequence has no action; it is drawn again once (--redraws 1: 8 answers), then the
+    house fails in issue 36's line with the last draw's counts and nothing is committed.
+    --keep-short does not keep a sequence without actions."""
+    out = tmp_path / "none"
+    with ScriptedServer([PROSE] * 12) as server:
+        res = run_cli("spamem", "generate", "--out", str(out), "--seed", "5",
+                      *_llm_args(server, "--redraws", "1", "--keep-short"))  # fmt: skip
+        seeds = [body["seed"] for body in server.chat_requests]
     assert res.returncode == 1, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
-    assert "step 1: the planner gave no valid action in 2 decisions" in res.stderr
-    assert "(2 without an action, 0 impossible; answers: 4 json)" in res.stderr
-    assert "--keep-short" in res.stderr
+    assert f"ended at {NOTHING_AT_1} in the last of 2 draws (--redraws 1)" in res.stderr
+    assert "--keep-short" not in res.stderr
+    assert len(seeds) == 8 and len(set(seeds[:4])) == len(set(seeds[4:])) == 1
+    assert seeds[0] != seeds[4]  # the second draw has its own planner stream
     assert not (out / "manifest.json").exists()
-    with ScriptedServer(["I would rather not."] * 8) as server:
-        kept = generate(tmp_path / "kept", "--llm-url", server.url, "--keep-short", *args)
+
+
+def test_a_sequence_without_actions_is_drawn_again_and_replayed_byte_for_byte(tmp_path) -> None:
+    """The first draw gets 4 prose answers (no action); the second draw's answers are valid
+    spawns: one redraw, its reason recorded, and the kept draw holds actions. Replay re-runs
+    only the kept draw (its logged decisions, its placement stream) to the same bytes."""
+    with ScriptedServer([PROSE] * 4 + [_spawn_answer] * 40) as server:
+        out = generate(tmp_path / "redrawn", *_llm_args(server))
+        seeds = [body["seed"] for body in server.chat_requests]
+    assert validate(out).ok
+    with open_dataset(out) as ds:
+        ep = ds["house-000000/seq-00"]
+        meta = ep.metadata
+        log = json.loads(ep["planner_log"].read().tobytes())
+        counts = stats(ds).counts
+    assert counts["redraws (draws without any action, dropped)"] == 1
+    assert meta["redraws"] == 1 and meta["attempt"] == 1
+    assert meta["redraw_reasons"] == [NOTHING_AT_1]
+    assert meta["actions"] >= 1 and meta["states"] == meta["actions"] + 1
+    assert meta["planner"]["llm"]["seed"] == seeds[4] != seeds[0]
+    assert len(log) == len(seeds) - 4  # the dropped draw's decisions are not stored
+    again = generate(tmp_path / "replay", "--houses", "1", "--planner", f"replay:{out}",
+                     "--steps", "2", "--views-per-step", "2", "--recoveries", "2",
+                     *SMALL)  # fmt: skip
+    assert shard_digests(again) == shard_digests(out)
+
+
+def test_a_planner_that_gets_nothing_after_an_action_fails_unless_keep_short(tmp_path) -> None:
+    """Step 1 gets a valid spawn, step 2 only prose (4 answers): issue 36's guard fails the
+    house in one line naming --keep-short; with it the sequence is kept, ended early at step 2
+    after 1 action, with no redraw."""
+    out = tmp_path / "short"
+    with ScriptedServer([_spawn_at_step_1] * 5) as server:
+        res = run_cli("spamem", "generate", "--out", str(out), "--seed", "5", *_llm_args(server))
+    assert res.returncode == 1, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert "ended at step 2: the planner gave no valid action in 2 decisions" in res.stderr
+    assert "--keep-short" in res.stderr and not (out / "manifest.json").exists()
+    with ScriptedServer([_spawn_at_step_1] * 5) as server:
+        kept = generate(tmp_path / "kept", *_llm_args(server, "--keep-short"))
     assert validate(kept).ok
     with open_dataset(kept) as ds:
         meta = ds["house-000000/seq-00"].metadata
-    assert meta["ended_early"]["step"] == 1 and meta["actions"] == 0
+    assert meta["ended_early"]["step"] == 2 and meta["actions"] == 1
+    assert meta["redraws"] == 0 and meta["attempt"] == 0 and meta["redraw_reasons"] == []
 
 
 def test_llm_needs_url_and_model(tmp_path) -> None:
