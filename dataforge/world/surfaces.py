@@ -2,7 +2,8 @@
 
 :func:`object_surfaces` turns an object's shape surfaces (:mod:`dataforge.world.shapes`) into
 :class:`WorldSurface` records: a plan-view polygon at a height, with the clearance above it and
-the sub-receptacle it belongs to. :func:`surface_under` finds the surface a child rests on.
+the sub-receptacle it belongs to. :func:`surfaces_over` lists the surfaces under an object's
+centre, :func:`surface_under` the one a child rests on.
 :func:`part_boxes` gives the oriented boxes of an object's parts, for collision tests against the
 shaped geometry (a small object may stand under a table's top, between its legs, but not inside
 a leg).
@@ -113,16 +114,20 @@ def _object_surfaces(
     return tuple(out)
 
 
+def surfaces_over(box: OrientedBox, surfaces: tuple[WorldSurface, ...]) -> tuple[WorldSurface, ...]:
+    """Those of ``surfaces`` whose polygon lies under ``box``'s centre (within
+    ``COVER_TOL_M``), at any height."""
+    centre = Point(box.center[0], box.center[2])
+    return tuple(s for s in surfaces if s.polygon.distance(centre) <= COVER_TOL_M)
+
+
 def surface_under(box: OrientedBox, surfaces: tuple[WorldSurface, ...]) -> WorldSurface | None:
     """The surface ``box`` rests on: its centre over the surface's polygon and its bottom within
     ``REST_BELOW_M`` below to ``REST_ABOVE_M`` above it; the closest in height of those."""
-    centre = Point(box.center[0], box.center[2])
     best, best_gap = None, None
-    for s in surfaces:
+    for s in surfaces_over(box, surfaces):
         gap = box.bottom - s.y
         if not -REST_BELOW_M <= gap <= REST_ABOVE_M:
-            continue
-        if s.polygon.distance(centre) > COVER_TOL_M:
             continue
         if best_gap is None or abs(gap) < best_gap:
             best, best_gap = s, abs(gap)

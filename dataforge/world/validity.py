@@ -13,7 +13,8 @@ AI2-THOR's physics would otherwise have enforced:
   of its parent (:func:`~dataforge.world.surfaces.surface_under`: a shelf board, a seat, the
   inside of a drawer); ProcTHOR's released houses were settled by AI2-THOR's physics on the
   assets' own meshes, whose shelf heights the archetypes only approximate, so they are held to
-  the box rules above;
+  the box rules above (:func:`~dataforge.world.settle.settle` moves them onto the archetypes'
+  surfaces, after which they pass this check too);
 - small (pickupable) objects on receptacles do not overlap one another (box test; furniture
   such as a television may overlap a bowl's box in AI2-THOR, whose meshes allow it; objects
   tilted by the simulator's physics, such as a bat leaning on a pillow, are not checked).
@@ -153,12 +154,14 @@ def object_problems(
         and abs(o.rotation[2]) < 1.0
     ]
     for a, b in itertools.combinations(children, 2):
-        if _overlap(boxes[a.id], boxes[b.id]):
+        if boxes_overlap(boxes[a.id], boxes[b.id]):
             problems.append(f"{a.id} and {b.id} overlap")
     return problems
 
 
-def _overlap(a: OrientedBox, b: OrientedBox) -> bool:
+def boxes_overlap(a: OrientedBox, b: OrientedBox) -> bool:
+    """Whether two small objects' boxes overlap by more than ``OVERLAP_TOL_M`` (in height and
+    in plan, where the overlap must also be that deep)."""
     lo_a, hi_a = np.asarray(a.aabb().lo), np.asarray(a.aabb().hi)
     lo_b, hi_b = np.asarray(b.aabb().lo), np.asarray(b.aabb().hi)
     if np.any(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b) <= OVERLAP_TOL_M):

@@ -18,7 +18,8 @@ from dataforge.pipelines.spamem.figures import plot, preview
 from dataforge.registry import PipelineStats
 from dataforge.render.camera import unproject
 from dataforge.render.masks import mask_boxes
-from dataforge.world.boxes import rotation_matrix
+from dataforge.world.boxes import OrientedBox, rotation_matrix
+from dataforge.world.settle import SETTLED_M
 
 __all__ = ["INVARIANTS", "check_episode", "plot", "preview", "preview_frames", "stats"]
 
@@ -28,8 +29,9 @@ INVARIANTS = {
     "mask-ids-known": "every instance id in a mask names an element (object, sub-receptacle, "
     "wall, floor, ceiling, door, window) of that state's world graph",
     "removed-absent": "a removed object is in no mask, graph or 3D box after its removal",
-    "rests-on-surface": "a spawned or placed object is a child of its receptacle in the graph, "
-    "resting on one of its support surfaces (its 3D box's bottom at the surface's height)",
+    "rests-on-surface": "every object on or in another rests on one of its parent's support "
+    "surfaces in every state's graph, its 3D box's bottom within 3 cm of the surface's height; "
+    "a spawned or placed object's parent is its receptacle",
     "depth-on-surface": "sampled depth pixels unproject into the 3D box of the object their "
     "mask names (floor pixels onto the floor)",
     "rigid-pose": "camera poses are rigid (orthonormal rotation, |det| 1, last row 0 0 0 1)",
@@ -39,7 +41,7 @@ INVARIANTS = {
 }
 SAMPLES_PER_VIEW = 32
 BOX_TOL_M = 0.03  # depth is whole millimetres; meshes lie inside their boxes
-REST_TOL_M = 0.07  # the largest hover / sink allowed by placement (breakable objects), + margin
+REST_TOL_M = SETTLED_M  # how far a child's bottom may be from its surface (3 cm)
 POSE_TOL = 1e-4
 
 
@@ -151,35 +153,59 @@ def _check_rests(
     box3d: np.ndarray,
     ids_of: dict[str, int],
 ) -> Iterator[tuple[str, str]]:
+    for s, graph in enumerate(graphs):
+        yield from _check_resting(s, graph, box3d[box3d[:, 0] == s], ids_of)
     for rec in steps[1:]:
-        if rec["action"] not in ("spawn", "place"):
+        if rec["action"] in ("spawn", "place"):
+            yield from _check_target(rec, graphs[rec["step"]])
+
+
+def _check_resting(
+    s: int, graph: dict[str, Any], box3d: np.ndarray, ids_of: dict[str, int]
+) -> Iterator[tuple[str, str]]:
+    """Every child of state ``s`` rests on a surface of its parent, within ``REST_TOL_M``."""
+    surface_y = {
+        oid: float(x["y"]) for r in graph["receptacles"] for x in r["surfaces"]
+        for oid in x["object_ids"]
+    }  # fmt: skip
+    rows = {int(b[1]): b for b in box3d}
+    for node in graph["objects"]:
+        oid = node["id"]
+        if node["parent_id"] is None:
             continue
-        s, oid, target = rec["step"], rec["object"], rec["receptacle"]
-        graph = graphs[s]
-        node = next((o for o in graph["objects"] if o["id"] == oid), None)
-        recs = {r["id"]: r for r in graph["receptacles"]}
-        if node is None or target not in recs:
-            yield "rests-on-surface", f"step {s}: {oid} or {target} missing from the graph"
+        if oid not in surface_y:
+            yield "rests-on-surface", f"step {s}: {oid} rests on no surface of {node['parent_id']}"
             continue
-        tnode = recs[target]
-        parent = tnode.get("parent_id") or target
-        on_target = node["parent_id"] == parent and (
-            tnode.get("parent_id") is None or node["element_id"] == target
-        )
-        surface = next((x for x in tnode["surfaces"] if oid in x["object_ids"]), None)
-        if not on_target or surface is None:
-            yield "rests-on-surface", f"step {s}: {oid} does not rest on a surface of {target}"
+        row = rows.get(ids_of.get(oid, -1))
+        if row is None:
+            yield "rests-on-surface", f"step {s}: {oid} has no 3D box"
             continue
-        rows = box3d[(box3d[:, 0] == s) & (box3d[:, 1] == ids_of.get(oid, -1))]
-        if len(rows) != 1:
-            yield "rests-on-surface", f"step {s}: {oid} has {len(rows)} 3D boxes"
-            continue
-        bottom = float(rows[0][3] - rows[0][6] / 2.0)
-        if abs(bottom - float(surface["y"])) > REST_TOL_M:
-            yield (
-                "rests-on-surface",
-                f"step {s}: {oid}'s bottom is {bottom - surface['y']:+.3f} m from its surface",
-            )
+        gap = _bottom(row) - surface_y[oid]
+        if abs(gap) > REST_TOL_M:
+            yield "rests-on-surface", f"step {s}: {oid}'s bottom is {gap:+.3f} m from its surface"
+
+
+def _bottom(row: np.ndarray) -> float:
+    """The lowest point of a box3d row's box (tilted boxes included)."""
+    cx, cy, cz, sx, sy, sz, pitch, yaw, roll = (float(x) for x in row[2:11])
+    return OrientedBox((cx, cy, cz), (sx, sy, sz), yaw, pitch, roll).bottom
+
+
+def _check_target(rec: dict[str, Any], graph: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """A spawned or placed object is a child of its receptacle, on one of its surfaces."""
+    s, oid, target = rec["step"], rec["object"], rec["receptacle"]
+    node = next((o for o in graph["objects"] if o["id"] == oid), None)
+    recs = {r["id"]: r for r in graph["receptacles"]}
+    if node is None or target not in recs:
+        yield "rests-on-surface", f"step {s}: {oid} or {target} missing from the graph"
+        return
+    tnode = recs[target]
+    parent = tnode.get("parent_id") or target
+    on_target = node["parent_id"] == parent and (
+        tnode.get("parent_id") is None or node["element_id"] == target
+    )
+    if not on_target or not any(oid in x["object_ids"] for x in tnode["surfaces"]):
+        yield "rests-on-surface", f"step {s}: {oid} does not rest on a surface of {target}"
 
 
 def _check_depth(
@@ -238,9 +264,13 @@ def stats(ds: Any) -> PipelineStats:
     states = views = early = redraws = 0
     per_sequence: list[float] = []
     off_bearing: list[float] = []
+    settled: dict[str, dict[str, int]] = {}  # house -> children dropped / removed by settle
     for ep in ds.episodes():
         meta = ep.metadata
         houses.add(meta["house"])
+        if "settled" in meta["house_origin"]:
+            report = meta["house_origin"]["settled"]
+            settled[meta["house"]] = {k: int(report[k]) for k in ("dropped", "removed")}
         states += meta["states"]
         views += meta["states"] * meta["views_per_state"]
         early += meta["ended_early"] is not None
@@ -274,6 +304,9 @@ def stats(ds: Any) -> PipelineStats:
             "images (views x 4 modalities)": views * 4,
             "sequences ended early": early,
             "redraws (draws without any action, dropped)": redraws,
+            "children settled in houses read from JSON": {
+                k: sum(x[k] for x in settled.values()) for k in ("dropped", "removed")
+            },
             "object types in the houses (initial world graphs)": len(instance_types),
             "object types acted on": len(objects),
             "receptacle types in the houses": len(receptacle_types),

@@ -24,7 +24,9 @@ Outputs
     instance, centre, size, yaw of every object); ``graphs`` + ``graph_index``: the world
     graph of step 0 in full, then per step the nodes that changed
     (:func:`dataforge.world.graph.graph_diff`; :func:`.episode.graph_at` rebuilds any step);
-    ``house_json``: the initial house; ``planner_log``: every decision as the planner logged it.
+    ``house_json``: the initial house (a house read from JSON settled: every child on a surface
+    of its parent, :mod:`dataforge.world.settle`); ``planner_log``: every decision as the
+    planner logged it.
     Metadata: the step records (action, object, receptacle, result, attempts), capture
     settings, the instance id table, the planner's settings, the kept draw and the redraws.
 Invariants checked by validate
@@ -183,7 +185,8 @@ def load_unit_house(
     decisions: str | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The unit's house JSON and where it came from: generated, read from ``source``, or (replay)
-    as the dataset ``decisions`` stored it."""
+    as the dataset ``decisions`` stored it. A house read from JSON is settled
+    (:func:`settled_house`); a generated one rests already."""
     from dataforge.world.procgen import generate_usable_house
 
     if cfg.houses_from == "generate":
@@ -202,14 +205,29 @@ def load_unit_house(
     if cfg.houses_from == "replay":
         from dataforge.pipelines.spamem.replay import replay_house
 
-        return replay_house(decisions, unit.id)
+        return settled_house(*replay_house(decisions, unit.id), unit.id)
     assert source is not None
     k = int(unit.params["index"])
-    return json.loads(json.dumps(source.read(k), sort_keys=True)), {
-        "source": source.kind,
-        "index": k,
-        "name": source.names[k],
-    }
+    raw = json.loads(json.dumps(source.read(k), sort_keys=True))
+    return settled_house(raw, {"source": source.kind, "index": k, "name": source.names[k]}, unit.id)
+
+
+def settled_house(
+    raw: dict[str, Any], origin: dict[str, Any], name: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The house JSON with every child resting on its parent
+    (:func:`~dataforge.world.settle.settle`) and its origin with what settling changed
+    (``settled``). A generated house is returned as it is (its children rest exactly); a
+    replayed one keeps the report it was stored with (settling it again changes nothing)."""
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.house import load_house
+    from dataforge.world.settle import settle
+
+    if origin.get("source") == "generate":
+        return raw, origin
+    catalogue = load_catalogue()
+    house, report = settle(load_house(raw, name=name, catalogue=catalogue), catalogue)
+    return house.to_json_dict(), {"settled": report.to_dict(), **origin}
 
 
 def make_planner(cfg: SpamemConfig, rules: Any, decisions: str | None) -> Any:

@@ -22,6 +22,7 @@ from dataforge.store import open_dataset
 from dataforge.store.validation import validate
 from dataforge.world import load_catalogue, load_house
 from dataforge.world.navigation import house_nav_grid
+from dataforge.world.settle import settle
 
 HOUSES = SHARED / "data" / "procthor_houses"
 pytestmark = [
@@ -55,6 +56,42 @@ def test_dataset_validates_and_records_its_house_file(dataset: Path) -> None:
     first = sorted(p.name for p in HOUSES.glob("*.json"))[0]
     assert list(manifest["inputs"]["files"]) == [f"house-source:{first}"]
     assert manifest["config"]["houses_from"] == "dir"
+    # house_3703: 7 objects hover 5-23 cm above the archetypes' surfaces; stored settled
+    cat = load_catalogue()
+    read = load_house(HOUSES / first, catalogue=cat)
+    settled, report = settle(read, cat)
+    with open_dataset(dataset) as ds:
+        ep = ds["house-000000/seq-00"]
+        stored = json.loads(ep["house_json"].read().tobytes())
+        origin = ep.metadata["house_origin"]
+    assert stored == json.loads(json.dumps(settled.to_json_dict(), sort_keys=True))
+    assert origin["settled"] == report.to_dict()
+    assert (origin["settled"]["dropped"], origin["settled"]["removed"]) == (7, 0)
+    assert origin["settled"]["moved_m"]["Egg|surface|2|12"] < -0.2  # into the fridge
+
+
+def test_a_child_off_its_surface_fails_validate(dataset: Path, tmp_path) -> None:
+    """A child that no step moves, lifted 10 cm in every state's 3D boxes, is caught."""
+    from sealing import edit_episode
+
+    root = tmp_path / "lifted"
+    shutil.copytree(dataset, root)
+    with open_dataset(root) as ds:
+        ep = ds["house-000000/seq-00"]
+        meta = ep.metadata
+        graph = graphs_by_step(ep["graphs"].read(), ep["graph_index"].read())[0]
+    acted = {rec.get("object") for rec in meta["steps"]}
+    child = next(o["id"] for o in graph["objects"] if o["parent_id"] and o["id"] not in acted)
+    instance = {k: i for i, k in instance_keys(meta).items()}[child]
+
+    def lift(a: dict[str, np.ndarray], meta: dict) -> None:
+        a["box3d"][a["box3d"][:, 1] == instance, 3] += 0.1
+
+    edit_episode(root, "house-000000/seq-00", lift)
+    lines = [p.line() for p in validate(root).problems]
+    assert any("rests-on-surface" in x and f"{child}'s bottom is +0.1" in x for x in lines)
+    # its pixels stayed where they were: at most depth-on-surface besides
+    assert all("rests-on-surface" in x or "depth-on-surface" in x for x in lines), lines
 
 
 def test_sixteen_views_per_state_on_navigable_positions(dataset: Path) -> None:
@@ -141,7 +178,10 @@ def test_jsonl_gz_source_and_index_ranges(tmp_path) -> None:
         assert ds.episode_ids == ["house-000001/seq-00"]
         house = json.loads(ds["house-000001/seq-00"]["house_json"].read().tobytes())
         origin = ds["house-000001/seq-00"].metadata["house_origin"]
-    assert house == json.loads(lines[1]) and origin["source"] == "jsonl" and origin["index"] == 1
+    settled, report = settle(load_house(json.loads(lines[1])), load_catalogue())
+    assert house == json.loads(json.dumps(settled.to_json_dict(), sort_keys=True))
+    assert origin["source"] == "jsonl" and origin["index"] == 1
+    assert origin["settled"] == report.to_dict() and origin["settled"]["dropped"] == 12
     res = run_cli("spamem", "generate", "--houses", "2:9", "--house-source", str(src),
                   "--out", str(tmp_path / "x"), "--quiet")  # fmt: skip
     assert res.returncode != 0 and "holds 3 houses" in res.stderr
