@@ -14,15 +14,21 @@ SPAWNABLE = ("Apple", "Bowl", "Bread", "Cup", "Mug", "Pen")
 
 
 def questions(
-    seq: SequenceView, levels: tuple[int, ...], seed: int = 0, task: str | None = None
+    seq: SequenceView,
+    levels: tuple[int, ...],
+    seed: int = 0,
+    task: str | None = None,
+    frames: str = "stream",
 ) -> list[dict[str, Any]]:
-    """Every record of ``seq`` at ``levels`` (of ``task`` only, if given), drawn with ``seed``."""
+    """Every record of ``seq`` at ``levels`` (of ``task`` only, if given), drawn with ``seed``;
+    ``frames``: the tasks' --frames (these scenes' fixtures were written for the stream)."""
     settings = Settings(
         levels=levels,
         horizons=("short", "long"),
         modalities=("rgb",),
         stream_view=(0.0, "standing"),
         dataset="sequences",
+        frames=frames,
     )
     builder = Builder(seq, settings, np.random.default_rng(seed), SPAWNABLE)
     return [r for r in builder.records() if task is None or r["task"] == task]

@@ -222,6 +222,16 @@ class TasksConfig(PipelineConfig):
         show=show_stream_view,
         metavar="AZIMUTH:HEIGHT",
     )
+    frames: str = option(
+        "evidence",
+        "Which view of each step an L2/L3 question shows (the steps are fixed by the level: L2 "
+        "the query step, L3 every step up to it): evidence = per question and step, the view "
+        "that sees most of what the question names (its receptacles with what rests on them, "
+        "or its object), and a question whose answer is not visible in its frames is skipped "
+        "(counted); stream = the --stream-view of every step, for every question (the paper's "
+        "fixed stream).",
+        choices=("evidence", "stream"),
+    )
 
     @property
     def horizons(self) -> tuple[str, ...]:

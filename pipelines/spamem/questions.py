@@ -7,8 +7,10 @@ depths and boxes (never from a model). Formats and tasks: :mod:`.qa`; wording:
 - L2 / L3: short-term queries after every step t (window t-1..t; CSR accumulates over 0..t),
   long-term queries at T (window 0..T), about the receptacles and objects the actions touched.
   L2 and L3 ask the same questions with the same answers (paper §3.4); only the history differs:
-  L2 gets the text history of steps 0..q-1 and the current frame q, L3 the frames 0..q of the
-  stream view with their steps.
+  L2 gets the text history of steps 0..q-1 and the current frame q, L3 the frames 0..q with
+  their steps: one view per step, the stream view or (``--frames evidence``) the view that shows
+  what the question names (:meth:`Builder.view_for`); records whose answer is not in their
+  frames are then skipped.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Settings:
     modalities: tuple[str, ...]
     stream_view: tuple[float, str]  # azimuth (deg), standing | crouching
     dataset: str  # the sequences dataset, relative to the tasks directory
+    frames: str = "stream"  # evidence | stream: how an L2/L3 question's view per step is chosen
 
 
 @dataclass
@@ -71,6 +74,8 @@ class Draft:
     """Gold item -> the (step, instance key) pairs any one of which shows it (:func:`evidence`)."""
     named: dict[str, Any] = field(default_factory=dict)
     """What the prompt names, as instance keys and steps (``referents`` of the record)."""
+    pins: dict[int, int] = field(default_factory=dict)
+    """Step -> the view its answer was computed in (a box, directions): that step shows it."""
 
 
 class Builder:
@@ -102,7 +107,12 @@ class Builder:
                 if level not in self.settings.levels:
                     continue
                 for modality in self.settings.modalities:
-                    yield self.record(d, level, modality)
+                    rec = self.record(d, level, modality)
+                    if self.settings.frames == "evidence" and not shown(rec):
+                        why = f"{d.task} {d.horizon} L{level}: the answer is not in its frames"
+                        self.skipped[why] += 1
+                        continue
+                    yield rec
 
     def record(self, d: Draft, level: int, modality: str) -> dict[str, Any]:
         seq, t = self.seq, templates()
@@ -112,16 +122,16 @@ class Builder:
             assert d.frames is not None
             refs = d.frames
         elif level == 2:
-            refs = [(d.step, self.stream)]
+            refs = [(d.step, self.view_for(d, d.step))]
         else:
-            refs = [(s, self.stream) for s in range(d.step + 1)]
+            refs = [(s, self.view_for(d, s)) for s in range(d.step + 1)]
         context = fill(
             t["context"][str(level)],
             step=d.step,
             width=seq.width,
             height=seq.height,
             depth_note=depth_note,
-            history=self.history(d.step) if level == 2 else "",
+            history=self.history(d.step, self.cameras(d, refs)) if level == 2 else "",
         )
         fields = {"category_note": t["category_note"], "k": qa.K_NEIGHBOURS, **d.fields}
         question = fill(t["tasks"][d.task], **fields)
@@ -158,6 +168,39 @@ class Builder:
         out["referents"] = self.referents(d)
         out["evidence"] = self.evidence(d, level, refs)
         return out
+
+    def view_for(self, d: Draft, step: int) -> int:
+        """The view of ``step`` an L2/L3 question shows: the stream view, or (``--frames
+        evidence``) the view with the most pixels of what the question names at that step (its
+        receptacles and what rests on them then; its object where it is then, else the
+        receptacle it is named on), the lowest such view on a tie, the stream view when no view
+        sees any of it. Never chosen by the gold items alone."""
+        if step in d.pins:
+            return d.pins[step]
+        if self.settings.frames != "evidence":
+            return self.stream
+        seq, named = self.seq, d.named
+        obj = named.get("object")
+        if obj is not None:
+            keys = [obj] if seq.exists(step, obj) else list(named.get("receptacles", []))
+        else:
+            recs = named.get("receptacles", [])
+            keys = [*recs, *(o for r in recs for o in seq.objects_on(step, r))]
+        return self.best_view(step, keys)
+
+    def best_view(self, step: int, keys: Sequence[str]) -> int:
+        """The view of ``step`` with the most visible pixels of ``keys`` (the lowest on a tie),
+        the stream view when none sees any, or always with ``--frames stream``."""
+        if self.settings.frames != "evidence":
+            return self.stream
+        seq = self.seq
+        best, most = self.stream, 0
+        for v in range(seq.views):
+            vis = seq.visible(seq.row(step, v))
+            n = sum(vis[k][4] for k in keys if k in vis)
+            if n > most:
+                best, most = v, n
+        return best
 
     def referents(self, d: Draft) -> dict[str, Any]:
         """What the prompt names, grounded: instance ids of the receptacles, the named object
@@ -502,7 +545,9 @@ class Builder:
         yield from self.relations_long(T)
 
     def grounding(self, horizon: str, q: int) -> Iterator[Draft]:
-        """VGL-M at q: the box, in the current stream frame, of one visible object named by
+        """VGL-M at q: the box, in the frame of step q the record shows (the stream view's,
+        or with ``--frames evidence`` the view that sees the object best), of one object
+        visible in the stream frame, named by
         where it rested at a past step s (short-term s = q-1, or q for an object spawned at q;
         long-term s drawn from 0..q-1): an object the window's actions moved or spawned when
         one is visible, else any visible one."""
@@ -528,6 +573,8 @@ class Builder:
         pool = acted or sorted(named)
         obj = pool[int(self.rng.integers(len(pool)))]
         at, desc = named[obj]
+        view = self.best_view(q, [obj])
+        box = seq.visible(seq.row(q, view))[obj][:4]
         ctx = {
             "object": obj,
             "named_at": at,
@@ -540,9 +587,10 @@ class Builder:
             q,
             f"t{q:03d}",
             {"step": q, "object": desc},
-            [list(vis[obj][:4])],
+            [list(box)],
             ctx,
             shows={"box": [(q, obj)]},
+            pins={q: view},
             named={"object": obj, "named_at": at, "receptacles": [seq.on[at][obj]]},
         )
 
@@ -553,7 +601,8 @@ class Builder:
         others = [o for o in seq.objects_on(s, rec) if o != ev_obj]
         if not others:
             return None
-        row = seq.row(s, self.stream)
+        view = self.best_view(s, [ev_obj, *others])
+        row = seq.row(s, view)
         labels = seq.left_to_right(row, others, s)
         near = seq.nearest(s, ev_obj, others, qa.K_NEIGHBOURS)
         ans = {labels[o]: seq.direction(row, s, ev_obj, o) for o in near}
@@ -586,6 +635,7 @@ class Builder:
                 "past": s,
                 "labels": {labels[o]: o for o in others},
             },
+            pins={s: view},
         )
 
     def relations_long(self, T: int) -> Iterator[Draft]:
@@ -604,21 +654,27 @@ class Builder:
 
     # -- the L2 history ----------------------------------------------------------------------
 
-    @functools.lru_cache(maxsize=4)  # noqa: B019 (one builder per sequence, short-lived)
-    def history(self, q: int) -> str:
+    def cameras(self, d: Draft, refs: list[tuple[int, int]]) -> tuple[int, ...]:
+        """Per step 0..q, the view whose camera the L2 history states: the record's frame at q,
+        a pinned step's view, else the stream view."""
+        shown = dict(refs)
+        return tuple(shown.get(s, d.pins.get(s, self.stream)) for s in range(d.step + 1))
+
+    @functools.lru_cache(maxsize=64)  # noqa: B019 (one builder per sequence, short-lived)
+    def history(self, q: int, cams: tuple[int, ...]) -> str:
         """Text summary of steps 0..q-1 (each receptacle's objects with positions), then the
-        camera of the current frame q."""
+        camera of the current frame q; ``cams``: per step, the view whose camera is stated."""
         seq = self.seq
         lines = ["Step 0 (initial state):"]
         for r in sorted({r for r in seq.on[0].values()}, key=seq.receptacle_label.get):
             lines.append(f"- {self._contents(0, r)}")
         for s in range(1, q):
             lines.append(
-                f"Step {s}: {seq.action_text(s)} ({seq.camera_text(seq.row(s, self.stream))})."
+                f"Step {s}: {seq.action_text(s)} ({seq.camera_text(seq.row(s, cams[s]))})."
             )
             for r in seq.focus(s):
                 lines.append(f"- {self._contents(s, r)}")
-        lines.append(f"Current observation, step {q}: {seq.camera_text(seq.row(q, self.stream))}.")
+        lines.append(f"Current observation, step {q}: {seq.camera_text(seq.row(q, cams[q]))}.")
         return "\n".join(lines)
 
     def _contents(self, s: int, r: str) -> str:
@@ -628,6 +684,11 @@ class Builder:
             for o in seq.objects_on(s, r)
         ]
         return f"{seq.receptacle_label[r]}: {'; '.join(items) if items else 'nothing'}"
+
+
+def shown(record: dict[str, Any]) -> bool:
+    """Every gold item of the record is in one of its frames (or, at L2, in the history)."""
+    return all(e["frames"] or e.get("history") for e in record["evidence"])
 
 
 def _slug(text: str) -> str:

@@ -78,6 +78,7 @@ def settings(cfg: TasksConfig) -> Any:
         modalities=cfg.modalities,
         stream_view=cfg.stream_view,
         dataset=SEQUENCES,
+        frames=cfg.frames,
     )
 
 

@@ -164,3 +164,92 @@ def test_oracle_support_rule_on_a_ray_cast_frame() -> None:
 def test_evidence_kind_needs_frames() -> None:
     with pytest.raises(Exception, match="needs the tasks directory"):
         answers([], "evidence")
+
+
+# -- --frames evidence: the view of each step chosen by what the question names ----------------
+# Two steps, two views. The stream view 0 (azimuth 0, standing) sees only a 2x2 corner of the
+# apple at step 1; view 1 (azimuth 180, crouching) sees the table, the counter, the bread and
+# the apple. Step 1 moves the apple from the table to the counter.
+def two_view_scene(make_episode: Any) -> SequenceView:
+    stream = (0.0, "standing", (0.0, 1.0, 0.0), 90.0)
+    other = (180.0, "crouching", (4.0, 0.6, 0.0), 270.0)
+    apple_table = ("Apple", "table", (2.0, 0.8, 0.0))
+    apple_counter = ("Apple", "counter", (2.0, 0.9, 1.0))
+    bread = ("Bread", "counter", (2.0, 0.9, 1.4))
+    return SequenceView(
+        make_episode(
+            receptacles={"table": "DiningTable", "counter": "CounterTop"},
+            states=[
+                {"apple": apple_table, "bread": bread},
+                {"apple": apple_counter, "bread": bread},
+            ],
+            cameras=[[stream, other], [stream, other]],
+            boxes={
+                (0, 1): {
+                    "apple": (2, 2, 5, 5),
+                    "table": (0, 8, 12, 14),
+                    "bread": (20, 2, 23, 5),
+                    "counter": (16, 8, 30, 14),
+                },
+                (1, 0): {"apple": (30, 20, 31, 21)},
+                (1, 1): {
+                    "table": (0, 8, 12, 14),
+                    "apple": (24, 2, 27, 5),
+                    "bread": (20, 2, 23, 5),
+                    "counter": (16, 8, 30, 14),
+                },
+            },
+        )
+    )
+
+
+def test_evidence_frames_follow_the_referents(make_episode: Any) -> None:
+    seq = two_view_scene(make_episode)
+    apple = seq.instance_id["apple"]
+    stream = {r["id"]: r for r in questions(seq, (2, 3), frames="stream")}
+    chosen = {r["id"]: r for r in questions(seq, (2, 3), frames="evidence")}
+    # SOR-M after step 1 on the table asks for step 0 (the apple): view 1 shows the table and
+    # the apple at step 0 and the table at step 1; the stream view shows neither.
+    rid = f"L3/SOR-M/short/rgb/{EP}/t001-DiningTable"
+    assert [(f["step"], f["view"]) for f in chosen[rid]["frames"]] == [(0, 1), (1, 1)]
+    assert chosen[rid]["evidence"] == [{"item": "Apple", "frames": [[0, 1]], "instances": [apple]}]
+    assert [(f["step"], f["view"]) for f in stream[rid]["frames"]] == [(0, 0), (1, 0)]
+    assert stream[rid]["evidence"][0]["frames"] == []  # kept with --frames stream, unseen
+    # VGL-M at step 1: the apple, visible in the stream view (its 2x2 corner), is boxed in the
+    # view that sees it best, which the record then shows: view 1, box (24, 2, 27, 5).
+    rid = f"L3/VGL-M/short/rgb/{EP}/t001"
+    assert chosen[rid]["answer"] == [[24, 2, 27, 5]]
+    assert (chosen[rid]["frames"][-1]["step"], chosen[rid]["frames"][-1]["view"]) == (1, 1)
+    assert stream[rid]["answer"] == [[30, 20, 31, 21]]
+    # the L2 history states the camera of the frame it shows: view 1's at step 1
+    l2 = chosen[f"L2/VGL-M/short/rgb/{EP}/t001"]["prompt"]
+    assert "Current observation, step 1: camera at (4.00, 0.60, 0.00), yaw 270 deg." in l2
+
+
+def test_evidence_frames_skip_what_no_frame_shows(make_episode: Any) -> None:
+    seq = two_view_scene(make_episode)
+    kept = {r["id"] for r in questions(seq, (3,), frames="evidence")}
+    # SED-Rem on the counter after step 1: nothing left it (empty), shown by the counter at
+    # step 1 (view 1) — kept. SED-Add on the counter: the apple arrived (view 1 at step 1) and the
+    # counter is seen at step 0 — kept. Both are in the set; none lacks its evidence.
+    assert f"L3/SED-Add/short/rgb/{EP}/t001-CounterTop" in kept
+    assert f"L3/SED-Rem/short/rgb/{EP}/t001-CounterTop" in kept
+    # a scene whose views never show the table: every question about it is skipped, counted
+    from dataforge.pipelines.spamem.questions import Builder, Settings
+
+    blind = SequenceView(
+        make_episode(
+            receptacles={"table": "DiningTable", "counter": "CounterTop"},
+            states=[{"apple": ("Apple", "table", (2.0, 0.8, 0.0))}, {}],
+            cameras=[[(0.0, "standing", (0.0, 1.0, 0.0), 90.0)]] * 2,
+            boxes={},
+        )
+    )
+    b = Builder(
+        blind,
+        Settings((3,), ("short",), ("rgb",), (0.0, "standing"), "sequences", frames="evidence"),
+        np.random.default_rng(0),
+        ("Apple",),
+    )
+    assert list(b.records()) == []
+    assert b.skipped["SOR-M short L3: the answer is not in its frames"] == 1
