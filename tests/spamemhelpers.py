@@ -19,9 +19,12 @@ def questions(
     seed: int = 0,
     task: str | None = None,
     frames: str = "stream",
+    sampling: bool = False,
 ) -> list[dict[str, Any]]:
     """Every record of ``seq`` at ``levels`` (of ``task`` only, if given), drawn with ``seed``;
-    ``frames``: the tasks' --frames (these scenes' fixtures were written for the stream)."""
+    ``frames``: the tasks' --frames (these scenes' fixtures were written for the stream).
+    Without ``sampling`` every SED/CSR control is asked and RSR/RSR-M need one candidate, so
+    the small scenes test the answer rules; with it, the tasks' sampling rules apply."""
     settings = Settings(
         levels=levels,
         horizons=("short", "long"),
@@ -29,6 +32,7 @@ def questions(
         stream_view=(0.0, "standing"),
         dataset="sequences",
         frames=frames,
+        **({} if sampling else {"control_rate": 1.0, "min_candidates": 1}),
     )
     builder = Builder(seq, settings, np.random.default_rng(seed), SPAWNABLE)
     return [r for r in builder.records() if task is None or r["task"] == task]

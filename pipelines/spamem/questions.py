@@ -32,6 +32,12 @@ from dataforge.pipelines.spamem.sequence_view import SequenceView
 _FIELD = re.compile(r"\{([a-z_]+)\}")
 NOTHING = "(nothing)"
 """The evidence item of an empty set answer: the receptacle, seen without the objects."""
+CONTROL_RATE = 0.25
+"""SED/CSR ask about a receptacle that gained (Add) or lost (Rem) nothing with this probability
+only, so that empty answers stay near 20 % (a control keeps "nothing" a possible answer)."""
+MIN_CANDIDATES = 7
+"""RSR/RSR-M list every object in their frame and need this many besides the anchor: naming
+3 of n candidates finds n >= 7 neighbours' share 3/n <= 0.43 by chance (issue 37)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -55,6 +61,8 @@ class Settings:
     stream_view: tuple[float, str]  # azimuth (deg), standing | crouching
     dataset: str  # the sequences dataset, relative to the tasks directory
     frames: str = "stream"  # evidence | stream: how an L2/L3 question's view per step is chosen
+    control_rate: float = CONTROL_RATE  # tests of the answer rules ask every control
+    min_candidates: int = MIN_CANDIDATES  # ... and RSR over any number of candidates
 
 
 @dataclass
@@ -303,33 +311,33 @@ class Builder:
                 shows=each,
                 named={"receptacles": [rec], "labels": {labels[o]: o for o in objs}},
             )
-            if len(objs) >= 2:
+            inview = sorted(o for o in vis if o in seq.on[0])  # every object in the image
+            if len(inview) - 1 >= self.settings.min_candidates:
                 anchor = objs[int(self.rng.integers(len(objs)))]
-                near = seq.nearest(0, anchor, objs, qa.K_NEIGHBOURS)
-                ans = {labels[o]: seq.direction(row, 0, anchor, o) for o in near}
-                others = sorted(labels[o] for o in objs if o != anchor)
+                every = seq.left_to_right(row, inview, 0)
+                near = seq.nearest(0, anchor, inview, qa.K_NEIGHBOURS)
+                ans = {every[o]: seq.direction(row, 0, anchor, o) for o in near}
+                others = sorted(every[o] for o in inview if o != anchor)
                 yield mk(
                     task="RSR",
                     key=key,
-                    fields={**base, "labels": ", ".join(names), "anchor": labels[anchor]},
+                    fields={**base, "labels": ", ".join(others), "anchor": every[anchor]},
                     answer=ans,
-                    context={**ctx, "anchor": labels[anchor]},
+                    context={**ctx, "anchor": every[anchor]},
                     labels=others,
-                    shows={labels[o]: [(0, o)] for o in [anchor, *near]},
+                    shows={every[o]: [(0, o)] for o in [anchor, *near]},
                     named={
                         "receptacles": [rec],
                         "object": anchor,
-                        "labels": {labels[o]: o for o in objs if o != anchor},
+                        "labels": {every[o]: o for o in inview if o != anchor},
                     },
                 )
             else:
-                self.skipped["RSR: one object in the cluster"] += 1
+                why = f"fewer than {self.settings.min_candidates} other objects in the image"
+                self.skipped[f"RSR: {why}"] += 1
             yield mk(task="CC", key=key, fields=base, answer=len(cats), context=ctx, shows=by_type)
             counts = Counter(seq.types[o] for o in objs)
-            absent = [c for c in self.spawnable if c not in counts]
-            asked = sorted(counts)
-            if absent:
-                asked.append(absent[int(self.rng.integers(len(absent)))])
+            asked = self.counted_types(counts)
             for c in asked:
                 yield mk(
                     task="IC",
@@ -340,6 +348,19 @@ class Builder:
                     shows=self.shows_set([(0, o) for o in objs if seq.types[o] == c], (0, rec)),
                     named={"receptacles": [rec], "category": c},
                 )
+
+    def counted_types(self, counts: Counter[str]) -> list[str]:
+        """IC's types for a cluster: every type with 2 or more objects, as many single ones
+        (at least one; drawn), and one spawnable type absent from it (drawn), so that no count
+        dominates (most clusters hold one object per type)."""
+        many = sorted(c for c, n in counts.items() if n >= 2)
+        single = sorted(c for c, n in counts.items() if n == 1)
+        k = min(len(single), max(1, len(many)))
+        picked = [single[int(i)] for i in self.rng.choice(len(single), k, replace=False)]
+        absent = [c for c in self.spawnable if c not in counts]
+        if absent:
+            picked.append(absent[int(self.rng.integers(len(absent)))])
+        return sorted(many + picked)
 
     def receptacle_context(self, rec: str) -> dict[str, Any]:
         seq = self.seq
@@ -381,6 +402,14 @@ class Builder:
         shows = self.shows_set(*shown)
         answer_list = sorted(answer)
         return Draft(task, horizon, step, key, fields, answer_list, ctx, shows=shows, named=named)
+
+    def control(self, task: str, horizon: str) -> bool:
+        """Whether an SED/CSR question whose answer is empty is asked (:data:`CONTROL_RATE`);
+        one not asked is counted."""
+        if self.rng.random() < self.settings.control_rate:
+            return True
+        self.skipped[f"{task} {horizon}: nothing changed there (controls kept at 1 in 4)"] += 1
+        return False
 
     def compared(self, d: Draft, receptacle: str, other: int) -> Draft:
         """An added/removed set also needs the receptacle seen at the step it is compared with
@@ -428,6 +457,8 @@ class Builder:
                 ("CSR-Add", after - start, t, 0),
                 ("CSR-Rem", start - after, 0, t),
             ):
+                if not objs and not self.control(task, "short"):
+                    continue
                 shown = ([(at, o) for o in sorted(objs)], (t, r))
                 d = self._set(task, "short", t, k, f, {cats(o) for o in objs}, ctx, shown, named)
                 yield self.compared(d, r, other)
@@ -492,7 +523,7 @@ class Builder:
         shows = {k: [(s, obj)] for k, s in lifespan.items()}
         yield Draft("TL", horizon, q, key, f, lifespan, ctx, shows=shows, named=named)
         path = seq.path(obj, first, last)
-        if len(path) >= 2:  # it moved within the window
+        if len(path) >= 3:  # it moved twice within the window: one move is TL's and SED's
             on = [(s, seq.on[s].get(obj)) for s in range(first, last + 1)]
             yield Draft(
                 "STT",
@@ -533,6 +564,8 @@ class Builder:
             start, end = set(seq.objects_on(0, r)), set(seq.objects_on(T, r))
             f = {**win, "receptacle": lab[r]}
             for task, objs, at in (("CSR-Add", end - start, T), ("CSR-Rem", start - end, 0)):
+                if not objs and not self.control(task, "long"):
+                    continue
                 shown = ([(at, o) for o in sorted(objs)], (T, r))
                 cats = {seq.types[o] for o in objs}
                 d = self._set(task, "long", T, k, f, cats, ctx, shown, named)
@@ -598,11 +631,13 @@ class Builder:
         """RSR-M: the neighbours of ``ev_obj`` on its receptacle right after step s."""
         seq = self.seq
         rec = seq.on[s][ev_obj]
-        others = [o for o in seq.objects_on(s, rec) if o != ev_obj]
-        if not others:
-            return None
-        view = self.best_view(s, [ev_obj, *others])
+        view = self.best_view(s, [ev_obj, *seq.objects_on(s, rec)])
         row = seq.row(s, view)
+        others = [o for o in sorted(seq.visible(row)) if o in seq.on[s] and o != ev_obj]
+        if len(others) < self.settings.min_candidates:
+            why = f"fewer than {self.settings.min_candidates} other objects in its frame"
+            self.skipped[f"RSR-M {horizon}: {why}"] += 1
+            return None
         labels = seq.left_to_right(row, others, s)
         near = seq.nearest(s, ev_obj, others, qa.K_NEIGHBOURS)
         ans = {labels[o]: seq.direction(row, s, ev_obj, o) for o in near}
@@ -641,11 +676,8 @@ class Builder:
     def relations_long(self, T: int) -> Iterator[Draft]:
         seq = self.seq
         cands = [(e.step, e.obj) for e in seq.events if e.to is not None]
-        cands = [
-            c for c in cands if [o for o in seq.objects_on(c[0], seq.on[c[0]][c[1]]) if o != c[1]]
-        ]
         if not cands:
-            self.skipped["RSR-M long: no placed object with a neighbour"] += 1
+            self.skipped["RSR-M long: no placed object"] += 1
             return
         s, obj = cands[int(self.rng.integers(len(cands)))]
         d = self.relations("long", T, s, obj)

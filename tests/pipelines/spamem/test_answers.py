@@ -29,7 +29,9 @@ def by_receptacle(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def test_cc_counts_distinct_categories_not_objects(static_scene: SequenceView) -> None:
     # The DiningTable cluster (view 1) holds q-apple, p-apple, mug, bowl, cup: five objects
     # of four categories (Apple twice), so CC = 4; the table's own mask is not an object on it.
-    # The CounterTop holds one Bread: CC = 1. IC of Apple on the table is the 2 instances.
+    # The CounterTop holds one Bread: CC = 1. IC of Apple on the table is the 2 instances. IC
+    # asks every type with 2 or more objects (Apple), as many single ones (one of Bowl, Cup,
+    # Mug, drawn) and one spawnable type absent from the cluster (0), so no count dominates.
     for seed in SEEDS[:3]:
         assert by_receptacle(questions(static_scene, (1,), seed, "CC")) == {
             "table": 4,
@@ -39,7 +41,10 @@ def test_cc_counts_distinct_categories_not_objects(static_scene: SequenceView) -
             (r["context"]["receptacle"]["id"], r["context"]["category"]): r["answer"]
             for r in questions(static_scene, (1,), seed, "IC")
         }
-        assert ic[("table", "Apple")] == 2 and ic[("table", "Mug")] == 1
+        table = {c: n for (r, c), n in ic.items() if r == "table"}
+        assert table["Apple"] == 2 and sorted(table.values()) == [0, 1, 2], table
+        assert {c for c, n in table.items() if n == 1} <= {"Bowl", "Cup", "Mug"}
+        assert sorted(n for (r, _), n in ic.items() if r == "counter") == [0, 1]
         sor = by_receptacle(questions(static_scene, (1,), seed, "SOR"))
         assert sor == {"table": ["Apple", "Bowl", "Cup", "Mug"], "counter": ["Bread"]}
 
@@ -49,7 +54,10 @@ def test_cc_counts_distinct_categories_not_objects(static_scene: SequenceView) -
 # right, z ahead; all at one height). Centres (x, z): Apple 1 = q-apple (0, 2.0), Apple 2 =
 # p-apple (0.3, 2.0), Mug (-0.4, 2.0), Bowl (-0.1, 2.6), Cup (1.5, 2.0). Distances:
 # A1-A2 .3, A1-M .4, A1-B .608, A1-C 1.5, A2-M .7, A2-B .721, A2-C 1.2, M-B .671, M-C 1.9,
-# B-C 1.709.
+# B-C 1.709. The candidates are every object in the image: the Bread on the CounterTop too, at
+# (-2.0, 1.0), 1.89 from the Mug and farther from the rest, never among the 3 nearest of a table
+# object, which the counter's one-object cluster now also gets as its anchor: Mug 1.89,
+# Apple 1 2.24, Bowl 2.48 (Apple 2 2.51), all with dx > dz > 0: right.
 RSR_BY_ANCHOR = {
     # A2 dx +.3 -> right; M dx -.4 -> left; B dx -.1, dz +.6 > .1 -> behind (C at 1.5 is 4th)
     "Apple 1": {"Apple 2": "right", "Mug": "left", "Bowl": "behind"},
@@ -61,6 +69,7 @@ RSR_BY_ANCHOR = {
     "Bowl": {"Apple 1": "right", "Mug": "left", "Apple 2": "right"},
     # A2 dx -1.2, A1 dx -1.5 left; B dx -1.6, dz .6 < 1.6 -> left (Mug at 1.9 is 4th)
     "Cup": {"Apple 2": "left", "Apple 1": "left", "Bowl": "left"},
+    "Bread": {"Mug": "right", "Apple 1": "right", "Bowl": "right"},
 }
 
 
@@ -68,15 +77,16 @@ def test_rsr_nearest_neighbours_and_egocentric_directions(static_scene: Sequence
     anchors = set()
     for seed in SEEDS:
         recs = questions(static_scene, (1,), seed, "RSR")
-        # the one-object CounterTop cluster has no RSR question
-        assert [r["context"]["receptacle"]["id"] for r in recs] == ["table"]
-        (r,) = recs
-        anchor = r["context"]["anchor"]
-        anchors.add(anchor)
-        assert r["answer"] == RSR_BY_ANCHOR[anchor], (seed, anchor)
-        names = {"Apple 1", "Apple 2", "Mug", "Bowl", "Cup"}
-        assert r["labels"] == sorted(names - {anchor})
+        assert [r["context"]["receptacle"]["id"] for r in recs] == ["counter", "table"]
+        for r in recs:
+            anchor = r["context"]["anchor"]
+            anchors.add(anchor)
+            assert r["answer"] == RSR_BY_ANCHOR[anchor], (seed, anchor)
+            names = {"Apple 1", "Apple 2", "Mug", "Bowl", "Cup", "Bread"}
+            assert r["labels"] == sorted(names - {anchor})
     assert anchors == set(RSR_BY_ANCHOR)  # every anchor was drawn by some seed
+    # the tasks' own rule: 5 other objects in the image are fewer than the 7 RSR needs
+    assert questions(static_scene, (1,), 0, "RSR", sampling=True) == []
 
 
 # -- L2 (memory scene: 1 removes the mug from the table, 2 moves the apple table -> counter,
@@ -163,33 +173,40 @@ def test_lor_takes_both_ends_of_the_window(memory_scene: SequenceView) -> None:
 
 def test_stt_lists_receptacle_types_in_visiting_order(memory_scene: SequenceView) -> None:
     # Only the apple moves between receptacles (the mug is removed, the pen spawned: a path of
-    # one receptacle, no STT). Short: t=2 table -> counter, t=3 counter -> shelf-b; long (0..4):
-    # table -> counter -> shelf-b. Tokens are receptacle types: shelf-b is "Shelf", though it is
-    # labelled "Shelf 2" (two shelves in the house).
+    # one receptacle). STT asks about objects that moved at least twice in the window (one move
+    # is TL's and SED's question): short windows t-1..t hold one move (t=2 table -> counter,
+    # t=3 counter -> shelf-b), so only long (0..4): table -> counter -> shelf-b. Tokens are
+    # receptacle types: shelf-b is "Shelf", though it is labelled "Shelf 2" (two shelves).
     recs = questions(memory_scene, (2,), 0, "STT")
     got = {(r["horizon"], r["step"]): (r["context"]["object"], r["answer"]) for r in recs}
-    assert got == {
-        ("short", 2): ("apple", ["DiningTable", "CounterTop"]),
-        ("short", 3): ("apple", ["CounterTop", "Shelf"]),
-        ("long", T): ("apple", ["DiningTable", "CounterTop", "Shelf"]),
-    }
+    assert got == {("long", T): ("apple", ["DiningTable", "CounterTop", "Shelf"])}
     long = next(r for r in recs if r["horizon"] == "long")
     assert long["context"]["path"] == ["DiningTable", "CounterTop", "Shelf 2"]
 
 
-# RSR-M: the 3 nearest neighbours of the put-down object on its receptacle right after step s,
-# directions in the stream frame of step s. Camera frame of steps 0..3: (x, z) = (-Z, X); of
-# step 4 (looking along -x from (4, 1, 0)): (x, z) = (Z, 4 - X). World centres: conftest.
+# RSR-M: the 3 nearest neighbours of the put-down object right after step s among every object
+# in the frame of step s (the stream frame paints every object that exists), directions in that
+# frame. Camera frame of steps 0..3: (x, z) = (-Z, X); of step 4 (looking along -x from
+# (4, 1, 0)): (x, z) = (Z, 4 - X). World centres (X, Y, Z): conftest.memory_states.
 RSR_M_BY_STEP = {
-    # s=2, apple on the counter: apple (.7, 2.0), bread (1.0, 2.0) -> dx +.3, dz 0: right;
-    # knife (1.1, 2.5) -> dx +.4, dz +.5 > .4: behind
-    2: ("apple", {"Bread": "right", "Knife": "behind"}),
-    # s=3, apple on shelf-b: apple (.3, 2.0), vase (0, 2.0) -> dx -.3: left
-    3: ("apple", {"Vase": "left"}),
-    # s=4, pen spawned on the counter, frame 4: pen (-1.4, 1.9), bread (-1.0, 2.0) -> dx +.4,
-    # dz +.1: right; knife (-1.1, 1.5) -> dx +.3, dz -.4: right. (In frame 3's camera both
-    # would be on the left: the frame matters.)
-    4: ("pen", {"Bread": "right", "Knife": "right"}),
+    # s=2, apple on the counter (2.0, .9, -.7): bread .3, knife .64, vase (2, 1.5, 0) .92, book
+    # 2.77. Frame: apple (.7, 2.0); bread (1.0, 2.0) dx +.3, dz 0: right; knife (1.1, 2.5) dx
+    # +.4, dz +.5 > .4: behind; vase (0, 2.0) dx -.7: left
+    2: ("apple", {"Bread": "right", "Knife": "behind", "Vase": "left"}),
+    # s=3, apple on shelf-b (2.0, 1.5, -.3): vase .3, bread .92, knife 1.12, book 2.3. Frame:
+    # apple (.3, 2.0); vase (0, 2.0) dx -.3: left; bread (1.0, 2.0) dx +.7: right; knife
+    # (1.1, 2.5) dx +.8 > dz .5: right
+    3: ("apple", {"Vase": "left", "Bread": "right", "Knife": "right"}),
+    # s=4, pen spawned on the counter (2.1, .9, -1.4): bread .41, knife .5, apple (2, 1.5, -.3)
+    # 1.26, vase 1.53. Frame 4: pen (-1.4, 1.9); bread (-1.0, 2.0) dx +.4, dz +.1: right; knife
+    # (-1.1, 1.5) dx +.3, dz -.4: right; apple (-.3, 2.0) dx +1.1: right. (In frame 3's camera
+    # bread and knife would be on the left: the frame matters.)
+    4: ("pen", {"Bread": "right", "Knife": "right", "Apple": "right"}),
+}
+RSR_M_CANDIDATES = {  # every other object of the frame of step s
+    2: ["Book", "Bread", "Knife", "Vase"],
+    3: ["Book", "Bread", "Knife", "Vase"],
+    4: ["Apple", "Book", "Bread", "Knife", "Vase"],
 }
 
 
@@ -209,9 +226,11 @@ def test_rsr_m_neighbours_in_the_frame_of_the_put_down_step(memory_scene: Sequen
         # long-term question still asks for the frame of step s, not of T)
         s = lr["context"]["past"]
         assert lr["step"] == T and (lr["context"]["object"], lr["answer"]) == RSR_M_BY_STEP[s]
-        assert lr["labels"] == sorted(RSR_M_BY_STEP[s][1])
+        assert lr["labels"] == RSR_M_CANDIDATES[s]
         steps.add(s)
     assert steps == {2, 3, 4}
+    # the tasks' own rule: at most 5 other objects in a frame, fewer than the 7 RSR-M needs
+    assert questions(memory_scene, (2,), 0, "RSR-M", sampling=True) == []
 
 
 STEP1_BOXES = {  # conftest.MEMORY_BOXES + 1 pixel in x
