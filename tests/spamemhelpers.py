@@ -23,7 +23,8 @@ def questions(
 ) -> list[dict[str, Any]]:
     """Every record of ``seq`` at ``levels`` (of ``task`` only, if given), drawn with ``seed``;
     ``frames``: the tasks' --frames (these scenes' fixtures were written for the stream).
-    Without ``sampling`` every SED/CSR control is asked and RSR/RSR-M need one candidate, so
+    Without ``sampling`` every SED/CSR control and TL object is asked and RSR/RSR-M
+    need one candidate, so
     the small scenes test the answer rules; with it, the tasks' sampling rules apply."""
     settings = Settings(
         levels=levels,
@@ -32,7 +33,7 @@ def questions(
         stream_view=(0.0, "standing"),
         dataset="sequences",
         frames=frames,
-        **({} if sampling else {"control_rate": 1.0, "min_candidates": 1}),
+        **({} if sampling else {"control_rate": 1.0, "min_candidates": 1, "plain_rate": 1.0}),
     )
     builder = Builder(seq, settings, np.random.default_rng(seed), SPAWNABLE)
     return [r for r in builder.records() if task is None or r["task"] == task]

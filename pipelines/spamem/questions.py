@@ -35,6 +35,10 @@ NOTHING = "(nothing)"
 CONTROL_RATE = 0.25
 """SED/CSR ask about a receptacle that gained (Add) or lost (Rem) nothing with this probability
 only, so that empty answers stay near 20 % (a control keeps "nothing" a possible answer)."""
+PLAIN_RATE = 0.3
+"""TL asks with this probability only about an object whose lifespan in the window is the whole
+window or the query step alone: "the whole window" and "the query step" guess those without
+looking; the rest (spawned or removed inside the window) are always asked."""
 MIN_CANDIDATES = 7
 """RSR/RSR-M list every object in their frame and need this many besides the anchor: naming
 3 of n candidates finds n >= 7 neighbours' share 3/n <= 0.43 by chance (issue 37)."""
@@ -63,6 +67,7 @@ class Settings:
     frames: str = "stream"  # evidence | stream: how an L2/L3 question's view per step is chosen
     control_rate: float = CONTROL_RATE  # tests of the answer rules ask every control
     min_candidates: int = MIN_CANDIDATES  # ... and RSR over any number of candidates
+    plain_rate: float = PLAIN_RATE  # ... and TL about every object
 
 
 @dataclass
@@ -465,7 +470,7 @@ class Builder:
         if focus:
             yield self.lor("short", t, focus, t - 1, t)
         for ev in seq.events_at(t):
-            yield from self.object_questions("short", t, ev.obj, t - 1, t)
+            yield from self.object_questions("short", t, ev.obj, 0, t)
         yield from self.grounding("short", t)
         for ev in seq.events_at(t):
             d = self.relations("short", t, t, ev.obj) if ev.to is not None else None
@@ -495,11 +500,16 @@ class Builder:
         self, horizon: str, q: int, obj: str, first: int, last: int
     ) -> Iterator[Draft]:
         """TL and STT about ``obj`` over first..last (asked at q), the object named by where it
-        rested at one step of the window: short-term the step before the action (or the action's
-        step, for a spawn), long-term a step of its lifespan drawn from the seed."""
+        rested at one step of the window: short-term (the object step q acted on, over 0..q)
+        where it is at q, or at q-1 if q removed it, never the first step of its lifespan
+        (issue 37: naming the first step gave the answer away); long-term a step of its lifespan
+        drawn from the seed."""
         seq = self.seq
         steps = [s for s in range(first, last + 1) if seq.exists(s, obj)]
-        at = steps[0] if horizon == "short" else steps[int(self.rng.integers(len(steps)))]
+        if horizon == "short":
+            at = q if seq.exists(q, obj) else q - 1
+        else:
+            at = steps[int(self.rng.integers(len(steps)))]
         desc = seq.refer(obj, at)
         if desc is None:
             self.skipped[f"TL/STT {horizon}: another object of its type on its receptacle"] += 1
@@ -513,6 +523,10 @@ class Builder:
             "receptacle": self.receptacle_context(seq.on[at][obj]),
         }
         f = {"object": desc, "first": first, "last": last}
+        plain = (steps[0], steps[-1]) in ((first, last), (q, q))
+        ask_tl = not plain or self.rng.random() < self.settings.plain_rate
+        if not ask_tl:
+            self.skipped[f"TL {horizon}: lifespan the whole window or the query step"] += 1
         named = {
             "object": obj,
             "named_at": at,
@@ -521,7 +535,8 @@ class Builder:
         }
         lifespan = {"first": steps[0], "last": steps[-1]}
         shows = {k: [(s, obj)] for k, s in lifespan.items()}
-        yield Draft("TL", horizon, q, key, f, lifespan, ctx, shows=shows, named=named)
+        if ask_tl:
+            yield Draft("TL", horizon, q, key, f, lifespan, ctx, shows=shows, named=named)
         path = seq.path(obj, first, last)
         if len(path) >= 3:  # it moved twice within the window: one move is TL's and SED's
             on = [(s, seq.on[s].get(obj)) for s in range(first, last + 1)]

@@ -174,12 +174,13 @@ def test_lor_takes_both_ends_of_the_window(memory_scene: SequenceView) -> None:
 def test_stt_lists_receptacle_types_in_visiting_order(memory_scene: SequenceView) -> None:
     # Only the apple moves between receptacles (the mug is removed, the pen spawned: a path of
     # one receptacle). STT asks about objects that moved at least twice in the window (one move
-    # is TL's and SED's question): short windows t-1..t hold one move (t=2 table -> counter,
-    # t=3 counter -> shelf-b), so only long (0..4): table -> counter -> shelf-b. Tokens are
-    # receptacle types: shelf-b is "Shelf", though it is labelled "Shelf 2" (two shelves).
+    # is TL's and SED's question). Short-term after step t the window is 0..t: at t=2 the apple
+    # has moved once (table -> counter), at t=3 twice (-> shelf-b); long (0..4) the same path.
+    # Tokens are receptacle types: shelf-b is "Shelf", though it is labelled "Shelf 2".
     recs = questions(memory_scene, (2,), 0, "STT")
     got = {(r["horizon"], r["step"]): (r["context"]["object"], r["answer"]) for r in recs}
-    assert got == {("long", T): ("apple", ["DiningTable", "CounterTop", "Shelf"])}
+    path = ["DiningTable", "CounterTop", "Shelf"]
+    assert got == {("short", 3): ("apple", path), ("long", T): ("apple", path)}
     long = next(r for r in recs if r["horizon"] == "long")
     assert long["context"]["path"] == ["DiningTable", "CounterTop", "Shelf 2"]
 

@@ -90,16 +90,19 @@ def test_object_missing_from_its_frame_has_no_evidence(make_episode: Any) -> Non
         )
     )
     recs = questions(seq, (3,))
+    # TL after step 2 (it removed the apple) over 0..2: the apple lived [0, 1]; frame 0 shows
+    # its first step, frame 1 (empty mask) not its last
     r = record(recs, f"L3/TL/short/rgb/{EP}/t002-apple")
-    assert r["answer"] == {"first": 1, "last": 1}
+    assert r["answer"] == {"first": 0, "last": 1}
+    apple = seq.instance_id["apple"]
     assert r["evidence"] == [
-        {"item": "first", "frames": [], "instances": []},
+        {"item": "first", "frames": [[0, 0]], "instances": [apple]},
         {"item": "last", "frames": [], "instances": []},
     ]
     # referents: what the prompt names, as instance ids (the apple where it was at step 1)
-    assert r["referents"]["object"] == seq.instance_id["apple"]
+    assert r["referents"]["object"] == apple
     assert r["referents"]["receptacles"] == [seq.instance_id["table"]]
-    assert r["referents"]["window"] == [1, 2]
+    assert r["referents"]["window"] == [0, 2] and r["referents"]["named_at"] == 1
 
 
 # -- the oracle's perception on a hand ray-cast frame --------------------------------------------
