@@ -37,10 +37,11 @@ from dataforge.render.renderer import Frame
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import rotation_matrix
 from dataforge.world.graph import WorldGraph
-from dataforge.world.house import House
+from dataforge.world.house import House, HouseObject
 from dataforge.world.materials import SKY_COLOR
-from dataforge.world.placement import PlacementResult, World
+from dataforge.world.placement import PlacementResult, World, opened_ids
 from dataforge.world.scene import InstanceIds, SemanticTable
+from dataforge.world.surfaces import WorldSurface
 from dataforge.world.vectors import vec3
 
 SIMS = ("embedded", "ai2thor")
@@ -56,6 +57,10 @@ class WorldBackend(Protocol):
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray: ...
 
     def open(self, object_id: str) -> bool: ...
+
+    def open_surface(self, object_id: str, surface: int) -> str | None: ...
+
+    def reclose(self, was: HouseObject) -> list[str]: ...
 
     def spawn(
         self, asset_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
@@ -183,6 +188,20 @@ class EmbeddedWorld:
         self._changed()
         return ok
 
+    def open_surface(self, object_id: str, surface: int) -> str | None:
+        """Open what surface ``surface`` (its index) of ``object_id`` needs open (a drawer, a
+        fridge's door); the id of what was opened, None when nothing."""
+        found = _surface(self.world, object_id, surface)
+        opened = None if found is None else self.world.open_surface(object_id, found)
+        self._changed()
+        return opened
+
+    def reclose(self, was: HouseObject) -> list[str]:
+        """Shut again what has opened on ``was.id`` since ``was`` (see World.reclose)."""
+        closed = self.world.reclose(was)
+        self._changed()
+        return closed
+
     def spawn(
         self, asset_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
     ) -> PlacementResult:
@@ -291,6 +310,12 @@ AGENT_POSE_MODES = ("arm", "default", "locobot", "stretch")
 
 # A spawned object whose box centre is this close (metres, per axis) to the wanted one stays put.
 CENTRE_TOLERANCE_M = 1e-3
+
+
+def _surface(world: World, object_id: str, index: int) -> WorldSurface | None:
+    """Surface ``index`` of ``object_id`` as it stands (None when it has no such surface)."""
+    found = [s for s in world.surfaces(object_id, all_surfaces=True) if s.index == index]
+    return found[0] if found else None
 
 
 def thor_vector(p: Sequence[float]) -> dict[str, float]:
@@ -648,12 +673,28 @@ class ThorWorld:
         self._step("OpenObject", objectId=object_id, openness=1.0, forceAction=True)
         return True
 
+    def open_surface(self, object_id: str, surface: int) -> str | None:
+        """Open what surface ``surface`` of ``object_id`` needs: ``OpenObject`` on the drawer or
+        cupboard (an object of its own in AI2-THOR, ``<object>|Drawer_2``) or on the object."""
+        found = _surface(self.world, object_id, surface)
+        opened = None if found is None else self.world.open_surface(object_id, found)
+        if opened is not None:
+            self._step("OpenObject", objectId=opened, openness=1.0, forceAction=True)
+        return opened
+
+    def reclose(self, was: HouseObject) -> list[str]:
+        """``CloseObject`` on what has opened on ``was.id`` since ``was``."""
+        closed = self.world.reclose(was)
+        for target in closed:
+            self._step("CloseObject", objectId=target, forceAction=True)
+        return closed
+
     def spawn(
         self, asset_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
     ) -> PlacementResult:
-        was_open = self.world.object(receptacle_id).openness
+        was = self.world.object(receptacle_id)
         res = self.world.spawn(asset_id, receptacle_id, rng, **kw)
-        self._sync_open(receptacle_id, was_open)
+        self._sync_open(receptacle_id, was)
         if res.ok:
             assert res.position is not None and res.rotation is not None
             self._step(
@@ -701,9 +742,9 @@ class ThorWorld:
     def place(
         self, object_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
     ) -> PlacementResult:
-        was_open = self.world.object(receptacle_id).openness
+        was = self.world.object(receptacle_id)
         res = self.world.place(object_id, receptacle_id, rng, **kw)
-        self._sync_open(receptacle_id, was_open)
+        self._sync_open(receptacle_id, was)
         if res.ok:
             assert res.position is not None and res.rotation is not None
             self._step(
@@ -736,10 +777,16 @@ class ThorWorld:
         offset = rotation_matrix(vec3(rotation)) @ (reported.T @ offset)
         return np.array([target[0] - offset[0], target[1], target[2] - offset[2]])
 
-    def _sync_open(self, receptacle_id: str, was_open: float | None) -> None:
-        now = self.world.object(receptacle_id).openness
-        if now and now != was_open:
-            self._step("OpenObject", objectId=receptacle_id, openness=now, forceAction=True)
+    def _sync_open(self, receptacle_id: str, was: HouseObject) -> None:
+        """``OpenObject`` on what the placement opened (the object's door, a drawer)."""
+        now = self.world.object(receptacle_id)
+        targets = opened_ids(was, now)
+        if now.openness and now.openness != was.openness and now.id not in targets:
+            targets.insert(0, now.id)  # placement opened the door (World.open)
+        for target in targets:
+            element = target[len(now.id) + 1 :] if target != now.id else None
+            openness = now.element_openness(element)
+            self._step("OpenObject", objectId=target, openness=openness, forceAction=True)
 
     def remove(self, object_id: str) -> None:
         for obj in self.world.remove(object_id):

@@ -17,6 +17,10 @@
   basin) are receptacles of their own, typed as AI2-THOR types them (``Drawer``, ``Shelf``,
   ``Cabinet``, ``SinkBasin``), with id ``<object id>|<element>``, ``parent_id`` the object, and
   as top area and children those of their own surfaces.
+* Every receptacle's ``openness`` as drawn (0 shut, up to 1 open): a drawer's or cupboard's,
+  or an object's own door, from its object's ``open_elements`` (a fridge whose ``openness``
+  only placement set is drawn, and listed, shut). Format 4 added it; format 3 graphs are read
+  with every receptacle shut.
 * Objects: id, type, asset, position, rotation, parent (the receptacle it is in or on, None for
   top-level objects), the surface of the parent it rests on (its index, kind and sub-receptacle
   id; None when its pose is on none of them, as in houses settled by AI2-THOR's physics on its
@@ -53,7 +57,8 @@ ON_TOP_TOLERANCE_M = 0.03
 """A child whose box bottom is at most this far below its parent's top rests on the top."""
 
 M2_TO_CM2 = 1e4
-GRAPH_FORMAT = 3
+GRAPH_FORMAT = 4
+READABLE_FORMATS = (3, 4)  # format 3: receptacles without ``openness`` (read as shut)
 GRAPH_LISTS = ("rooms", "receptacles", "objects", "structure")
 
 
@@ -142,12 +147,14 @@ class ReceptacleNode:
     on_top_ids: tuple[str, ...] = ()
     parent_id: str | None = None
     surfaces: tuple[SurfaceNode, ...] = ()
+    openness: float = 0.0  # how far it is open (a drawer, a fridge's door): 0 shut, 1 open
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "object_type": self.object_type,
             "parent_id": self.parent_id,
+            "openness": self.openness,
             "aabb_min": list(self.aabb.lo),
             "aabb_max": list(self.aabb.hi),
             "top_area_cm2": self.top_area_cm2,
@@ -169,6 +176,7 @@ class ReceptacleNode:
             on_top_ids=tuple(data.get("on_top_ids", ())),
             parent_id=data.get("parent_id"),
             surfaces=tuple(SurfaceNode.from_dict(x) for x in data.get("surfaces", ())),
+            openness=float(data.get("openness") or 0.0),
         )
 
 
@@ -268,9 +276,10 @@ class WorldGraph:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WorldGraph:
-        if not isinstance(data, Mapping) or data.get("format") != GRAPH_FORMAT:
+        if not isinstance(data, Mapping) or data.get("format") not in READABLE_FORMATS:
             found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
-            raise MalformedInputError(f"world graph: format {found!r} is not {GRAPH_FORMAT}")
+            readable = " or ".join(str(f) for f in READABLE_FORMATS)
+            raise MalformedInputError(f"world graph: format {found!r} is not {readable}")
         try:
             return cls(
                 house=str(data["house"]),
@@ -325,6 +334,7 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
                 child_ids=tuple(c.id for c in kids),
                 on_top_ids=tuple(c.id for c in on_top),
                 surfaces=tuple(n for n in nodes if n.element_id is None),
+                openness=o.drawn_openness(None),
             )
         )
         shape = shape_of(catalogue.asset(o.asset_id))
@@ -351,6 +361,7 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
                     on_top_ids=ids,
                     parent_id=o.id,
                     surfaces=tuple(own),
+                    openness=o.drawn_openness(element),
                 )
             )
     receptacles.sort(key=lambda r: r.id)

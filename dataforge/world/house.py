@@ -201,6 +201,10 @@ class Opening:
         )
 
 
+OWN_DOOR = "door"
+"""The key of an object's own door (a fridge's) in ``open_elements``: no sub-receptacle has it."""
+
+
 @dataclass(frozen=True)
 class HouseObject:
     """An object of the house, top-level (``parent_id`` None) or a flattened child of one."""
@@ -213,9 +217,23 @@ class HouseObject:
     kinematic: bool = False
     parent_id: str | None = None
     openness: float | None = None
+    # openness (0..1] of what is open and drawn open, by element: the object's sub-receptacles
+    # (a dresser's ``Drawer_2``) and, under OWN_DOOR, its own door (a fridge's) when opened to
+    # be seen; ``openness`` alone (a door placement opened to put something in) is drawn shut
+    open_elements: tuple[tuple[str, float], ...] = ()
+
+    def element_openness(self, element: str | None) -> float:
+        """How far ``element`` (None: the object's own door) is open, 0 when shut."""
+        if element is None:
+            return float(self.openness or 0.0)
+        return dict(self.open_elements).get(element, 0.0)
+
+    def drawn_openness(self, element: str | None) -> float:
+        """How far ``element`` (None: the object's own door) is drawn open, 0 when shut."""
+        return dict(self.open_elements).get(OWN_DOOR if element is None else element, 0.0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "asset_id": self.asset_id,
             "object_type": self.object_type,
@@ -225,6 +243,9 @@ class HouseObject:
             "parent_id": self.parent_id,
             "openness": self.openness,
         }
+        if self.open_elements:
+            out["open_elements"] = dict(self.open_elements)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HouseObject:
@@ -237,6 +258,7 @@ class HouseObject:
             kinematic=bool(data.get("kinematic", False)),
             parent_id=data.get("parent_id"),
             openness=data.get("openness"),
+            open_elements=tuple(sorted(dict(data.get("open_elements") or {}).items())),
         )
 
 
@@ -607,10 +629,28 @@ class _Parser:
             kinematic=bool(self.flag(data, "kinematic", path)),
             parent_id=parent_id,
             openness=self.optional_number(data, "openness", path),
+            open_elements=self.open_elements(data, path),
         )
         yield obj
         for k, child in enumerate(self.items(data, "children", path, required=False)):
             yield from self.objects(child, f"{path}.children[{k}]", obj.id)
+
+    def open_elements(self, data: Mapping[str, Any], path: str) -> tuple[tuple[str, float], ...]:
+        """``openElements``: {element: openness in (0, 1]} of an object's open sub-receptacles
+        (dataforge's own key; ProcTHOR's houses have none)."""
+        value = data.get("openElements")
+        if value is None:
+            return ()
+        items = self.mapping(value, f"{path}.openElements")
+        out = []
+        for name, openness in sorted(items.items()):
+            where = f"{path}.openElements.{name}"
+            if isinstance(openness, bool) or not isinstance(openness, (int, float)):
+                raise self.fail(where, "must be a number")
+            if not 0.0 < float(openness) <= 1.0:
+                raise self.fail(where, f"must lie in (0, 1], got {openness}")
+            out.append((str(name), float(openness)))
+        return tuple(out)
 
     def known_asset(self, asset_id: str, path: str) -> str:
         if asset_id not in self.catalogue:

@@ -18,7 +18,12 @@ pose on it, then checks it:
   already inside count.
 
 Surfaces behind a door or in a drawer need the receptacle open: they are tried after the
-usable ones, and a closed receptacle is opened (``auto_open``, the default) when one is chosen.
+usable ones, and a closed receptacle is opened (``auto_open``, the default) when one is chosen:
+the object's own door (``openness``, a fridge's). A drawer or cupboard (an element, such as a
+dresser's ``Drawer_2``) has an openness of its own (``open_elements``), which placement only
+reads: :meth:`World.open_surface` opens it (SpaMEM does before acting, as AI2-THOR's agent opens
+the drawer, not the dresser); placed into while shut, the object goes in unseen, as
+AI2-THOR's ``InitialRandomSpawn`` fills closed drawers.
 Every attempt ends in a :class:`PlacementResult` (``placed``, ``no_free_space``, ``collision``,
 ``closed``, ``not_a_receptacle``) rather than an exception. Objects placed on a receptacle become
 its children in the house JSON, as in ProcTHOR; the surface they rest on (a sub-receptacle such
@@ -28,7 +33,7 @@ as ``Drawer_2``) follows from their pose (:func:`~dataforge.world.surfaces.surfa
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,10 +42,12 @@ import shapely.affinity
 from shapely.geometry import Point, Polygon
 
 from dataforge.errors import UsageError
+from dataforge.world.archetypes import shape_of
 from dataforge.world.assets import AssetCatalogue, AssetInfo
 from dataforge.world.boxes import OrientedBox, object_box
 from dataforge.world.graph import WorldGraph, world_graph
-from dataforge.world.house import House, HouseObject, load_house
+from dataforge.world.house import OWN_DOOR, House, HouseObject, load_house
+from dataforge.world.shapes import element_id
 from dataforge.world.surfaces import WorldSurface, object_surfaces, part_boxes
 
 HOLLOW_KINDS = frozenset({"interior", "basin"})  # surfaces inside a receptacle
@@ -150,6 +157,46 @@ class World:
         """Set (or, with None, clear) an object's openness without checks."""
         self._objects[object_id] = dataclasses.replace(self.object(object_id), openness=openness)
 
+    def open_element(self, object_id: str, element: str, openness: float = 1.0) -> bool:
+        """Open sub-receptacle ``element`` (a drawer, a cupboard) of ``object_id``; False when
+        the object has no such element."""
+        obj = self.object(object_id)
+        if element not in shape_of(self.catalogue.asset(obj.asset_id)).elements:
+            return False
+        now = {**dict(obj.open_elements), element: float(openness)}
+        self.set_open_elements(object_id, now)
+        return True
+
+    def set_open_elements(self, object_id: str, open_elements: Mapping[str, float]) -> None:
+        """Set which elements of ``object_id`` are open, and how far (0 closes), unchecked."""
+        items = tuple(sorted((e, float(v)) for e, v in open_elements.items() if v > 0))
+        self._objects[object_id] = dataclasses.replace(self.object(object_id), open_elements=items)
+
+    def open_surface(self, object_id: str, surface: WorldSurface) -> str | None:
+        """Open what ``surface`` of ``object_id`` needs (its element, or the object's door);
+        the id of what was opened (``<object>|Drawer_2`` or the object's), None when nothing
+        needed it or it could not open."""
+        obj = self.object(object_id)
+        if not surface.needs_open or obj.drawn_openness(surface.element) > 0:
+            return None
+        if surface.element is None:
+            if not self.open(object_id):
+                return None
+            doors = {**dict(self.object(object_id).open_elements), OWN_DOOR: 1.0}
+            self.set_open_elements(object_id, doors)
+            return object_id
+        return surface.element_id if self.open_element(object_id, surface.element) else None
+
+    def reclose(self, was: HouseObject) -> list[str]:
+        """Put ``was.id``'s door and elements back as open as in ``was`` (after a capture made
+        with them open); the ids of what was closed."""
+        now = self.object(was.id)
+        closed = opened_ids(was, now)
+        self._objects[was.id] = dataclasses.replace(
+            now, openness=was.openness, open_elements=was.open_elements
+        )
+        return closed
+
     def move(self, object_id: str, position: Iterable[float]) -> None:
         """Move an object to ``position`` (its box centre) unchecked, keeping its parent."""
         obj = self.object(object_id)
@@ -229,9 +276,12 @@ class World:
                 message=f"{receptacle_id} has no surface {surface!r}" if surface is not None
                 else f"{receptacle_id} has no surface to place on",
             )  # fmt: skip
-        is_open = (receptacle.openness or 0) > 0
-        usable = [c for c in candidates if is_open or not c.needs_open]
-        closed = [c for c in candidates if not (is_open or not c.needs_open)]
+
+        def shut(c: WorldSurface) -> bool:
+            return c.needs_open and receptacle.element_openness(c.element) <= 0
+
+        usable = [c for c in candidates if not shut(c)]
+        closed = [c for c in candidates if shut(c)]
         if not usable and not auto_open:
             return PlacementResult(
                 "closed", obj.id, receptacle_id, inside=True,
@@ -274,8 +324,8 @@ class World:
                 if _collides(candidate, blockers, _bounds(blockers)):
                     collided += 1
                     continue
-                if chosen.needs_open and not is_open and prefer_open:
-                    self.open(receptacle_id)
+                if shut(chosen) and prefer_open:
+                    self.open(receptacle_id)  # its own door; a drawer stays as it is
                 self._commit(obj, receptacle_id, center, (0.0, yaw, 0.0))
                 return PlacementResult(
                     "placed", obj.id, receptacle_id, center, (0.0, yaw, 0.0),
@@ -387,6 +437,9 @@ class World:
             )
             if o.openness is not None:
                 base["openness"] = o.openness
+            base.pop("openElements", None)
+            if o.open_elements:
+                base["openElements"] = dict(o.open_elements)
             nodes[o.id] = base
         roots = []
         for o in self._objects.values():
@@ -395,6 +448,16 @@ class World:
             else:
                 roots.append(nodes[o.id])
         return roots
+
+
+def opened_ids(before: HouseObject, after: HouseObject) -> list[str]:
+    """What of one object is open in ``after`` but was shut in ``before``: its own id (its
+    door) and its elements' ids (``<object>|Drawer_2``)."""
+    out = [after.id] if after.drawn_openness(None) > 0 >= before.drawn_openness(None) else []
+    for element, openness in after.open_elements:
+        if element != OWN_DOOR and openness > 0 >= before.element_openness(element):
+            out.append(element_id(after.id, element))
+    return out
 
 
 def _flatten_raw(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:

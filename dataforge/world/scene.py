@@ -25,6 +25,7 @@ types (``Cabinet``, ``Drawer``, ``Shelf``, ``SinkBasin``), then custom labels
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from dataforge.world.boxes import object_box
 from dataforge.world.house import House, Wall
 from dataforge.world.materials import structure_color
 from dataforge.world.openings import opening_class, opening_meshes
-from dataforge.world.shape_mesh import object_meshes
+from dataforge.world.shape_mesh import drawn_offset, object_meshes
 from dataforge.world.shapes import SUB_RECEPTACLE_TYPES, element_id
 
 if TYPE_CHECKING:
@@ -223,9 +224,15 @@ def house_scene(
         )
         hs.add(mesh, wall.id, "Wall", kind="wall")
     skip = set(hidden)
+    by_id = {o.id: o for o in house.objects}
     for obj in sorted(house.objects, key=lambda o: o.id):
         if obj.id in skip or obj.parent_id in skip:
             continue
+        parent = by_id.get(obj.parent_id) if obj.parent_id is not None else None
+        shift = np.zeros(3)
+        if shapes and parent is not None and parent.open_elements:
+            info = catalogue.asset(parent.asset_id)
+            shift = drawn_offset(object_box(obj, catalogue), parent, info)
         if not shapes:
             box = object_box(obj, catalogue)
             mesh = box_mesh_from_corners(box.corners(), color=type_color(obj.object_type))
@@ -234,10 +241,11 @@ def house_scene(
         info = catalogue.asset(obj.asset_id)
         real = library.meshes(obj, info) if library is not None else None
         if real is not None:
-            hs.add(real[None], obj.id, obj.object_type, kind="object")
+            hs.add(_moved(real[None], shift), obj.id, obj.object_type, kind="object")
             continue
         elements = shape_of(info).elements
         for element, mesh in object_meshes(obj, info).items():
+            mesh = _moved(mesh, shift)
             if element is None:
                 hs.add(mesh, obj.id, obj.object_type, kind="object")
             else:
@@ -247,6 +255,13 @@ def house_scene(
             for mesh in opening_meshes(house, opening, catalogue):
                 hs.add(mesh, opening.id, opening_class(catalogue, opening), kind="object")
     return hs
+
+
+def _moved(mesh: Mesh, shift: np.ndarray) -> Mesh:
+    """``mesh`` moved by ``shift`` (itself when that is zero): an object in an open drawer."""
+    if not np.any(shift):
+        return mesh
+    return dataclasses.replace(mesh, vertices=mesh.vertices + shift)
 
 
 def pixel_coverage(instance: np.ndarray, instance_id: int) -> float:

@@ -54,6 +54,7 @@ class Part:
     taper: float = 1.0
     open_top: bool = False
     element: str | None = None
+    moves: bool = False  # a drawer front or a door leaf: moves when its element opens
 
     def corners(self) -> np.ndarray:
         """The 8 corners of the part's bounding box in the asset frame (8 x 3)."""
@@ -123,12 +124,27 @@ class Surface:
 
 
 @dataclass(frozen=True)
+class Motion:
+    """How an element (or, under the key None, the object's own door) opens: its parts marked
+    ``moves`` slide ``travel`` metres along the front normal (a drawer), or swing 90 degrees
+    times the openness about a vertical hinge at ``pivot`` (x, z) (a door), the free edge
+    toward the normal. ``normal`` is the unit (x, z) direction the opening faces."""
+
+    kind: str  # "slide" | "hinge"
+    normal: tuple[float, float]
+    travel: float = 0.0
+    pivot: tuple[float, float] = (0.0, 0.0)
+    swing: float = 1.0  # +1: the leaf turns counter-clockwise seen from above (x toward z)
+
+
+@dataclass(frozen=True)
 class Shape:
     archetype: str
     size: Vec3
     parts: tuple[Part, ...]
     surfaces: tuple[Surface, ...] = ()
     elements: Mapping[str, str] = field(default_factory=dict)  # element -> AI2-THOR type
+    motions: Mapping[str | None, Motion] = field(default_factory=dict)
 
     def fill(self) -> float:
         """Sum of the parts' volumes ÷ the box volume (overlapping parts count twice)."""
@@ -170,6 +186,7 @@ class ShapeBuilder:
         self.parts: list[Part] = []
         self.surfaces: list[Surface] = []
         self.elements: dict[str, str] = {}
+        self.motions: dict[str | None, Motion] = {}
 
     # -- drawing -------------------------------------------------------------------------
 
@@ -319,6 +336,12 @@ class ShapeBuilder:
         self.elements[name] = thor_type
         return name
 
+    def motion(self, element: str | None, motion: Motion) -> None:
+        """Record how ``element`` (None: the object's door) opens (see :class:`Motion`)."""
+        if motion.kind not in ("slide", "hinge"):
+            raise UsageError(f"unknown motion {motion.kind!r}")
+        self.motions[element] = motion
+
     def surface(
         self,
         kind: str,
@@ -348,6 +371,7 @@ class ShapeBuilder:
             tuple(self.parts),
             tuple(self.surfaces),
             dict(self.elements),
+            dict(self.motions),
         )
 
 

@@ -117,16 +117,18 @@ def capture(
     *,
     floor_y: float,
     component: int,
+    facing: float = 0.0,
 ) -> Capture:
     """Render every view of ``settings`` around ``target`` in ``backend``'s current state into
-    the next rows of ``buffer``."""
+    the next rows of ``buffer``; ``facing`` turns the orbit (its azimuth 0 looks from that
+    bearing: an open drawer's or door's face)."""
     vps = orbit_viewpoints(
         grid,
         sight,
         target,
         floor_y=floor_y,
         heights=dict(settings.heights),
-        azimuths=settings.azimuths,
+        azimuths=tuple((a + facing) % 360.0 for a in settings.azimuths),
         radius=settings.radius,
         component=component,
     )

@@ -38,7 +38,12 @@ INVARIANTS = {
     "box2d-encloses": "the 2D boxes are exactly the extents and pixel counts of the masks",
     "allowed-actions": "actions are spawn / place / remove of small pickupable types, never "
     "onto a Toilet or the Floor",
+    "acted-visible": "every action's acted_visible_views is the number of its state's views "
+    "whose mask shows what was acted on (the object spawned or placed, the surface a removed "
+    "object left) with at least the tasks' visible pixels, and what it opened is open in that "
+    "state's graph and shut in the next",
 }
+ACTED_MIN_VIEWS = 4  # the visibility rule: what is acted on shows in at least 4 of 16 views
 SAMPLES_PER_VIEW = 32
 BOX_TOL_M = 0.03  # depth is whole millimetres; meshes lie inside their boxes
 REST_TOL_M = SETTLED_M  # how far a child's bottom may be from its surface (3 cm)
@@ -75,6 +80,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     box2d = ep["box2d"].read()
     removed: set[str] = set()
     yield from _check_rests(steps, graphs, box3d, ids_of)
+    yield from _check_acted(ep, steps, graphs, box2d, ids_of, views)
     poses = ep["pose"].read()
     K = ep["intrinsics"].read().astype(np.float64)
     for r, pose in enumerate(poses):
@@ -90,6 +96,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     for s in range(states):
         graph = graphs[s]
         known = graph_keys(graph)
+        opened = {r["id"] for r in graph["receptacles"] if r.get("openness", 0.0) > 0}
         if steps[s].get("action") == "remove":
             removed |= set(steps[s].get("removed", []))
         gone = removed & {o["id"] for o in graph["objects"]}
@@ -120,7 +127,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
             if want.shape != have.shape or not np.array_equal(want, have):
                 yield "box2d-encloses", f"step {s} view {v}: 2D boxes differ from the mask's"
             yield from _check_depth(
-                s, v, depth[v], inst[v], K, poses[row], keys, boxes, ids_of, floor_y, rng
+                s, v, depth[v], inst[v], K, poses[row], keys, boxes, ids_of, floor_y, rng, opened
             )
 
 
@@ -208,6 +215,54 @@ def _check_target(rec: dict[str, Any], graph: dict[str, Any]) -> Iterator[tuple[
         yield "rests-on-surface", f"step {s}: {oid} does not rest on a surface of {target}"
 
 
+def _check_acted(
+    ep: Any,
+    steps: list[dict[str, Any]],
+    graphs: list[dict[str, Any]],
+    box2d: np.ndarray,
+    ids_of: dict[str, int],
+    views: int,
+) -> Iterator[tuple[str, str]]:
+    from dataforge.pipelines.spamem.sequence_view import VISIBLE_MIN, VISIBLE_SHARE
+
+    height, width = ep["instance"][0].shape
+    least = max(VISIBLE_MIN, int(np.ceil(VISIBLE_SHARE * width * height)))
+    for rec in steps[1:]:
+        s = rec["step"]
+        if "acted_visible_views" not in rec:
+            yield "acted-visible", f"step {s}: no acted_visible_views"
+            continue
+        acted = rec["object"]
+        if rec["action"] == "remove":
+            if any(o["id"] == acted for o in graphs[s]["objects"]):
+                continue  # not removed after all: removed-absent's to report
+            node = next((o for o in graphs[s - 1]["objects"] if o["id"] == acted), None)
+            acted = None if node is None else (node.get("element_id") or node["parent_id"])
+        want = None
+        if acted is not None:
+            iid = ids_of.get(acted, -1)
+            rows = (box2d[:, 0] >= s * views) & (box2d[:, 0] < (s + 1) * views)
+            shown = box2d[rows & (box2d[:, 1] == iid) & (box2d[:, 6] >= least)]
+            want = len(np.unique(shown[:, 0]))
+        if rec["acted_visible_views"] != want:
+            yield (
+                "acted-visible",
+                f"step {s}: acted_visible_views is {rec['acted_visible_views']}, the masks "
+                f"show {acted} in {want} views",
+            )
+        for rid in rec.get("opened", []):
+            now = _openness(graphs[s], rid)
+            after = _openness(graphs[s + 1], rid) if s + 1 < len(graphs) else 0.0
+            again = s + 1 < len(steps) and rid in steps[s + 1].get("opened", [])
+            if not now > 0 or (after > 0 and not again):
+                yield "acted-visible", f"step {s}: {rid} is not open only while captured"
+
+
+def _openness(graph: dict[str, Any], rid: str) -> float:
+    node = next((r for r in graph["receptacles"] if r["id"] == rid), None)
+    return 0.0 if node is None else float(node.get("openness", 0.0))
+
+
 def _check_depth(
     s: int,
     v: int,
@@ -220,6 +275,7 @@ def _check_depth(
     ids_of: dict[str, int],
     floor_y: float,
     rng: np.random.Generator,
+    opened: set[str],
 ) -> Iterator[tuple[str, str]]:
     vs, us = np.nonzero(inst)
     if not len(us):
@@ -237,6 +293,8 @@ def _check_depth(
                 )
                 return
             continue
+        if key in opened:
+            continue  # a drawer pulled out, a door swung open: outside its closed object's box
         # an object's own id, or a sub-receptacle's ("<object id>|Drawer_2"): its object's box
         obj = ids_of.get(key)
         if obj is None or obj not in boxes:
@@ -265,6 +323,8 @@ def stats(ds: Any) -> PipelineStats:
     per_sequence: list[float] = []
     off_bearing: list[float] = []
     settled: dict[str, dict[str, int]] = {}  # house -> children dropped / removed by settle
+    acted_views: list[float] = []
+    opened = 0
     for ep in ds.episodes():
         meta = ep.metadata
         houses.add(meta["house"])
@@ -282,6 +342,9 @@ def stats(ds: Any) -> PipelineStats:
             rtype = rec.get("receptacle_type") or rec.get("from_type")
             if rtype:
                 receptacles[rtype] += 1
+            opened += bool(rec.get("opened"))
+            if rec.get("acted_visible_views") is not None:
+                acted_views.append(float(rec["acted_visible_views"]))
         flat = [vp for state in meta["viewpoints"] for vp in state]
         off_bearing.append(100.0 * sum(not vp["on_bearing"] for vp in flat) / max(len(flat), 1))
         _, size = ep["graph_index"][0]  # the first state's graph, in full: its bytes only
@@ -313,10 +376,16 @@ def stats(ds: Any) -> PipelineStats:
             "receptacle types acted on": len(receptacles),
             "top receptacles (interactions)": dict(receptacles.most_common(8)),
             "top objects (interactions)": dict(objects.most_common(15)),
+            "actions done with a container opened": opened,
+            f"actions whose acted-on target shows in >= {ACTED_MIN_VIEWS} views (%)": round(
+                100.0 * sum(n >= ACTED_MIN_VIEWS for n in acted_views) / max(len(acted_views), 1),
+                1,
+            ),
         },
         distributions={
             "actions per sequence": per_sequence,
             "views off their bearing per sequence (%)": off_bearing,
+            "views showing the acted-on target per action": acted_views,
         },
     )
 

@@ -14,6 +14,17 @@ no action to write: the caller draws it again (:func:`empty_reason` says why it 
 Captured states: step 0 (the initial state, before any action; its cameras look at the target
 of the first action as planned) and every successful action (cameras look at the object's new
 pose, or where a removed object was). Every decision, check and attempt is logged.
+
+What is acted on is captured open (§8.3: "For enclosed receptacles like Fridges or Drawers, the
+system automatically executes a pre-action OpenObject command"): a spawn or place into a
+drawer, a cupboard or a fridge, or a remove from one, opens it first; the step is captured with
+it open (drawn open, ``openness`` in the step's graph, its ids in the step record's
+``opened``), the orbit turned by the least angle that puts an azimuth on the open face's normal
+(none for furniture standing square to the walls), then it is shut again, so the next step
+starts as the house was. ``acted_visible_views`` counts the step's views that show what was
+acted on with at least the tasks' visible pixels (:data:`~.sequence_view.VISIBLE_SHARE`): the
+object spawned or placed, or for a remove the surface it left (its drawer or cupboard, else the
+receptacle).
 """
 
 from __future__ import annotations
@@ -27,7 +38,9 @@ import numpy as np
 from dataforge.pipelines.spamem.capture import Capture, CaptureSettings, ViewBuffer, capture
 from dataforge.pipelines.spamem.planner import Planner, PlanState
 from dataforge.pipelines.spamem.rules import Action, Rules
+from dataforge.world.boxes import OrientedBox
 from dataforge.world.graph import WorldGraph
+from dataforge.world.placement import opened_ids
 from dataforge.world.viewpoints import WallSight
 
 
@@ -73,12 +86,73 @@ def planned_target(action: Action, graph: WorldGraph, backend: Any) -> tuple[flo
 
 def object_boxes(backend: Any) -> np.ndarray:
     """(M, 10) rows ``instance, cx, cy, cz, sx, sy, sz, pitch, yaw, roll`` (degrees, AI2-THOR
-    Euler angles) of every object's oriented box."""
+    Euler angles) of every object's oriented box, where it is drawn (moved out with an open
+    drawer it rests in)."""
     rows = []
     for obj in sorted(backend.world.objects, key=lambda o: o.id):
         b = backend.world.box(obj.id)
-        rows.append([backend.ids(obj.id), *b.center, *b.size, *b.rotation_deg])
+        centre = drawn_centre(backend, obj.parent_id, b) if obj.parent_id else b.center
+        rows.append([backend.ids(obj.id), *centre, *b.size, *b.rotation_deg])
     return np.asarray(rows, np.float64).reshape(-1, 10)
+
+
+def holder_of(action: Action, graph: WorldGraph, backend: Any) -> str | None:
+    """The object an action opens if it needs to: the receptacle's object (a drawer's dresser)
+    for spawn and place, the removed object's parent for remove."""
+    if action.action == "remove":
+        return backend.world.object(action.object).parent_id
+    node = graph.receptacle(action.receptacle)
+    return node.parent_id or node.id
+
+
+def acted_instance(record: dict[str, Any], graph: WorldGraph) -> str | None:
+    """What the step's views must show: the object spawned or placed; for a remove, the surface
+    it left (its element, else the receptacle); None when it left none (a floor object)."""
+    if record["action"] != "remove":
+        return record["object"]
+    node = graph.object(record["object"])
+    return node.element_id or node.parent_id
+
+
+def visible_views(cap: Capture, instance: int, min_pixels: int) -> int:
+    """How many of a capture's views show ``instance`` with at least ``min_pixels`` pixels."""
+    return sum(1 for b in cap.boxes if np.any((b[:, 0] == instance) & (b[:, 5] >= min_pixels)))
+
+
+def min_pixels(settings: CaptureSettings) -> int:
+    """The tasks' visibility threshold at the capture's resolution."""
+    from dataforge.pipelines.spamem.sequence_view import VISIBLE_MIN, VISIBLE_SHARE
+
+    return max(VISIBLE_MIN, int(np.ceil(VISIBLE_SHARE * settings.width * settings.height)))
+
+
+def orbit_turn(backend: Any, holder: str, opened: list[str], settings: CaptureSettings) -> float:
+    """The least turn of the orbit (degrees) that puts one of its azimuths on the normal of the
+    first opened element's (or door's) face, so that one camera pair looks straight into it;
+    0 when the face already lies on an azimuth (furniture turned by multiples of 45 degrees) or
+    has no motion."""
+    from dataforge.world.shape_mesh import opening_bearing
+
+    obj = backend.world.object(holder)
+    element = None if opened[0] == holder else opened[0][len(holder) + 1 :]
+    bearing = opening_bearing(obj, backend.world.catalogue.asset(obj.asset_id), element)
+    if bearing is None:
+        return 0.0
+    pitch = 360.0 / len(settings.azimuths)
+    turn = (bearing + pitch / 2.0) % pitch - pitch / 2.0
+    return 0.0 if abs(turn) < 1e-6 else turn
+
+
+def drawn_centre(backend: Any, holder: str | None, box: OrientedBox) -> tuple[float, ...]:
+    """The centre of ``box`` where it is drawn: moved with ``holder``'s drawer when it rests in
+    an open one (the cameras look there)."""
+    from dataforge.world.shape_mesh import drawn_offset
+
+    centre = np.asarray(box.center, dtype=np.float64)
+    if holder is not None and holder in backend.world:
+        parent = backend.world.object(holder)
+        centre = centre + drawn_offset(box, parent, backend.world.catalogue.asset(parent.asset_id))
+    return tuple(float(v) for v in centre)
 
 
 def execute(
@@ -89,6 +163,9 @@ def execute(
         box = backend.world.box(action.object)
         before = {o.id for o in backend.world.objects}
         parent = backend.world.object(action.object).parent_id
+        surface = graph.object(action.object).surface
+        if parent is not None and surface is not None:
+            backend.open_surface(parent, surface)  # pre-action OpenObject (§8.3)
         backend.remove(action.object)
         removed = sorted(before - {o.id for o in backend.world.objects})
         return {
@@ -103,6 +180,7 @@ def execute(
     surfaces = [s for s in node.surfaces if s.usable]
     weights = np.array([max(s.free_area_cm2, 1e-3) for s in surfaces])
     surface = surfaces[int(rng.choice(len(surfaces), p=weights / weights.sum()))].index
+    backend.open_surface(parent, surface)  # pre-action OpenObject (§8.3): a drawer, a fridge
     if action.action == "spawn":
         assets = rules.assets(action.object)
         asset = assets[int(rng.integers(len(assets)))]
@@ -151,7 +229,7 @@ def run_sequence(
     graph = backend.world_graph()
     history: list[dict[str, Any]] = []
 
-    def snap(target: tuple[float, ...], record: dict[str, Any]) -> None:
+    def snap(target: tuple[float, ...], record: dict[str, Any], facing: float = 0.0) -> None:
         cap = capture(
             backend,
             scene.grid,
@@ -161,6 +239,7 @@ def run_sequence(
             run.frames,
             floor_y=scene.floor_y,
             component=scene.component,
+            facing=facing,
         )
         run.captures.append(cap)
         run.steps.append(record)
@@ -189,11 +268,18 @@ def run_sequence(
                 continue
             if step == 1 and not run.captures:
                 snap(planned_target(action, graph, backend), {"step": 0, "action": "initial"})
+            holder = holder_of(action, graph, backend)
+            was = None if holder is None else backend.world.object(holder)
+            gone = backend.world.box(action.object) if action.action == "remove" else None
             outcome = execute(backend, action, graph, rules, place_rng)
             attempts.append({**action.to_dict(), **outcome})
             if outcome["status"] in ("placed", "removed"):
-                done = {"action": action, "outcome": outcome}
+                box = gone if gone is not None else backend.world.box(outcome["object"])
+                done = {"action": action, "outcome": outcome, "was": was,
+                        "look_at": drawn_centre(backend, holder, box)}  # fmt: skip
                 break
+            if was is not None:
+                backend.reclose(was)  # a failed placement leaves nothing open
             failed.append(action)
             feedback = failure_feedback(action, outcome)
         if done is None:
@@ -206,8 +292,21 @@ def run_sequence(
         before = graph
         graph = backend.world_graph()
         record = step_record(step, done["action"], done["outcome"], before, graph, attempts)
+        was = done["was"]
+        opened = [] if was is None else opened_ids(was, backend.world.object(was.id))
+        record["opened"] = opened
         history.append(record)
-        snap(tuple(done["outcome"]["target"]), record)
+        facing = orbit_turn(backend, was.id, opened, settings) if opened else 0.0
+        snap(done["look_at"], record, facing)
+        acted = acted_instance(record, before if record["action"] == "remove" else graph)
+        record["acted_visible_views"] = (
+            None
+            if acted is None
+            else visible_views(run.captures[-1], backend.ids(acted), min_pixels(settings))
+        )
+        if opened:
+            backend.reclose(was)  # shut again: the next step starts as the house was
+            graph = backend.world_graph()
     return run
 
 

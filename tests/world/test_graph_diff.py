@@ -197,4 +197,10 @@ def test_graph_with_structure_survives_to_dict_and_json(changes: dict[str, Any])
     with pytest.raises(MalformedInputError, match="structure"):
         WorldGraph.from_dict(data)
     with pytest.raises(MalformedInputError, match="format"):
-        WorldGraph.from_dict({**plain(g.to_dict()), "format": GRAPH_FORMAT - 1})
+        WorldGraph.from_dict({**plain(g.to_dict()), "format": GRAPH_FORMAT - 2})
+    # format 3 (before receptacles had an openness) still reads, every receptacle shut
+    old = plain(g.to_dict())
+    old["format"] = 3
+    for r in old["receptacles"]:
+        del r["openness"]
+    assert WorldGraph.from_dict(old) == g

@@ -70,6 +70,36 @@ def test_a_closed_fridge_is_opened_or_refused(world: World) -> None:
     assert world.object(fridge).openness == 1.0
     inner, box = world.box(res.object_id), world.box(fridge)
     assert box.bottom < inner.bottom and inner.top < box.top
+    # opened by placement only, it is drawn and listed shut; opened to be seen, it is open
+    assert world.graph().receptacle(fridge).openness == 0.0
+    inside = next(x for x in world.surfaces(fridge) if x.needs_open)
+    assert world.open_surface(fridge, inside) == fridge
+    assert world.graph().receptacle(fridge).openness == 1.0
+    assert world.object(fridge).open_elements == (("door", 1.0),)
+
+
+def test_a_drawer_opens_not_its_dresser_and_the_graph_and_house_json_say_so(
+    world: World,
+) -> None:
+    dresser = first(world, "Dresser")
+    rng = np.random.default_rng(4)
+    shut = world.object(dresser)
+    drawer = next(x for x in world.surfaces(dresser) if x.element == "Drawer_2")
+    assert world.open_surface(dresser, drawer) == f"{dresser}|Drawer_2"
+    assert world.open_surface(dresser, drawer) is None  # already open
+    res = world.spawn("Apple_1", dresser, rng, surface="Drawer_2")
+    assert res.ok and res.inside
+    obj = world.object(dresser)
+    assert obj.open_elements == (("Drawer_2", 1.0),) and obj.openness is None
+    nodes = {r.id: r for r in world.graph().receptacles}
+    assert nodes[f"{dresser}|Drawer_2"].openness == 1.0
+    assert nodes[f"{dresser}|Drawer_1"].openness == 0.0 and nodes[dresser].openness == 0.0
+    raw = next(o for o in world.house().to_json_dict()["objects"] if o["id"] == dresser)
+    assert raw["openElements"] == {"Drawer_2": 1.0}
+    # shut again as it was: nothing of it is written any more
+    assert world.reclose(shut) == [f"{dresser}|Drawer_2"]
+    raw = next(o for o in world.house().to_json_dict()["objects"] if o["id"] == dresser)
+    assert "openElements" not in raw and world.object(dresser).open_elements == ()
 
 
 def test_full_surfaces_and_non_receptacles_give_a_result_not_an_exception(world: World) -> None:

@@ -116,3 +116,36 @@ def test_closed_doors_block_navigation() -> None:
     assert leaves and all(shut.opening(d).asset_id.startswith("Doorway") for d in leaves)
     check = check_house(shut, CAT)
     assert any("reachable positions" in p for p in check.problems)
+
+
+def test_an_open_drawer_is_drawn_pulled_out_and_a_shut_one_is_not() -> None:
+    """Dresser_205_1 (1.2043 x 0.6970 x 0.3796 m) is wider than 1.1 m: two columns of drawers,
+    each (w - 0.04) / 2 = 0.5822 m wide; ``Drawer_2`` is the top row's right one, x from
+    -w/2 + 0.02 + 0.5822 = 0 to 0.5822 (its front 4 mm inside that: 0.004..0.578), z from
+    -d/2 + 0.03 to the front face d/2 = 0.1898. Open, it slides out 0.7 x its depth
+    (0.7 x 0.3496 = 0.2447 m): its front's outer face at z = 0.4345. Standing at (3, 0.4), the
+    carcass face is at world z 0.4 + 0.1898 - 0.02 = 0.5698 and the open front at 0.8345."""
+    dresser = CAT.asset("Dresser_205_1")
+    w, _, d = dresser.size
+    cw = (w - 0.04) / 2
+    face, travel = d / 2, 0.7 * (d - 0.03)
+    world = _world(standing(CAT, "Dresser|1", dresser.asset_id, 3.0, 0.4), w=64, h=48)
+    eye = (3.0 + cw / 2, 1.1, 1.7)
+
+    def drawer_points() -> np.ndarray:
+        frame = world.render(eye, yaw=180.0, horizon=25.0)
+        vs, us = np.nonzero(frame.instance == world.scene.instance_of("Dresser|1|Drawer_2"))
+        cam = thor_camera_pose(eye, 180.0, 25.0)
+        return backproject(np.column_stack([us, vs]), frame.depth[vs, us], world._renderer.K, cam)
+
+    shut = drawer_points()
+    assert len(shut) > 5 and shut[:, 2].max() <= 0.4 + face + 0.005
+    assert world.world.open_element("Dresser|1", "Drawer_2")
+    world._changed()
+    pulled = drawer_points()
+    assert len(pulled) > len(shut)
+    front = 0.4 + face + travel
+    assert abs(pulled[:, 2].max() - front) < 0.01
+    assert np.mean(pulled[:, 2] > 0.4 + face - 0.02 + 0.01) > 0.5  # in front of the carcass
+    assert pulled[:, 0].min() >= 3.0 + 0.004 - 0.01 and pulled[:, 0].max() <= 3.0 + cw + 0.01
+    world.close()

@@ -243,3 +243,37 @@ def test_a_child_on_a_non_receptacles_own_surface_rests_there_in_the_graph() -> 
     own = graph.receptacle("Sink|1").surfaces
     assert [s.usable for s in own if s.index == deck.index] == [False]
     assert object_problems(house, CAT, surfaces=True) == []
+
+
+def _solid_at(parts, point) -> bool:
+    """Some unturned box part holds ``point`` (asset frame, y about the box centre)."""
+    for p in parts:
+        if p.primitive != "box" or p.rotation != (0.0, 0.0, 0.0):
+            continue
+        if np.all(np.abs(np.asarray(point) - np.asarray(p.center)) < np.asarray(p.size) / 2):
+            return True
+    return False
+
+
+def test_opening_hollows_the_body_behind_a_side_arm_cupboard_and_swings_a_fridge_door() -> None:
+    from dataforge.world.shape_mesh import cavity, opened_shape
+
+    cat = load_catalogue()
+    counter = shape_of(cat.asset("Countertop_L_10x10"))
+    element, motion = next(
+        (e, m) for e, m in counter.motions.items()
+        if e.startswith("Cabinet") and m.normal[0] < 0
+    )  # fmt: skip
+    lo, hi = cavity(counter, element, motion)
+    inside = (lo + hi) / 2
+    # the cavity reaches the arm's front, not the far side of the L's box
+    assert hi[0] - lo[0] < 0.7
+    assert _solid_at(counter.parts, inside)
+    assert not _solid_at(opened_shape(counter, {element: (motion, 1.0)}).parts, inside)
+    fridge = shape_of(cat.assets_of("Fridge")[0])
+    door = fridge.motions[None]
+    opened = opened_shape(fridge, {None: (door, 1.0)})
+    moved = [p for p in opened.parts if p.moves]
+    # the doors turn 90 degrees about the left edge of the front: they now stand out in +z
+    assert moved and all(p.center[2] > fridge.size[2] / 2 for p in moved)
+    assert all(p.center[0] < -fridge.size[0] / 2 + 0.1 for p in moved)

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 from dataforge.world.archetypes import register
 from dataforge.world.assets import AssetInfo
-from dataforge.world.shapes import ShapeBuilder
+from dataforge.world.shapes import Motion, ShapeBuilder
 
 COUNTER_DEPTH = 0.611  # m: the depth of every straight ProcTHOR counter
 WORKTOP = 0.04
 PANEL = 0.018  # carcass board thickness
 FRONT = 0.02  # drawer / door front thickness
 HANDLE = 0.015
+DRAWER_TRAVEL = 0.7  # an open drawer comes out this share of its depth
+NORMALS = {"+z": (0.0, 1.0), "-z": (0.0, -1.0), "+x": (1.0, 0.0), "-x": (-1.0, 0.0)}
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -76,9 +78,9 @@ def front_panel(
     def put(along: tuple[float, float], up: tuple[float, float], across: tuple[float, float],
             role: str) -> None:  # fmt: skip
         if across_face:
-            b.box(across, up, along, role, element=element)
+            b.box(across, up, along, role, element=element, moves=True)
         else:
-            b.box(along, up, across, role, element=element)
+            b.box(along, up, across, role, element=element, moves=True)
 
     inner, outer = sorted((z_face - sign * FRONT, z_face))
     hz = z_face - sign * HANDLE / 2  # handle recessed into the front's thickness (inside the box)
@@ -87,13 +89,25 @@ def front_panel(
     if hinge is None:  # drawer: horizontal bar across the middle
         length = min((x1 - x0) * 0.4, 0.25)
         axis, centre = ("z", (hz, cy, cx)) if across_face else ("x", (cx, cy, hz))
-        b.hcylinder(axis, centre, length, 0.008, role="metal", element=element)
+        b.hcylinder(axis, centre, length, 0.008, role="metal", element=element, moves=True)
     else:  # door: vertical bar near the edge away from the hinge
         hx = x1 - 0.05 if hinge == "left" else x0 + 0.05
         length = min((y1 - y0) * 0.35, 0.3)
         hy = y1 - length / 2 - 0.05 if y1 - y0 > 0.5 else cy
         put((hx - 0.008, hx + 0.008), (hy - length / 2, hy + length / 2),
             (hz - 0.008, hz + 0.008), "metal")  # fmt: skip
+
+
+def hinge_motion(along: tuple[float, float], face: float, facing: str, hinge: str) -> Motion:
+    """A door on a face at ``face`` (z, or x for side-facing runs) spanning ``along``, hinged
+    at its ``left`` (lower ``along``) or ``right`` edge, swinging out toward its normal."""
+    normal = NORMALS[facing]
+    at = along[0] if hinge == "left" else along[1]
+    u = 1.0 if hinge == "left" else -1.0  # from the hinge toward the free edge, along the face
+    ux, uz = (0.0, u) if facing[1] == "x" else (u, 0.0)
+    pivot = (face, at) if facing[1] == "x" else (at, face)
+    swing = 1.0 if ux * normal[1] - uz * normal[0] > 0 else -1.0
+    return Motion("hinge", normal, pivot=pivot, swing=swing)
 
 
 def drawer(
@@ -106,6 +120,8 @@ def drawer(
 ) -> None:
     """A drawer: front with a handle at the front face, an interior usable when open."""
     b.element(name, "Drawer")
+    depth = (z[1] - z[0]) if facing[1] == "z" else (x[1] - x[0])
+    b.motion(name, Motion("slide", NORMALS[facing], travel=DRAWER_TRAVEL * depth))
     if facing[1] == "z":
         face = z[1] if facing[0] == "+" else z[0]
         front_panel(b, x, y, face, name, facing=facing)
@@ -141,9 +157,11 @@ def cupboard(
     if facing[1] == "z":
         face = z[1] if facing[0] == "+" else z[0]
         front_panel(b, x, y, face, name, facing=facing, hinge=hinge)
+        b.motion(name, hinge_motion(x, face, facing, hinge))
     else:
         face = x[1] if facing[0] == "+" else x[0]
         front_panel(b, z, y, face, name, facing=facing, hinge=hinge)
+        b.motion(name, hinge_motion(z, face, facing, hinge))
     inner_x, inner_z = (x[0] + PANEL, x[1] - PANEL), (z[0] + PANEL, z[1] - FRONT - 0.01)
     if facing[1] == "x":
         inner_x, inner_z = (x[0] + FRONT, x[1] - FRONT), (z[0] + PANEL, z[1] - PANEL)
@@ -628,7 +646,13 @@ def fridge(b: ShapeBuilder, info: AssetInfo) -> None:
         else [(b.h * 0.35, b.h - 0.01), (0.05, b.h * 0.35 - 0.01)]
     )
     for y in doors:
-        b.box((-b.w / 2 + 0.005, b.w / 2 - 0.005), y, (b.d / 2 - 0.04, b.d / 2 - 0.012), "primary")
+        b.box(
+            (-b.w / 2 + 0.005, b.w / 2 - 0.005),
+            y,
+            (b.d / 2 - 0.04, b.d / 2 - 0.012),
+            "primary",
+            moves=True,
+        )
         hl = min(0.4, (y[1] - y[0]) * 0.5)
         hy = y[0] + 0.08 + hl / 2 if y[1] > b.h * 0.5 and not freezer_top else (y[0] + y[1]) / 2
         b.box(
@@ -636,7 +660,9 @@ def fridge(b: ShapeBuilder, info: AssetInfo) -> None:
             (hy - hl / 2, hy + hl / 2),
             (b.d / 2 - 0.012, b.d / 2),
             "metal",
+            moves=True,
         )
+    b.motion(None, hinge_motion((-b.w / 2, b.w / 2), b.d / 2, "+z", "left"))
     b.box((-b.w / 2, b.w / 2), (0.0, 0.05), (b.d / 2 - 0.04, b.d / 2 - 0.02), "secondary")
     lo, hi = doors[1] if freezer_top else doors[0]
     _interiors(b, info, lo + 0.03, hi - 0.03, 4, 0.04)
@@ -649,14 +675,16 @@ def box_appliance(b: ShapeBuilder, info: AssetInfo) -> None:
     t = info.object_type
     _appliance_body(b)
     zf = (b.d / 2 - FRONT, b.d / 2)
+    b.motion(None, hinge_motion((-b.w / 2, b.w / 2), b.d / 2, "+z", "left"))
     if t == "Microwave":
         panel = b.w * 0.25
-        b.box((-b.w / 2 + 0.01, b.w / 2 - panel), (0.02, b.h - 0.02), zf, "primary")
+        b.box((-b.w / 2 + 0.01, b.w / 2 - panel), (0.02, b.h - 0.02), zf, "primary", moves=True)
         b.box(
             (-b.w / 2 + 0.05, b.w / 2 - panel - 0.05),
             (0.06, b.h - 0.06),
             (b.d / 2 - 0.006, b.d / 2),
             "screen",
+            moves=True,
         )
         b.box((b.w / 2 - panel + 0.01, b.w / 2 - 0.01), (0.02, b.h - 0.02), zf, "secondary")
         b.box(
@@ -687,13 +715,14 @@ def box_appliance(b: ShapeBuilder, info: AssetInfo) -> None:
         )
         r = min(b.w, b.h - strip) * 0.33
         cy = (b.h - strip) * 0.52
-        b.torus((0.0, cy, b.d / 2 - 0.01), 2 * r, 0.04, axis="z", role="metal")
+        b.torus((0.0, cy, b.d / 2 - 0.01), 2 * r, 0.04, axis="z", role="metal", moves=True)
         b.hcylinder(
             "z",
             (0.0, cy, b.d / 2 - 0.012),
             0.015,
             r * 0.85,
             role="glass" if t == "WashingMachine" else "screen",
+            moves=True,
         )
         b.surface(
             "interior",
@@ -705,11 +734,22 @@ def box_appliance(b: ShapeBuilder, info: AssetInfo) -> None:
         )
         return
     # Safe
-    b.box((-b.w / 2 + 0.02, b.w / 2 - 0.02), (0.02, b.h - 0.02), zf, "primary")
+    b.box((-b.w / 2 + 0.02, b.w / 2 - 0.02), (0.02, b.h - 0.02), zf, "primary", moves=True)
     b.hcylinder(
-        "z", (b.w * 0.1, b.h * 0.6, b.d / 2 - 0.006), 0.012, min(b.w, b.h) * 0.08, role="metal"
+        "z",
+        (b.w * 0.1, b.h * 0.6, b.d / 2 - 0.006),
+        0.012,
+        min(b.w, b.h) * 0.08,
+        role="metal",
+        moves=True,
     )
-    b.box((b.w * 0.25, b.w * 0.3), (b.h * 0.3, b.h * 0.55), (b.d / 2 - 0.01, b.d / 2), "metal")
+    b.box(
+        (b.w * 0.25, b.w * 0.3),
+        (b.h * 0.3, b.h * 0.55),
+        (b.d / 2 - 0.01, b.d / 2),
+        "metal",
+        moves=True,
+    )
     wall = min(0.04, b.w * 0.1)
     b.surface(
         "interior",

@@ -94,6 +94,16 @@ def allowed_actions(root: Path) -> None:
     edit_episode(root, EPISODE, mutate)
 
 
+def acted_visible(root: Path) -> None:
+    """The last spawn or place claims one more view showing its object than the masks do."""
+
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        rec = _last_put(meta)
+        rec["acted_visible_views"] += 1
+
+    edit_episode(root, EPISODE, mutate)
+
+
 BREAKERS = {
     "views-per-state": views_per_state,
     "mask-ids-known": mask_ids_known,
@@ -103,4 +113,5 @@ BREAKERS = {
     "rigid-pose": rigid_pose,
     "box2d-encloses": box2d_encloses,
     "allowed-actions": allowed_actions,
+    "acted-visible": acted_visible,
 }
