@@ -80,8 +80,9 @@ def test_rsr_nearest_neighbours_and_egocentric_directions(static_scene: Sequence
 
 
 # -- L2 (memory scene: 1 removes the mug from the table, 2 moves the apple table -> counter,
-# 3 moves it counter -> shelf-b ("Shelf 2"), 4 spawns a pen on the counter; shelf-a holds a book
-# and is never acted on). Categories per receptacle and step, from conftest.memory_states:
+# 3 moves it counter -> shelf-b ("right shelf of the ShelvingUnit"), 4 spawns a pen on the
+# counter; shelf-a holds a book and is never acted on). Categories per receptacle and step,
+# from conftest.memory_states:
 ON = {
     "table": [{"Apple", "Mug"}, {"Apple"}, set(), set(), set()],
     "counter": [
@@ -165,7 +166,7 @@ def test_stt_lists_receptacle_types_in_visiting_order(memory_scene: SequenceView
     # Only the apple moves between receptacles (the mug is removed, the pen spawned: a path of
     # one receptacle, no STT). Short: t=2 table -> counter, t=3 counter -> shelf-b; long (0..4):
     # table -> counter -> shelf-b. Tokens are receptacle types: shelf-b is "Shelf", though it is
-    # labelled "Shelf 2" (two shelves in the house).
+    # named "right shelf of the ShelvingUnit" (conftest.SHELVING).
     recs = questions(memory_scene, (2,), 0, "STT")
     got = {(r["horizon"], r["step"]): (r["context"]["object"], r["answer"]) for r in recs}
     assert got == {
@@ -174,7 +175,8 @@ def test_stt_lists_receptacle_types_in_visiting_order(memory_scene: SequenceView
         ("long", T): ("apple", ["DiningTable", "CounterTop", "Shelf"]),
     }
     long = next(r for r in recs if r["horizon"] == "long")
-    assert long["context"]["path"] == ["DiningTable", "CounterTop", "Shelf 2"]
+    path = ["DiningTable", "CounterTop", "right shelf of the ShelvingUnit"]
+    assert long["context"]["path"] == path
 
 
 # RSR-M: the 3 nearest neighbours of the put-down object on its receptacle right after step s,
