@@ -268,7 +268,8 @@ class Builder:
                 score = (len(objs), sum(vis[o][4] for o in objs), -v)
                 if r not in best or score > best[r][0]:
                     best[r] = (score, v, sorted(objs))
-        return [(r, best[r][1], best[r][2]) for r in sorted(best, key=seq.receptacle_label.get)]
+        named = self.nameable(sorted(best, key=seq.receptacle_label.get), "L1")
+        return [(r, best[r][1], best[r][2]) for r in named]
 
     def level1(self) -> Iterator[Draft]:
         seq = self.seq
@@ -367,6 +368,13 @@ class Builder:
             picked.append(absent[int(self.rng.integers(len(absent)))])
         return sorted(many + picked)
 
+    def nameable(self, recs: list[str], what: str) -> list[str]:
+        """``recs`` without those whose name fits another receptacle (skipped and counted)."""
+        for r in recs:
+            if self.seq.ambiguous(r):
+                self.skipped[f"{what}: a receptacle whose name fits another one"] += 1
+        return [r for r in recs if not self.seq.ambiguous(r)]
+
     def receptacle_context(self, rec: str) -> dict[str, Any]:
         seq = self.seq
         parent = seq.parent.get(rec)
@@ -436,7 +444,7 @@ class Builder:
         seq = self.seq
         lab = seq.receptacle_label
         win = {"first": t - 1, "last": t, "step": t, "past": t - 1}
-        focus = seq.focus(t)
+        focus = self.nameable(seq.focus(t), "short")
         for r in focus:
             ctx = {"receptacle": self.receptacle_context(r), "window": [t - 1, t]}
             f = {**win, "receptacle": lab[r]}
@@ -512,7 +520,7 @@ class Builder:
             at = steps[int(self.rng.integers(len(steps)))]
         desc = seq.refer(obj, at)
         if desc is None:
-            self.skipped[f"TL/STT {horizon}: another object of its type on its receptacle"] += 1
+            self.skipped[f"TL/STT {horizon}: {seq.unreferable(obj, at)}"] += 1
             return
         key = f"t{q:03d}-{_slug(obj)}"
         ctx = {
@@ -559,6 +567,7 @@ class Builder:
         seq = self.seq
         lab = seq.receptacle_label
         acted = sorted({r for e in seq.events for r in (e.frm, e.to) if r is not None}, key=lab.get)
+        acted = self.nameable(acted, "long")
         win = {"first": 0, "last": T, "step": T}
         for r in acted:
             ctx = {"receptacle": self.receptacle_context(r), "window": [0, T]}
@@ -659,7 +668,7 @@ class Builder:
         names = sorted(labels.values())
         desc = seq.refer(ev_obj, s)
         if desc is None:
-            self.skipped[f"RSR-M {horizon}: another object of its type on its receptacle"] += 1
+            self.skipped[f"RSR-M {horizon}: {seq.unreferable(ev_obj, s)}"] += 1
             return None
         f = {
             "past": s,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.pipelines.spamem.episode import graphs_by_step, instance_keys
+from dataforge.pipelines.spamem.naming import receptacle_names
 
 VISIBLE_SHARE = 0.0005
 """An instance counts as visible in a view when its mask covers at least this share of the
@@ -80,10 +81,16 @@ class SequenceView:
                 self.parent.setdefault(r["id"], r.get("parent_id"))
             self.on.append(here)
             self.positions.append(pos)
-        self.receptacle_label = _labels(
+        names = receptacle_names(
+            self.graphs,
             {r["id"] for g in self.graphs for r in g["receptacles"]} | self._all_receptacles(),
             self.types,
         )
+        self.receptacle_label: dict[str, str] = names.label
+        """Receptacle id -> its name (:mod:`.naming`: "top drawer of the Dresser in the
+        Bedroom"), without an article."""
+        self.unnamed: frozenset[str] = names.ambiguous
+        """The receptacles whose name fits another one too: no question names them."""
         self.events = self._events()
 
     # -- state -------------------------------------------------------------------------------
@@ -118,6 +125,10 @@ class SequenceView:
 
     def events_at(self, step: int) -> list[Event]:
         return [e for e in self.events if e.step == step]
+
+    def ambiguous(self, receptacle: str) -> bool:
+        """Whether ``receptacle``'s name fits another receptacle of the house too."""
+        return receptacle in self.unnamed
 
     def focus(self, step: int) -> list[str]:
         """The receptacles the action of ``step`` changed (sorted by label)."""
@@ -207,13 +218,22 @@ class SequenceView:
         return sorted(cands, key=lambda o: (float(np.linalg.norm(self.centre(step, o) - c)), o))[:k]
 
     def refer(self, obj: str, step: int) -> str | None:
-        """ "the Mug on the DiningTable at step 3": where ``obj`` rests at ``step`` (it must
-        exist then), or None when another object of its type rests there too."""
+        """ "the Mug on the DiningTable in the Kitchen at step 3": where ``obj`` rests at
+        ``step`` (it must exist then), or None when another object of its type rests there too
+        or the receptacle's name is :meth:`ambiguous`."""
         rec = self.on[step][obj]
         cat = self.types[obj]
+        if self.ambiguous(rec):
+            return None
         if sum(1 for o in self.objects_on(step, rec) if self.types[o] == cat) > 1:
             return None
         return f"the {cat} on the {self.receptacle_label[rec]} at step {step}"
+
+    def unreferable(self, obj: str, step: int) -> str:
+        """Why :meth:`refer` gives None for ``obj`` at ``step`` (a skip reason)."""
+        if self.ambiguous(self.on[step][obj]):
+            return "a receptacle whose name fits another one"
+        return "another object of its type on its receptacle"
 
     def action_text(self, step: int) -> str:
         """What the action of ``step`` did, in words."""
@@ -237,15 +257,3 @@ class SequenceView:
             if r is not None and (not out or out[-1] != r):
                 out.append(r)
         return out
-
-
-def _labels(receptacles: set[str], types: Mapping[str, str]) -> dict[str, str]:
-    """Receptacle id -> its type, numbered ("Drawer 3") when the type repeats in the house."""
-    by_type: dict[str, list[str]] = {}
-    for r in sorted(receptacles):
-        by_type.setdefault(types.get(r, r.rsplit("|", 1)[-1]), []).append(r)
-    out = {}
-    for t, ids in by_type.items():
-        for i, r in enumerate(ids):
-            out[r] = t if len(ids) == 1 else f"{t} {i + 1}"
-    return out

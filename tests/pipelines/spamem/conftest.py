@@ -65,6 +65,34 @@ class Camera(NamedTuple):
     yaw: float
 
 
+class Furniture(NamedTuple):
+    """A top-level object of the world graphs (a Dresser, a Bed): what names refer to."""
+
+    type: str
+    position: XYZ
+    yaw: float = 0.0
+    room: str | None = None
+
+    def node(self, oid: str) -> dict[str, Any]:
+        return {
+            "id": oid,
+            "object_type": self.type,
+            "parent_id": None,
+            "position": list(self.position),
+            "rotation": [0.0, self.yaw, 0.0],
+            "room_id": self.room,
+        }
+
+
+def _receptacle(
+    rid: str, kind: str, parent: str | None, extent: tuple[XYZ, XYZ] | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": rid, "object_type": kind, "parent_id": parent}
+    if extent is not None:
+        out["aabb_min"], out["aabb_max"] = list(extent[0]), list(extent[1])
+    return out
+
+
 def build_episode(
     *,
     receptacles: Mapping[str, str],
@@ -74,11 +102,20 @@ def build_episode(
     depth_mm: Mapping[str, int] | None = None,
     size: tuple[int, int] = (40, 30),
     eid: str = "house-000000/seq-00",
+    rooms: Mapping[str, str] | None = None,
+    furniture: Mapping[str, Furniture | tuple[Any, ...]] | None = None,
+    parents: Mapping[str, str] | None = None,
+    extents: Mapping[str, tuple[XYZ, XYZ]] | None = None,
 ) -> FakeEpisode:
     """``receptacles``: id -> type; ``states``: per step, object id -> (type, receptacle id,
     3D centre); ``cameras``: per step, per view; ``boxes``: (step, view) -> element id ->
     the rectangle its mask fills (depth ``depth_mm[element]``, default 2000 mm). The 2D box
-    table comes from the masks as the capture makes it (``mask_boxes``)."""
+    table comes from the masks as the capture makes it (``mask_boxes``).
+
+    What receptacle names read (``naming``), all optional: ``rooms`` (id -> room type);
+    ``furniture``, top-level objects of every graph (id -> type, position, yaw, room id; a
+    receptacle listed here gets its room and position from it); ``parents``, the furniture a
+    sub-receptacle belongs to; ``extents``, a receptacle's box (lo, hi corners)."""
     width, height = size
     views = len(cameras[0])
     rows = len(states) * views
@@ -90,15 +127,17 @@ def build_episode(
             {
                 "format": 1,
                 "house": "fake",
-                "rooms": [],
+                "rooms": [{"id": r, "room_type": t} for r, t in sorted((rooms or {}).items())],
                 "structure": [],
                 "receptacles": [
-                    {"id": r, "object_type": t, "parent_id": None} for r, t in receptacles.items()
+                    _receptacle(r, t, (parents or {}).get(r), (extents or {}).get(r))
+                    for r, t in receptacles.items()
                 ],
                 "objects": [
                     {"id": o, "object_type": t, "parent_id": r, "position": list(c)}
                     for o, (t, r, c) in sorted(state.items())
-                ],
+                ]
+                + [Furniture(*f).node(i) for i, f in sorted((furniture or {}).items())],
             }
         )
     docs = [json.dumps(graphs[0]).encode()] + [
@@ -223,8 +262,8 @@ def memory_box(obj: str, step: int) -> Box:
 
 def memory_states() -> list[dict[str, tuple[str, str, XYZ]]]:
     """Steps 0..4: 1 removes the mug from the table; 2 moves the apple table -> counter; 3 moves
-    it counter -> shelf-b; 4 spawns a pen on the counter. shelf-a (Shelf 1, with a book) is
-    never acted on."""
+    it counter -> shelf-b; 4 spawns a pen on the counter. shelf-a (with a book) is never acted
+    on. The shelves are side by side in one ShelvingUnit (:data:`SHELVING`)."""
     apple_table = ("Apple", "table", (2.0, 0.8, 1.0))
     apple_counter = ("Apple", "counter", (2.0, 0.9, -0.7))
     apple_shelf = ("Apple", "shelf-b", (2.0, 1.5, -0.3))
@@ -243,6 +282,20 @@ def memory_states() -> list[dict[str, tuple[str, str, XYZ]]]:
         {**fixed, "apple": apple_shelf},
         {**fixed, "apple": apple_shelf, "pen": pen},
     ]
+
+
+SHELVING = {
+    "furniture": {"unit": Furniture("ShelvingUnit", (2.2, 1.0, 1.0), 270.0)},
+    "parents": {"shelf-a": "unit", "shelf-b": "unit"},
+    "extents": {
+        "shelf-a": ((1.9, 1.45, 1.6), (2.5, 1.8, 2.4)),
+        "shelf-b": ((1.9, 1.45, -0.55), (2.5, 1.8, 0.25)),
+    },
+}
+"""The memory scene's two shelves, one board each at y 1.45 in a ShelvingUnit at (2.2, 1, 1)
+whose front faces -x (yaw 270: local +z is world -x, local x is world z). Facing its front one
+looks along +x with world -z on the right (as LOOK_X does), so shelf-b (centre z -0.15) is the
+"right shelf of the ShelvingUnit" and shelf-a (z 2.0) the "left shelf of the ShelvingUnit"."""
 
 
 def memory_episode() -> FakeEpisode:
@@ -264,6 +317,7 @@ def memory_episode() -> FakeEpisode:
         states=states,
         cameras=cameras,
         boxes=boxes,
+        **SHELVING,  # type: ignore[arg-type]
     )
 
 

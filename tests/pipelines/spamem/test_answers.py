@@ -90,8 +90,9 @@ def test_rsr_nearest_neighbours_and_egocentric_directions(static_scene: Sequence
 
 
 # -- L2 (memory scene: 1 removes the mug from the table, 2 moves the apple table -> counter,
-# 3 moves it counter -> shelf-b ("Shelf 2"), 4 spawns a pen on the counter; shelf-a holds a book
-# and is never acted on). Categories per receptacle and step, from conftest.memory_states:
+# 3 moves it counter -> shelf-b ("right shelf of the ShelvingUnit"), 4 spawns a pen on the
+# counter; shelf-a holds a book and is never acted on). Categories per receptacle and step,
+# from conftest.memory_states:
 ON = {
     "table": [{"Apple", "Mug"}, {"Apple"}, set(), set(), set()],
     "counter": [
@@ -176,13 +177,15 @@ def test_stt_lists_receptacle_types_in_visiting_order(memory_scene: SequenceView
     # one receptacle). STT asks about objects that moved at least twice in the window (one move
     # is TL's and SED's question). Short-term after step t the window is 0..t: at t=2 the apple
     # has moved once (table -> counter), at t=3 twice (-> shelf-b); long (0..4) the same path.
-    # Tokens are receptacle types: shelf-b is "Shelf", though it is labelled "Shelf 2".
+    # Tokens are receptacle types: shelf-b is "Shelf", though it is named "right shelf of the
+    # ShelvingUnit" (conftest.SHELVING).
     recs = questions(memory_scene, (2,), 0, "STT")
     got = {(r["horizon"], r["step"]): (r["context"]["object"], r["answer"]) for r in recs}
     path = ["DiningTable", "CounterTop", "Shelf"]
     assert got == {("short", 3): ("apple", path), ("long", T): ("apple", path)}
     long = next(r for r in recs if r["horizon"] == "long")
-    assert long["context"]["path"] == ["DiningTable", "CounterTop", "Shelf 2"]
+    path = ["DiningTable", "CounterTop", "right shelf of the ShelvingUnit"]
+    assert long["context"]["path"] == path
 
 
 # RSR-M: the 3 nearest neighbours of the put-down object right after step s among every object

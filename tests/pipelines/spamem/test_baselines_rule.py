@@ -44,7 +44,8 @@ def rule_of(recs: list[dict[str, Any]]) -> dict[str, Any]:
 # the query step t]:
 #   t=1 mug   "the Mug on the DiningTable at step 0" rule [0, 1], gold [0, 0] (gone at 1)
 #   t=2 apple "the Apple on the CounterTop at step 2" rule [2, 2], gold [0, 2]
-#   t=3 apple "the Apple on the Shelf 2 at step 3"    rule [3, 3], gold [0, 3]
+#   t=3 apple "the Apple on the right shelf of the ShelvingUnit at step 3" rule [3, 3],
+#             gold [0, 3]
 #   t=4 pen   "the Pen on the CounterTop at step 4"   rule [4, 4], gold [4, 4] (spawned at 4)
 # Eq. 5: tIoU = max(0, min(pl, gl) - max(pf, gf) + 1) / (max(pl, gl) - min(pf, gf) + 1)
 #   t=1: (min(1, 0) - max(0, 0) + 1) / (max(1, 0) - min(0, 0) + 1) = 1 / 2
@@ -52,7 +53,11 @@ def rule_of(recs: list[dict[str, Any]]) -> dict[str, Any]:
 TL_SHORT = {
     1: ("the Mug on the DiningTable at step 0", {"first": 0, "last": 1}, 1 / 2),
     2: ("the Apple on the CounterTop at step 2", {"first": 2, "last": 2}, 1 / 3),
-    3: ("the Apple on the Shelf 2 at step 3", {"first": 3, "last": 3}, 1 / 4),
+    3: (
+        "the Apple on the right shelf of the ShelvingUnit at step 3",
+        {"first": 3, "last": 3},
+        1 / 4,
+    ),
     4: ("the Pen on the CounterTop at step 4", {"first": 4, "last": 4}, 1.0),
 }
 TL_SHORT_MEAN = (1 / 2 + 1 / 3 + 1 / 4 + 1) / 4  # 0.521: the rule's headline on these four

@@ -52,7 +52,7 @@ def test_added_set_needs_the_receptacle_seen_before(
 ) -> None:
     # SED-Add after step 3 on shelf-b: the apple arrived (seen at step 3); that it was not there
     # at step 2 needs shelf-b itself in frame 2, and no receptacle is painted in this scene.
-    r = record(memory_records, f"L3/SED-Add/short/rgb/{EP}/t003-Shelf-2")
+    r = record(memory_records, f"L3/SED-Add/short/rgb/{EP}/t003-right-shelf-of-the-ShelvingUnit")
     assert r["answer"] == ["Apple"]
     apple = memory_scene.instance_id["apple"]
     assert r["evidence"] == [

@@ -195,12 +195,13 @@ def test_world_state_helpers(memory_scene: SequenceView) -> None:
         Event(3, "place", "apple", "counter", "shelf-b"),
         Event(4, "spawn", "pen", None, "counter"),
     ]
-    assert seq.receptacle_label == {
+    assert seq.receptacle_label == {  # conftest.SHELVING: side by side in one ShelvingUnit
         "counter": "CounterTop",
-        "shelf-a": "Shelf 1",
-        "shelf-b": "Shelf 2",
+        "shelf-a": "left shelf of the ShelvingUnit",
+        "shelf-b": "right shelf of the ShelvingUnit",
         "table": "DiningTable",
     }
+    assert not seq.unnamed
     assert seq.focus(2) == ["counter", "table"]  # by label: CounterTop < DiningTable
     assert seq.focus(3) == ["counter", "shelf-b"]
     assert seq.objects_on(2, "counter") == ["apple", "bread", "knife"]
@@ -212,7 +213,7 @@ def test_world_state_helpers(memory_scene: SequenceView) -> None:
     assert seq.path("pen", 0, 4) == ["counter"]
     assert seq.path("mug", 1, 4) == []
     assert seq.refer("apple", 2) == "the Apple on the CounterTop at step 2"
-    assert seq.refer("vase", 0) == "the Vase on the Shelf 2 at step 0"
+    assert seq.refer("vase", 0) == "the Vase on the right shelf of the ShelvingUnit at step 0"
     assert seq.view_index(0.0, "standing") == 1
 
 
