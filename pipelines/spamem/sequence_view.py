@@ -68,6 +68,7 @@ class SequenceView:
         self.types: dict[str, str] = {}
         self.parent: dict[str, str | None] = {}  # sub-receptacle -> its furniture
         self.positions: list[dict[str, tuple[float, float, float]]] = []
+        self.shut: list[set[str]] = []  # per step: closed containers (their inside unseen)
         for g in self.graphs:
             here: dict[str, str] = {}
             pos: dict[str, tuple[float, float, float]] = {}
@@ -81,6 +82,7 @@ class SequenceView:
                 self.parent.setdefault(r["id"], r.get("parent_id"))
             self.on.append(here)
             self.positions.append(pos)
+            self.shut.append({r["id"] for r in g["receptacles"] if _shut(r)})
         names = receptacle_names(
             self.graphs,
             {r["id"] for g in self.graphs for r in g["receptacles"]} | self._all_receptacles(),
@@ -257,3 +259,11 @@ class SequenceView:
             if r is not None and (not out or out[-1] != r):
                 out.append(r)
         return out
+
+
+def _shut(receptacle: Mapping[str, Any]) -> bool:
+    """A container drawn shut: every surface of it needs opening and its openness is 0 (graphs
+    before format 4 have no openness: their containers read as shut)."""
+    surfaces = receptacle.get("surfaces") or []
+    opened = float(receptacle.get("openness") or 0.0)
+    return bool(surfaces) and all(x.get("needs_open") for x in surfaces) and not opened

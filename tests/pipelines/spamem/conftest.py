@@ -93,6 +93,13 @@ def _receptacle(
     return out
 
 
+def _container(openness: Sequence[float] | None, step: int) -> dict[str, Any]:
+    """A drawer-like receptacle (its one surface needs opening) and its openness at ``step``."""
+    if openness is None:
+        return {}
+    return {"surfaces": [{"needs_open": True, "object_ids": []}], "openness": openness[step]}
+
+
 def build_episode(
     *,
     receptacles: Mapping[str, str],
@@ -106,6 +113,7 @@ def build_episode(
     furniture: Mapping[str, Furniture | tuple[Any, ...]] | None = None,
     parents: Mapping[str, str] | None = None,
     extents: Mapping[str, tuple[XYZ, XYZ]] | None = None,
+    containers: Mapping[str, Sequence[float]] | None = None,
 ) -> FakeEpisode:
     """``receptacles``: id -> type; ``states``: per step, object id -> (type, receptacle id,
     3D centre); ``cameras``: per step, per view; ``boxes``: (step, view) -> element id ->
@@ -115,14 +123,15 @@ def build_episode(
     What receptacle names read (``naming``), all optional: ``rooms`` (id -> room type);
     ``furniture``, top-level objects of every graph (id -> type, position, yaw, room id; a
     receptacle listed here gets its room and position from it); ``parents``, the furniture a
-    sub-receptacle belongs to; ``extents``, a receptacle's box (lo, hi corners)."""
+    sub-receptacle belongs to; ``extents``, a receptacle's box (lo, hi corners); ``containers``:
+    a receptacle whose surface needs opening -> its openness per step."""
     width, height = size
     views = len(cameras[0])
     rows = len(states) * views
     keys = sorted(set(receptacles) | {o for s in states for o in s})
     ids = {k: i + 1 for i, k in enumerate(keys)}
     graphs = []
-    for state in states:
+    for step, state in enumerate(states):
         graphs.append(
             {
                 "format": 1,
@@ -131,6 +140,7 @@ def build_episode(
                 "structure": [],
                 "receptacles": [
                     _receptacle(r, t, (parents or {}).get(r), (extents or {}).get(r))
+                    | _container((containers or {}).get(r), step)
                     for r, t in receptacles.items()
                 ],
                 "objects": [

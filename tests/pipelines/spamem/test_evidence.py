@@ -256,3 +256,38 @@ def test_evidence_frames_skip_what_no_frame_shows(make_episode: Any) -> None:
     )
     assert list(b.records()) == []
     assert b.skipped["SOR-M short L3: the answer is not in its frames"] == 1
+
+
+def test_a_shut_container_does_not_show_it_is_empty(make_episode: Any) -> None:
+    # A drawer holds a pen at step 0, shut; step 1 takes the pen out onto the table (the drawer
+    # is open for step 1's capture); step 2 spawns an apple on the table, the drawer shut again.
+    # The drawer's front and the table are painted in every frame, the objects in none.
+    cam = (0.0, "standing", (0.0, 1.0, 0.0), 90.0)
+    pen_drawer = ("Pen", "drawer", (2.0, 0.5, 0.0))
+    pen_table = ("Pen", "table", (2.0, 0.8, 0.5))
+    apple = ("Apple", "table", (2.0, 0.8, -0.5))
+    seq = SequenceView(
+        make_episode(
+            receptacles={"table": "DiningTable", "drawer": "Drawer"},
+            states=[{"pen": pen_drawer}, {"pen": pen_table}, {"pen": pen_table, "apple": apple}],
+            cameras=[[cam]] * 3,
+            boxes={
+                (s, 0): {"drawer": (0, 20, 10, 25), "table": (12, 20, 30, 25)} for s in range(3)
+            },
+            containers={"drawer": [0.0, 1.0, 0.0]},
+        )
+    )
+    assert seq.shut == [{"drawer"}, set(), {"drawer"}]
+    recs = {r["id"]: r for r in questions(seq, (3,))}
+
+    def shown(rid: str) -> dict[str, list[list[int]]]:
+        return {e["item"]: e["frames"] for e in recs[rid]["evidence"]}
+
+    # SED-Add on the drawer after step 1 (nothing added): the open drawer of frame 1 shows it
+    # empty; that nothing was there before needs frame 0's drawer, which was shut
+    got = shown(f"L3/SED-Add/short/rgb/{EP}/t001-Drawer")
+    assert got == {"(nothing)": [[1, 0]], "the receptacle at step 0": []}
+    # CSR-Add at T=2: the drawer is shut at 2, so "(nothing)" has no frame at all
+    assert shown(f"L3/CSR-Add/long/rgb/{EP}/T-Drawer")["(nothing)"] == []
+    # the table is no container: its emptiness at step 2 (SED-Rem) shows in frame 2
+    assert shown(f"L3/SED-Rem/short/rgb/{EP}/t002-DiningTable")["(nothing)"] == [[2, 0]]
