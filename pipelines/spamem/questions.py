@@ -259,11 +259,13 @@ class Builder:
     # -- level 1 -----------------------------------------------------------------------------
 
     def clusters(self) -> list[tuple[str, int, list[str]]]:
-        """(receptacle, view, visible objects on it): per receptacle, the step-0 view that sees
-        most of its objects (then most pixels, then the lowest view)."""
+        """(receptacle, view, visible objects on it): per receptacle, the usable step-0 view that
+        sees most of its objects (then most pixels, then the lowest view)."""
         seq = self.seq
         best: dict[str, tuple[tuple[int, int, int], int, list[str]]] = {}
         for v in range(seq.views):
+            if not seq.viewpoints[0][v].get("usable", True):
+                continue  # every camera position of this view was against something
             vis = seq.visible(seq.row(0, v))
             groups: dict[str, list[str]] = {}
             for o, r in seq.on[0].items():
