@@ -202,13 +202,15 @@ class Builder:
         return self.best_view(step, keys)
 
     def best_view(self, step: int, keys: Sequence[str]) -> int:
-        """The view of ``step`` with the most visible pixels of ``keys`` (the lowest on a tie),
-        the stream view when none sees any, or always with ``--frames stream``."""
+        """The usable view of ``step`` with the most visible pixels of ``keys`` (the lowest on a
+        tie), the stream view when none sees any, or always with ``--frames stream``."""
         if self.settings.frames != "evidence":
             return self.stream
         seq = self.seq
         best, most = self.stream, 0
         for v in range(seq.views):
+            if not seq.viewpoints[step][v].get("usable", True):
+                continue  # every camera position of this view was against something
             vis = seq.visible(seq.row(step, v))
             n = sum(vis[k][4] for k in keys if k in vis)
             if n > most:
