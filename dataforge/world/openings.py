@@ -5,10 +5,12 @@ centred on the hole (along ``wall0``, local x along the wall, local z across it)
 the hole's bottom for doors. Door leaves (``Doorway_*`` assets; a ``Doorframe`` has none) turn
 about their hinges by ``openness`` × 90° (AI2-THOR's default openness for ProcTHOR doors is the
 house's ``openness`` field: 1 for open interior doors, 0 for the closed front door), toward the
-local -z side. Window panes are left out, so windows show the sky (the renderer's background
-colour, :data:`~dataforge.world.materials.SKY_COLOR`; depth 0 and no instance there, like any
-background). Navigation treats a door as passable unless its leaf is closed
-(:mod:`dataforge.world.navigation`).
+local -z side. A window keeps its glass panes, drawn as the window itself (its own instance
+id, finite depth): an opaque pane rather than a hole onto the renderer's background (depth 0,
+no instance); a thin pane filling the wall's hole on the wall's centre line closes any gap
+between the asset's frame and the hole, so every pixel of a window's hole belongs to it. A
+door's glass insets are left out (a glazed leaf keeps its solid slab behind them). Navigation
+treats a door as passable unless its leaf is closed (:mod:`dataforge.world.navigation`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ from dataforge.world.archetypes import shape_of
 from dataforge.world.assets import AssetCatalogue, AssetInfo
 from dataforge.world.boxes import rotation_matrix
 from dataforge.world.house import House, Opening
+from dataforge.world.materials import asset_palette
 from dataforge.world.shape_mesh import ElementGeometry, shape_geometry
+
+PANE_M = 0.01  # thickness of the pane that fills a window's hole
 
 
 def opening_class(catalogue: AssetCatalogue, opening: Opening) -> str:
@@ -48,13 +53,13 @@ def opening_pose(house: House, opening: Opening, info: AssetInfo) -> tuple[np.nd
 
 @functools.lru_cache(maxsize=1024)
 def opening_geometry(info: AssetInfo, openness: float) -> dict[str | None, ElementGeometry]:
-    """The opening asset's geometry, door leaves turned open by ``openness``, without panes:
-    through a window one sees the sky (the renderer's background), as through AI2-THOR's
-    transparent glass (a glazed door leaf keeps its solid slab)."""
+    """The opening asset's geometry, door leaves turned open by ``openness``; a window keeps its
+    glass panes (module docstring), a door drops its glass insets."""
     from dataforge.world.archetypes.fixtures import swung_door_shape
-    from dataforge.world.materials import asset_palette
 
     shape = swung_door_shape(info, openness) if info.object_type == "Doorway" else shape_of(info)
+    if info.object_type == "Window":
+        return shape_geometry(shape, asset_palette(info)) if shape.parts else {}
     frame = dataclasses.replace(shape, parts=tuple(p for p in shape.parts if p.role != "glass"))
     return shape_geometry(frame, asset_palette(info)) if frame.parts else {}
 
@@ -65,7 +70,26 @@ def opening_meshes(house: House, opening: Opening, catalogue: AssetCatalogue) ->
     centre, yaw = opening_pose(house, opening, info)
     rot = rotation_matrix((0.0, yaw, 0.0))
     openness = 1.0 if opening.openness is None else min(max(float(opening.openness), 0.0), 1.0)
-    return [
+    meshes = [
         Mesh(g.vertices @ rot.T + centre, g.faces, g.normals @ rot.T, g.colors)
         for g in opening_geometry(info, openness).values()
     ]
+    if info.object_type == "Window":
+        pane = hole_pane(house, opening, asset_palette(info)["glass"])
+        meshes.append(Mesh(pane.vertices @ rot.T + centre, pane.faces, color=pane.color))
+    return meshes
+
+
+def hole_pane(house: House, opening: Opening, color: tuple[int, int, int]) -> Mesh:
+    """A pane ``PANE_M`` thick filling the opening's hole, in the frame of
+    :func:`opening_pose` (a window's pose is centred on its hole)."""
+    a, b = (np.asarray(p, dtype=np.float64) for p in house.opening_segment(opening))
+    hx = float(np.linalg.norm(b - a)) / 2.0
+    hy = (opening.y_range[1] - opening.y_range[0]) / 2.0
+    hz = PANE_M / 2.0
+    corners = np.array(
+        [(x, y, z) for x in (-hx, hx) for y in (-hy, hy) for z in (-hz, hz)], dtype=np.float64
+    )
+    quads = ((0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3))
+    faces = np.array([t for q in quads for t in ((q[0], q[1], q[2]), (q[0], q[2], q[3]))])
+    return Mesh(corners, faces.astype(np.int32), color=color)

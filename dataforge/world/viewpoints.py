@@ -6,45 +6,67 @@ the point in plan view, looking at the point. A camera stands where the agent co
 position must be navigable for the agent (:class:`~dataforge.nav.grid.NavGrid`, obstacles grown
 by the agent's radius, so never inside a wall or furniture), in the component of the agent's
 start, and see the point without a wall in between (plan-view test against the walls' planes;
-door and window holes are ignored, which is conservative). When the ideal position on an
-azimuth's bearing fails, the nearest distance on the same bearing within ``[min_radius,
-max_radius]`` that passes is taken (``on_bearing`` True, ``radius`` the distance used); when none
-does, the bearing turns by 5, 10, ... up to 90 degrees either way (nearest turn first) to a
-position that passes and is at least ``MIN_SEPARATION_M`` from the cameras of earlier azimuths
-(``on_bearing`` False); failing that, the navigable position nearest to the ideal one that sees
-the point; when none sees it, the nearest navigable position (``sees_target`` False). Every
-viewpoint records what it is (its position gives the bearing it was moved to).
+door and window holes are ignored, which is conservative). Two more rules hold for every
+camera: no wall line and no door or window (its frame and swung leaves, in plan) lies within
+``WALL_CLEARANCE_M`` of it in plan (:meth:`WallSight.roomy`), and no two cameras of one orbit
+stand within ``MIN_SEPARATION_M`` of each other in 3D.
+
+Candidates, in order of preference: the distances on the azimuth's bearing within
+``[min_radius, max_radius]``, nearest to ``radius`` first (``on_bearing`` True, ``radius`` the
+distance used); then the bearing turned by 5, 10, ... up to 90 degrees either way (nearest turn
+first), the best distance of each (``on_bearing`` False); then the navigable positions nearest
+to the ideal one that see the point; when none is left, the nearest navigable position away from
+the other cameras (``sees_target`` as it is). An ``accept`` callback (a renderer's look at the
+candidate's images) may refuse a candidate: the next one is tried, skipping those within
+``REDRAW_STEP_M`` of a refused one, at most ``MAX_TRIES`` in all; when all are refused the first
+is kept with ``usable`` False.
+
+Every viewpoint records what it is: the nominal ``azimuth_deg`` (its slot) and ``height_name``,
+and what it got: ``bearing_deg``, the bearing of the camera from the point in plan view,
+``atan2(x_camera - x_point, z_camera - z_point)`` in degrees in [0, 360) (the azimuth
+convention: 0 = +z, 90 = +x; equal to ``azimuth_deg`` when ``on_bearing``), and ``height_m``,
+the camera's height above the floor.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import shapely
-from shapely.geometry import LineString
+from shapely.geometry import LineString, Point
 
 from dataforge.world.house import House
 
 AZIMUTHS_8 = tuple(float(a) for a in range(0, 360, 45))
 RADIUS_STEP_M = 0.05
-# A blocked bearing turns by these angles (nearest first) to a free one, keeping cameras of
-# different azimuths at least MIN_SEPARATION_M apart so that they do not all collapse onto the
-# one free spot in front of an object against a wall.
+# A blocked bearing turns by these angles (nearest first) to a free one.
 TURNS_DEG = tuple(t for k in range(1, 19) for t in (5.0 * k, -5.0 * k))
-MIN_SEPARATION_M = 0.3
+# No two cameras of one orbit closer than this (3D): cameras of different azimuths would
+# otherwise collapse onto the one free spot in front of an object against a wall.
+MIN_SEPARATION_M = 0.20
+# No wall, door or window closer than this to a camera in plan view (a camera against a wall
+# sees little but the wall).
+WALL_CLEARANCE_M = 0.35
+MAX_TRIES = 6  # candidates an ``accept`` callback is shown per azimuth
+REDRAW_STEP_M = 0.3  # a redrawn camera moves at least this far from the refused ones
 MAX_HORIZON_DEG = 89.0
+MAX_CELLS = 4000  # nearest navigable cells tried when every bearing fails
+
+Candidate = tuple[float, float, float, bool, bool]  # x, z, plan radius, on_bearing, sees
 
 
 @dataclass(frozen=True)
 class Viewpoint:
-    """One camera: AI2-THOR-style pose (position, yaw, horizon > 0 looking down) and how it was
-    found."""
+    """One camera: AI2-THOR-style pose (position, yaw, horizon > 0 looking down), its nominal
+    slot (azimuth, height name), what it got (bearing, height) and how it was found."""
 
-    azimuth_deg: float
+    azimuth_deg: float  # the nominal slot
     height_name: str
     position: tuple[float, float, float]
     yaw_deg: float
@@ -52,6 +74,9 @@ class Viewpoint:
     radius_m: float  # plan-view distance from the target
     on_bearing: bool  # on the azimuth's bearing (else the nearest usable position)
     sees_target: bool  # no wall between the camera and the target in plan view
+    bearing_deg: float = 0.0  # atan2(x - target x, z - target z), degrees in [0, 360)
+    height_m: float = 0.0  # camera height above the floor
+    usable: bool = True  # False: every candidate was refused (see the module docstring)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,14 +88,19 @@ class Viewpoint:
             "radius_m": self.radius_m,
             "on_bearing": self.on_bearing,
             "sees_target": self.sees_target,
+            "bearing_deg": self.bearing_deg,
+            "height_m": self.height_m,
+            "usable": self.usable,
         }
 
 
 class WallSight:
     """Plan-view line of sight against a house's wall planes (standing walls only: an
-    ``empty`` wall, ProcTHOR's open boundary between rooms, is neither drawn nor an obstacle)."""
+    ``empty`` wall, ProcTHOR's open boundary between rooms, is neither drawn nor an obstacle),
+    and the room a camera has around it: the wall lines and, given the ``catalogue``, the plan
+    footprints of door and window meshes (frames, swung leaves)."""
 
-    def __init__(self, house: House) -> None:
+    def __init__(self, house: House, catalogue: Any = None) -> None:
         lines = [
             LineString([w.start, w.end])
             for w in house.walls
@@ -78,12 +108,33 @@ class WallSight:
         ]
         self._tree = shapely.STRtree(lines)
         self._lines = lines
+        near = list(lines)
+        if catalogue is not None:
+            near += [opening_footprint(house, o, catalogue) for o in house.openings]
+        self._near = shapely.STRtree([g for g in near if not g.is_empty])
 
     def clear(self, a: Sequence[float], b: Sequence[float]) -> bool:
         """No wall crosses the segment from ``a`` to ``b`` (plan-view x, z)."""
         seg = LineString([(a[0], a[1]), (b[0], b[1])])
         hits = self._tree.query(seg, predicate="intersects")
         return len(hits) == 0
+
+    def roomy(self, x: float, z: float, clearance: float = WALL_CLEARANCE_M) -> bool:
+        """No wall line, door or window lies within ``clearance`` of (x, z) in plan view."""
+        hits = self._near.query(Point(x, z), predicate="dwithin", distance=clearance)
+        return len(hits) == 0
+
+
+def opening_footprint(house: House, opening: Any, catalogue: Any) -> Any:
+    """The plan-view area covered by a door's or window's meshes (an open leaf included)."""
+    from dataforge.world.openings import opening_meshes
+
+    tris = [m.vertices[m.faces][:, :, [0, 2]] for m in opening_meshes(house, opening, catalogue)]
+    if not tris:
+        return shapely.GeometryCollection()
+    polys = shapely.polygons(np.concatenate(tris))
+    polys = polys[shapely.area(polys) > 1e-9]
+    return shapely.union_all(polys)
 
 
 def look_at_angles(eye: Sequence[float], target: Sequence[float]) -> tuple[float, float]:
@@ -93,6 +144,14 @@ def look_at_angles(eye: Sequence[float], target: Sequence[float]) -> tuple[float
     yaw = math.degrees(math.atan2(dx, dz)) % 360.0
     horizon = math.degrees(math.atan2(-dy, math.hypot(dx, dz)))
     return yaw, max(-MAX_HORIZON_DEG, min(MAX_HORIZON_DEG, horizon))
+
+
+def plan_bearing(target: Sequence[float], position: Sequence[float]) -> float:
+    """Bearing in degrees [0, 360) of ``position`` seen from ``target`` in plan view (x, y, z
+    points): ``atan2(dx, dz)``, 0 = +z, 90 = +x."""
+    dx = float(position[0]) - float(target[0])
+    dz = float(position[2]) - float(target[2])
+    return math.degrees(math.atan2(dx, dz)) % 360.0
 
 
 def orbit_viewpoints(
@@ -107,68 +166,130 @@ def orbit_viewpoints(
     min_radius: float = 0.5,
     max_radius: float = 3.0,
     component: int | None = None,
+    accept: Callable[[list[Viewpoint]], bool] | None = None,
 ) -> list[Viewpoint]:
     """Viewpoints azimuth-major (for each azimuth, each height in ``heights`` order) around
     ``target`` (see the module docstring). ``component``: the grid component cameras must be
-    in (default: the largest)."""
-    tx, ty, tz = (float(v) for v in target)
-    labels = grid.components()
-    comp = grid.largest_component() if component is None else component
-
-    def usable(x: float, z: float) -> bool:
-        c = grid.cell_of((x, 0.0, z))
-        return grid.inside(c) and bool(grid.free[c]) and int(labels[c]) == comp
-
-    steps = round((max_radius - min_radius) / RADIUS_STEP_M)
-    distances = sorted(
-        (min_radius + k * RADIUS_STEP_M for k in range(steps + 1)),
-        key=lambda d: (abs(d - radius), d),
-    )
-    cells = None
-    taken: list[tuple[float, float]] = []
-
-    def search(az: float, apart: bool) -> tuple[float, float, float] | None:
-        s, c = math.sin(math.radians(az)), math.cos(math.radians(az))
-        for d in distances:
-            x, z = tx + d * s, tz + d * c
-            if not usable(x, z):
-                continue
-            if apart and any(math.hypot(x - a, z - b) < MIN_SEPARATION_M for a, b in taken):
-                continue
-            if sight.clear((tx, tz), (x, z)):
-                return x, z, d
-        return None
-
+    in (default: the largest). ``accept``: shown each candidate's viewpoints (one per height),
+    says whether to keep them."""
+    orbit = _Orbit(grid, sight, target, floor_y, heights, (min_radius, radius, max_radius))
+    if component is not None:
+        orbit.comp = component
     out: list[Viewpoint] = []
     for az in azimuths:
-        hit = search(az, apart=False)
-        found = None if hit is None else (*hit, True, True)
-        for turn in () if found is not None else TURNS_DEG:
-            hit = search(az + turn, apart=True)
+        out.extend(orbit.place(float(az), accept))
+    return out
+
+
+class _Orbit:
+    """The search state of one orbit: the grid, the target and the cameras placed so far."""
+
+    def __init__(
+        self,
+        grid: Any,
+        sight: WallSight,
+        target: Sequence[float],
+        floor_y: float,
+        heights: Mapping[str, float],
+        radii: tuple[float, float, float],
+    ) -> None:
+        levels = sorted(heights.values())
+        if any(b - a < MIN_SEPARATION_M for a, b in itertools.pairwise(levels)):
+            raise ValueError(f"camera heights {dict(heights)} closer than {MIN_SEPARATION_M} m")
+        self.grid, self.sight = grid, sight
+        self.target = tuple(float(v) for v in target)
+        self.floor_y, self.heights = floor_y, dict(heights)
+        self.min_radius, self.radius, max_radius = radii
+        self.labels = grid.components()
+        self.comp = grid.largest_component()
+        steps = round((max_radius - self.min_radius) / RADIUS_STEP_M)
+        self.distances = sorted(
+            (self.min_radius + k * RADIUS_STEP_M for k in range(steps + 1)),
+            key=lambda d: (abs(d - self.radius), d),
+        )
+        self.eyes: list[tuple[float, float, float]] = []
+        self._cells: np.ndarray | None = None
+
+    # -- tests of a plan position ---------------------------------------------------------
+
+    def navigable(self, x: float, z: float) -> bool:
+        c = self.grid.cell_of((x, 0.0, z))
+        return self.grid.inside(c) and bool(self.grid.free[c]) and int(self.labels[c]) == self.comp
+
+    def apart(self, x: float, z: float) -> bool:
+        """At least MIN_SEPARATION_M (3D) from every camera placed, at every height."""
+        for h in self.heights.values():
+            y = self.floor_y + h
+            for a, b, c in self.eyes:
+                if math.dist((x, y, z), (a, b, c)) < MIN_SEPARATION_M:
+                    return False
+        return True
+
+    def sees(self, x: float, z: float) -> bool:
+        return self.sight.clear((self.target[0], self.target[2]), (x, z))
+
+    def good(self, x: float, z: float) -> bool:
+        return (
+            self.navigable(x, z) and self.apart(x, z) and self.sight.roomy(x, z) and self.sees(x, z)
+        )
+
+    # -- candidates -----------------------------------------------------------------------
+
+    def on_bearing(self, az: float) -> Iterator[Candidate]:
+        tx, tz = self.target[0], self.target[2]
+        s, c = math.sin(math.radians(az)), math.cos(math.radians(az))
+        for d in self.distances:
+            x, z = tx + d * s, tz + d * c
+            if self.good(x, z):
+                yield x, z, d, True, True
+
+    def candidates(self, az: float) -> Iterator[Candidate]:
+        """Every candidate position for azimuth ``az``, best first (module docstring)."""
+        yield from self.on_bearing(az)
+        for turn in TURNS_DEG:
+            hit = next(self.on_bearing(az + turn), None)
             if hit is not None:
-                found = (*hit, False, True)
-                break
-        if found is None:
-            if cells is None:
-                ii, jj = np.nonzero((labels == comp) & grid.free)
-                cells = np.stack(
-                    [
-                        grid.origin[0] + (jj + 0.5) * grid.cell,
-                        grid.origin[1] + (ii + 0.5) * grid.cell,
-                    ],
-                    axis=1,
-                )
-            s, c = math.sin(math.radians(az)), math.cos(math.radians(az))
-            ideal = (tx + radius * s, tz + radius * c)
-            found = _nearest(cells, sight, (tx, tz), ideal, min_radius, taken)
-        x, z, d, on_bearing, sees = found
-        taken.append((x, z))
-        for name, h in heights.items():
-            eye = (round(x, 6), round(floor_y + h, 6), round(z, 6))
-            yaw, horizon = look_at_angles(eye, (tx, ty, tz))
+                yield (*hit[:3], False, True)
+        cells = self.cells()
+        tx, tz = self.target[0], self.target[2]
+        s, c = math.sin(math.radians(az)), math.cos(math.radians(az))
+        ideal = (tx + self.radius * s, tz + self.radius * c)
+        order = np.argsort(np.hypot(cells[:, 0] - ideal[0], cells[:, 1] - ideal[1]), kind="stable")
+        dist = np.hypot(cells[:, 0] - tx, cells[:, 1] - tz)
+        for k in order[:MAX_CELLS]:
+            x, z = (float(v) for v in cells[k])
+            if dist[k] >= self.min_radius and self.good(x, z):
+                yield x, z, float(dist[k]), False, True
+        last = next((k for k in order if self.apart(*cells[k])), order[0])
+        x, z = (float(v) for v in cells[last])
+        yield x, z, float(dist[last]), False, self.sees(x, z)
+
+    def cells(self) -> np.ndarray:
+        """Plan centres of the navigable cells of the component."""
+        if self._cells is None:
+            grid = self.grid
+            ii, jj = np.nonzero((self.labels == self.comp) & grid.free)
+            self._cells = np.stack(
+                [grid.origin[0] + (jj + 0.5) * grid.cell, grid.origin[1] + (ii + 0.5) * grid.cell],
+                axis=1,
+            )
+        if len(self._cells) == 0:
+            raise ValueError("no navigable position to put a camera on")
+        return self._cells
+
+    # -- placing --------------------------------------------------------------------------
+
+    def group(self, az: float, cand: Candidate) -> list[Viewpoint]:
+        """The viewpoints (one per height) of a candidate position."""
+        x, z, d, on_bearing, sees = cand
+        out = []
+        for name, h in self.heights.items():
+            eye = (round(x, 6), round(self.floor_y + h, 6), round(z, 6))
+            yaw, horizon = look_at_angles(eye, self.target)
+            bearing = plan_bearing(self.target, eye)
             out.append(
                 Viewpoint(
-                    float(az),
+                    az,
                     name,
                     eye,
                     round(yaw, 6),
@@ -176,31 +297,32 @@ def orbit_viewpoints(
                     round(d, 6),
                     on_bearing,
                     sees,
+                    round(bearing, 6) % 360.0,
+                    round(eye[1] - self.floor_y, 6),
                 )
             )
-    return out
+        return out
 
-
-def _nearest(
-    cells: np.ndarray,
-    sight: WallSight,
-    target: tuple[float, float],
-    ideal: tuple[float, float],
-    min_radius: float,
-    taken: list[tuple[float, float]],
-) -> tuple[float, float, float, bool, bool]:
-    """The cell nearest to ``ideal`` that sees the target from at least ``min_radius``, away
-    from the cameras already ``taken`` if possible."""
-    if len(cells) == 0:
-        raise ValueError("no navigable position to put a camera on")
-    order = np.argsort(np.hypot(cells[:, 0] - ideal[0], cells[:, 1] - ideal[1]), kind="stable")
-    dist = np.hypot(cells[:, 0] - target[0], cells[:, 1] - target[1])
-    for apart in (True, False):
-        for k in order[:4000]:
-            x, z = (float(v) for v in cells[k])
-            if apart and any(math.hypot(x - a, z - b) < MIN_SEPARATION_M for a, b in taken):
+    def place(self, az: float, accept: Callable[[list[Viewpoint]], bool] | None) -> list[Viewpoint]:
+        """The viewpoints of azimuth ``az``: the first candidate ``accept`` keeps, else the
+        first candidate marked unusable; its cameras join those placed."""
+        first: list[Viewpoint] | None = None
+        refused: list[tuple[float, float]] = []
+        chosen: list[Viewpoint] | None = None
+        for cand in self.candidates(az):
+            if any(math.hypot(cand[0] - a, cand[1] - b) < REDRAW_STEP_M - 1e-9 for a, b in refused):
                 continue
-            if dist[k] >= min_radius and sight.clear(target, (x, z)):
-                return x, z, float(dist[k]), False, True
-    x, z = (float(v) for v in cells[order[0]])
-    return x, z, float(dist[order[0]]), False, False
+            group = self.group(az, cand)
+            if accept is None or accept(group):
+                chosen = group
+                break
+            first = first or group
+            refused.append(cand[:2])
+            if len(refused) >= MAX_TRIES:
+                break
+        if chosen is None:
+            if first is None:  # candidates() ends with a position or raises: never here
+                raise ValueError(f"no camera position at azimuth {az:g}")
+            chosen = [dataclasses.replace(v, usable=False) for v in first]
+        self.eyes.extend(v.position for v in chosen)
+        return chosen

@@ -12,8 +12,16 @@ view (spec notes); the choices, recorded in every episode:
 - radius 1.5 m, AI2-THOR's default interaction (visibility) distance; pitch: looking at the
   target's centre; field of view: AI2-THOR's default 90 degrees (vertical).
 
+A rendered candidate whose image is more than ``MAX_CLOSE_SHARE`` closer than ``CLOSE_M`` (a
+camera against a wall, a door leaf or furniture) is redrawn at the next candidate position
+(:func:`~dataforge.world.viewpoints.orbit_viewpoints`); when every candidate fails the first is
+kept and its views marked unusable (``usable`` 0), so every state keeps its views.
+
 Per view it stores RGB, depth (uint16 millimetres, 0 = nothing), instance and semantic ids
-(uint16), the camera-to-world pose and the 2D boxes of the instances in the mask.
+(uint16), the camera-to-world pose, the 2D boxes of the instances in the mask and a ``view``
+row (``VIEW_COLUMNS``): the nominal azimuth (the view's slot), the camera's real height above
+the floor and real bearing from the target in plan view (``atan2(x - target x, z - target z)``
+in degrees, 0 = +z, 90 = +x, as the azimuths), how it was found and whether it is usable.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import numpy as np
 from dataforge.errors import DataforgeError
 from dataforge.render.camera import thor_camera_pose
 from dataforge.render.masks import mask_boxes
-from dataforge.render.renderer import depth_mm, to_uint16
+from dataforge.render.renderer import Frame, depth_mm, to_uint16
 from dataforge.world.viewpoints import Viewpoint, WallSight, orbit_viewpoints
 
 CAMERA_HEIGHTS_M = {"standing": 1.576, "crouching": 0.901}
@@ -40,7 +48,11 @@ VIEW_COLUMNS = (
     "target_x",
     "target_y",
     "target_z",
+    "bearing_deg",
+    "usable",
 )
+CLOSE_M = 0.2  # a pixel nearer than this (and not background) is "against" the camera
+MAX_CLOSE_SHARE = 1.0 / 3.0  # more close pixels than this: the view is redrawn
 
 
 @dataclass(frozen=True)
@@ -107,6 +119,11 @@ class Capture:
     viewpoints: list[Viewpoint]
 
 
+def close_share(depth: np.ndarray) -> float:
+    """Share of the pixels nearer than ``CLOSE_M`` (depth in metres, 0 = nothing: not near)."""
+    return float(np.count_nonzero((depth > 0) & (depth < CLOSE_M))) / float(depth.size)
+
+
 def capture(
     backend: Any,
     grid: Any,
@@ -121,31 +138,57 @@ def capture(
 ) -> Capture:
     """Render every view of ``settings`` around ``target`` in ``backend``'s current state into
     the next rows of ``buffer``; ``facing`` turns the orbit (its azimuth 0 looks from that
-    bearing: an open drawer's or door's face)."""
+    bearing: an open drawer's or door's face). A candidate camera's images go to its rows as it
+    is tried; the first tried of an azimuth stays there unless a later one is accepted."""
+    base, per = buffer.n, len(settings.heights)
+    if base + settings.views > len(buffer.rgb):
+        raise DataforgeError(f"view buffer full at {base} views")
+    azimuths = tuple((a + facing) % 360.0 for a in settings.azimuths)
+    slots = {az: base + k * per for k, az in enumerate(azimuths)}
+    tried: set[float] = set()
+
+    def accept(group: list[Viewpoint]) -> bool:
+        frames = [backend.render(vp.position, vp.yaw_deg, vp.horizon_deg) for vp in group]
+        ok = all(close_share(f.depth) <= MAX_CLOSE_SHARE for f in frames)
+        az = group[0].azimuth_deg
+        if ok or az not in tried:
+            for h, frame in enumerate(frames):
+                _store(buffer, slots[az] + h, frame)
+        tried.add(az)
+        return ok
+
     vps = orbit_viewpoints(
         grid,
         sight,
         target,
         floor_y=floor_y,
         heights=dict(settings.heights),
-        azimuths=tuple((a + facing) % 360.0 for a in settings.azimuths),
+        azimuths=azimuths,
         radius=settings.radius,
         component=component,
+        accept=accept,
     )
     out = Capture([], vps)
-    for vp in vps:
-        frame = backend.render(vp.position, vp.yaw_deg, vp.horizon_deg)
-        k = buffer.n
-        if k >= len(buffer.rgb):
-            raise DataforgeError(f"view buffer full at {k} views")
-        buffer.rgb[k] = frame.rgb
-        buffer.depth[k] = depth_mm(frame.depth)
-        buffer.instance[k] = to_uint16(frame.instance, "instance")
-        buffer.semantic[k] = to_uint16(frame.semantic, "semantic")
-        buffer.pose[k] = thor_camera_pose(vp.position, vp.yaw_deg, vp.horizon_deg)
+    for k, vp in enumerate(vps):
+        row = base + k
+        buffer.pose[row] = thor_camera_pose(vp.position, vp.yaw_deg, vp.horizon_deg)
         flags = [float(vp.on_bearing), float(vp.sees_target)]
-        height = vp.position[1] - floor_y
-        buffer.view[k] = [vp.azimuth_deg, height, vp.radius_m, *flags, *map(float, target)]
-        out.boxes.append(mask_boxes(buffer.instance[k]))
-        buffer.n = k + 1
+        buffer.view[row] = [
+            vp.azimuth_deg,
+            vp.height_m,
+            vp.radius_m,
+            *flags,
+            *map(float, target),
+            vp.bearing_deg,
+            float(vp.usable),
+        ]
+        out.boxes.append(mask_boxes(buffer.instance[row]))
+    buffer.n = base + len(vps)
     return out
+
+
+def _store(buffer: ViewBuffer, row: int, frame: Frame) -> None:
+    buffer.rgb[row] = frame.rgb
+    buffer.depth[row] = depth_mm(frame.depth)
+    buffer.instance[row] = to_uint16(frame.instance, "instance")
+    buffer.semantic[row] = to_uint16(frame.semantic, "semantic")

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from dataforge.pipelines.spamem.capture import VIEW_COLUMNS
 from dataforge.pipelines.spamem.episode import graphs_by_step, instance_keys
 from dataforge.pipelines.spamem.figures import plot, preview
 from dataforge.registry import PipelineStats
@@ -20,6 +21,7 @@ from dataforge.render.camera import unproject
 from dataforge.render.masks import mask_boxes
 from dataforge.world.boxes import OrientedBox, rotation_matrix
 from dataforge.world.settle import SETTLED_M
+from dataforge.world.viewpoints import MIN_SEPARATION_M
 
 __all__ = ["INVARIANTS", "check_episode", "plot", "preview", "preview_frames", "stats"]
 
@@ -42,12 +44,22 @@ INVARIANTS = {
     "whose mask shows what was acted on (the object spawned or placed, the surface a removed "
     "object left) with at least the tasks' visible pixels, and what it opened is open in that "
     "state's graph and shut in the next",
+    "views-apart": "no two cameras of one state stand within 0.20 m of each other (3D)",
+    "bearing-recorded": "each view's stored bearing is that of its camera from the target in "
+    "plan view (atan2(dx, dz), 0 = +z), its stored height the camera's above the floor, both "
+    "as in the metadata viewpoints",
+    "no-hole-window": "no pixel inside a window's 2D box has depth 0 (windows have panes)",
 }
 ACTED_MIN_VIEWS = 4  # the visibility rule: what is acted on shows in at least 4 of 16 views
 SAMPLES_PER_VIEW = 32
 BOX_TOL_M = 0.03  # depth is whole millimetres; meshes lie inside their boxes
 REST_TOL_M = SETTLED_M  # how far a child's bottom may be from its surface (3 cm)
 POSE_TOL = 1e-4
+SEPARATION_TOL_M = 1e-4  # float32 poses
+BEARING_TOL_DEG = 0.05  # float32 positions and targets, cameras 0.5 m or more away
+HEIGHT_TOL_M = 1e-3
+OFF_AZIMUTH_DEG = 5.0  # stats: a view this far from its azimuth slot is "off"
+COL = {name: k for k, name in enumerate(VIEW_COLUMNS)}
 
 
 def _structure_key(node: dict[str, Any]) -> str:
@@ -92,11 +104,15 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
         ):
             yield "rigid-pose", f"view row {r}: pose is not a rigid transform"
     floor_y = _floor_y(ep)
+    view = ep["view"].read()
+    yield from _check_apart(poses, views)
+    yield from _check_bearings(poses, view, meta["viewpoints"], views, floor_y)
     rng = np.random.default_rng(0)
     for s in range(states):
         graph = graphs[s]
         known = graph_keys(graph)
         opened = {r["id"] for r in graph["receptacles"] if r.get("openness", 0.0) > 0}
+        windows = {ids_of.get(n["id"], -1) for n in graph["structure"] if n["kind"] == "window"}
         if steps[s].get("action") == "remove":
             removed |= set(steps[s].get("removed", []))
         gone = removed & {o["id"] for o in graph["objects"]}
@@ -126,9 +142,67 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
             have = box2d[box2d[:, 0] == row][:, 1:]
             if want.shape != have.shape or not np.array_equal(want, have):
                 yield "box2d-encloses", f"step {s} view {v}: 2D boxes differ from the mask's"
+            yield from _check_windows(s, v, depth[v], want, windows)
             yield from _check_depth(
                 s, v, depth[v], inst[v], K, poses[row], keys, boxes, ids_of, floor_y, rng, opened
             )
+
+
+def _check_apart(poses: np.ndarray, views: int) -> Iterator[tuple[str, str]]:
+    eyes = poses[:, :3, 3].astype(np.float64)
+    for lo in range(0, len(eyes), views):
+        state = eyes[lo : lo + views]
+        gaps = np.linalg.norm(state[:, None] - state[None], axis=-1)
+        gaps[np.diag_indices(len(state))] = np.inf
+        if gaps.min() < MIN_SEPARATION_M - SEPARATION_TOL_M:
+            a, b = np.unravel_index(int(np.argmin(gaps)), gaps.shape)
+            yield (
+                "views-apart",
+                f"step {lo // views}: cameras of views {a} and {b} stand "
+                f"{gaps[a, b]:.3f} m apart (< {MIN_SEPARATION_M} m)",
+            )
+
+
+def _check_bearings(
+    poses: np.ndarray,
+    view: np.ndarray,
+    viewpoints: list[list[dict[str, Any]]],
+    views: int,
+    floor_y: float,
+) -> Iterator[tuple[str, str]]:
+    if view.shape[1] != len(VIEW_COLUMNS):
+        yield "bearing-recorded", f"view has {view.shape[1]} columns, not {len(VIEW_COLUMNS)}"
+        return
+    flat = [vp for state in viewpoints for vp in state]
+    for r, (pose, row) in enumerate(zip(poses.astype(np.float64), view, strict=True)):
+        s, v = divmod(r, views)
+        dx = pose[0, 3] - float(row[COL["target_x"]])
+        dz = pose[2, 3] - float(row[COL["target_z"]])
+        want = float(np.degrees(np.arctan2(dx, dz)) % 360.0)
+        have = float(row[COL["bearing_deg"]])
+        gap = abs((want - have + 180.0) % 360.0 - 180.0)
+        if np.hypot(dx, dz) > 0.01 and gap > BEARING_TOL_DEG:
+            yield "bearing-recorded", f"step {s} view {v}: bearing {have:.2f}, camera at {want:.2f}"
+            return
+        height = pose[1, 3] - floor_y
+        if abs(height - float(row[COL["camera_height_m"]])) > HEIGHT_TOL_M:
+            yield "bearing-recorded", f"step {s} view {v}: camera height {height:.3f} m differs"
+            return
+        vp = flat[r] if r < len(flat) else {}
+        if abs(float(vp.get("bearing_deg", np.nan)) - have) > BEARING_TOL_DEG or bool(
+            vp.get("usable")
+        ) != bool(row[COL["usable"]]):
+            yield "bearing-recorded", f"step {s} view {v}: metadata viewpoint differs from view"
+            return
+
+
+def _check_windows(
+    s: int, v: int, depth: np.ndarray, boxes: np.ndarray, windows: set[int]
+) -> Iterator[tuple[str, str]]:
+    for i, x0, y0, x1, y1, _ in boxes:
+        if int(i) in windows and not np.all(depth[y0 : y1 + 1, x0 : x1 + 1]):
+            yield "no-hole-window", f"step {s} view {v}: depth 0 inside window {int(i)}'s box"
+            return
 
 
 def _floor_y(ep: Any) -> float:
@@ -325,6 +399,8 @@ def stats(ds: Any) -> PipelineStats:
     settled: dict[str, dict[str, int]] = {}  # house -> children dropped / removed by settle
     acted_views: list[float] = []
     opened = 0
+    off_azimuth: list[float] = []
+    unusable = 0
     for ep in ds.episodes():
         meta = ep.metadata
         houses.add(meta["house"])
@@ -347,6 +423,9 @@ def stats(ds: Any) -> PipelineStats:
                 acted_views.append(float(rec["acted_visible_views"]))
         flat = [vp for state in meta["viewpoints"] for vp in state]
         off_bearing.append(100.0 * sum(not vp["on_bearing"] for vp in flat) / max(len(flat), 1))
+        off = [_azimuth_gap(vp) > OFF_AZIMUTH_DEG for vp in flat if "bearing_deg" in vp]
+        off_azimuth.append(100.0 * sum(off) / max(len(off), 1))
+        unusable += sum(not vp.get("usable", True) for vp in flat)
         _, size = ep["graph_index"][0]  # the first state's graph, in full: its bytes only
         first = json.loads(ep["graphs"][0 : int(size)].tobytes())
         instance_types |= {o["object_type"] for o in first["objects"]}
@@ -370,6 +449,7 @@ def stats(ds: Any) -> PipelineStats:
             "children settled in houses read from JSON": {
                 k: sum(x[k] for x in settled.values()) for k in ("dropped", "removed")
             },
+            "unusable views (every camera position too close to something)": unusable,
             "object types in the houses (initial world graphs)": len(instance_types),
             "object types acted on": len(objects),
             "receptacle types in the houses": len(receptacle_types),
@@ -386,8 +466,16 @@ def stats(ds: Any) -> PipelineStats:
             "actions per sequence": per_sequence,
             "views off their bearing per sequence (%)": off_bearing,
             "views showing the acted-on target per action": acted_views,
+            f"views more than {OFF_AZIMUTH_DEG:g} deg off their azimuth per sequence (%)": (
+                off_azimuth
+            ),
         },
     )
+
+
+def _azimuth_gap(vp: dict[str, Any]) -> float:
+    """Degrees between a view's real bearing and its nominal azimuth."""
+    return abs((float(vp["bearing_deg"]) - float(vp["azimuth_deg"]) + 180.0) % 360.0 - 180.0)
 
 
 def preview_frames(ep: Any, count: int) -> list[int]:

@@ -88,6 +88,8 @@ def world_session(cfg: SpamemConfig, catalogue: Any) -> Any:
 
 
 def schema(cfg: SpamemConfig) -> Schema:
+    from dataforge.pipelines.spamem.capture import VIEW_COLUMNS
+
     w, h = cfg.resolution
     img = {"chunk_rows": 1}
     return Schema(
@@ -129,9 +131,8 @@ def schema(cfg: SpamemConfig) -> Schema:
             ),
             "view": ArraySpec(
                 "float32",
-                (None, 8),
-                description="azimuth_deg, camera_height_m, radius_m, on_bearing, "
-                "sees_target, target_x, target_y, target_z",
+                (None, len(VIEW_COLUMNS)),
+                description=", ".join(VIEW_COLUMNS),
             ),
             "intrinsics": ArraySpec("float32", (3, 3), description="pinhole K in pixels"),
             "box2d": ArraySpec(
@@ -381,7 +382,8 @@ def produce(
     grid = house_nav_grid(house, catalogue)
     start = agent_start(house)
     comp = grid.component_of(start) if start is not None else 0
-    scene = Scene(grid, WallSight(house), house_floor_y(house), comp or grid.largest_component())
+    sight = WallSight(house, catalogue)
+    scene = Scene(grid, sight, house_floor_y(house), comp or grid.largest_component())
     w, h = cfg.resolution
     settings = CaptureSettings(w, h, cfg.fov, cfg.views_per_step, cfg.camera_radius)
     rules = Rules(catalogue, cfg.split)

@@ -202,13 +202,15 @@ class Builder:
         return self.best_view(step, keys)
 
     def best_view(self, step: int, keys: Sequence[str]) -> int:
-        """The view of ``step`` with the most visible pixels of ``keys`` (the lowest on a tie),
-        the stream view when none sees any, or always with ``--frames stream``."""
+        """The usable view of ``step`` with the most visible pixels of ``keys`` (the lowest on a
+        tie), the stream view when none sees any, or always with ``--frames stream``."""
         if self.settings.frames != "evidence":
             return self.stream
         seq = self.seq
         best, most = self.stream, 0
         for v in range(seq.views):
+            if not seq.viewpoints[step][v].get("usable", True):
+                continue  # every camera position of this view was against something
             vis = seq.visible(seq.row(step, v))
             n = sum(vis[k][4] for k in keys if k in vis)
             if n > most:
@@ -259,11 +261,13 @@ class Builder:
     # -- level 1 -----------------------------------------------------------------------------
 
     def clusters(self) -> list[tuple[str, int, list[str]]]:
-        """(receptacle, view, visible objects on it): per receptacle, the step-0 view that sees
-        most of its objects (then most pixels, then the lowest view)."""
+        """(receptacle, view, visible objects on it): per receptacle, the usable step-0 view that
+        sees most of its objects (then most pixels, then the lowest view)."""
         seq = self.seq
         best: dict[str, tuple[tuple[int, int, int], int, list[str]]] = {}
         for v in range(seq.views):
+            if not seq.viewpoints[0][v].get("usable", True):
+                continue  # every camera position of this view was against something
             vis = seq.visible(seq.row(0, v))
             groups: dict[str, list[str]] = {}
             for o, r in seq.on[0].items():

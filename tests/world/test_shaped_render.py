@@ -79,9 +79,11 @@ def test_the_floor_shows_between_a_tables_legs() -> None:
 
 
 @pytest.mark.skipif(not HOUSE.is_file(), reason="needs ../shared/data/procthor_houses")
-def test_windows_show_sky_and_doors_have_leaves() -> None:
+def test_windows_have_panes_of_their_own_and_doors_have_leaves() -> None:
+    """A window wall seen at 64x48 from 1.2 m: inside the window hole's projected box no pixel
+    has depth 0 (no hole onto the background), and the panes are the window's own instance."""
     house = load_house(HOUSE, catalogue=CAT)
-    world = EmbeddedWorld(house, CAT, width=160, height=120, vfov_deg=60.0)
+    world = EmbeddedWorld(house, CAT, width=64, height=48, vfov_deg=60.0)
     scene = world.scene
     assert {"Window", "Doorway"} <= {info.label for info in scene.instances.values()}
     window = house.windows[0]
@@ -96,11 +98,21 @@ def test_windows_show_sky_and_doors_have_leaves() -> None:
     inward = normal if Polygon(room.polygon_xz).contains(Point(*(mid + 0.3 * normal))) else -normal
     eye = mid + 1.2 * inward
     yaw = float(np.degrees(np.arctan2(-inward[0], -inward[1])))  # face the window
-    y = (window.y_range[0] + window.y_range[1]) / 2
-    frame = world.render((eye[0], y, eye[1]), yaw, 0.0)
-    sky = (frame.instance == 0) & np.all(frame.rgb == np.asarray(SKY_COLOR, np.uint8), axis=-1)
-    assert sky.mean() > 0.05  # the sky through the panes
-    assert np.all(frame.depth[sky] == 0)
+    floor = wall.y_min
+    y0, y1 = (floor + v for v in window.y_range)
+    frame = world.render((eye[0], (y0 + y1) / 2, eye[1]), yaw, 0.0)
+    corners = np.array([[p[0], y, p[1]] for p in (a, b) for y in (y0, y1)])
+    cam = thor_camera_pose((eye[0], (y0 + y1) / 2, eye[1]), yaw, 0.0)
+    uv, _ = project(corners, world._renderer.K, cam)
+    u0, v0 = np.clip(np.ceil(uv.min(axis=0)).astype(int), 0, [63, 47])
+    u1, v1 = np.clip(np.floor(uv.max(axis=0)).astype(int), 0, [63, 47])
+    assert u1 - u0 >= 5 and v1 - v0 >= 5  # the hole covers a good part of the image
+    box = (slice(v0, v1 + 1), slice(u0, u1 + 1))
+    assert np.all(frame.depth[box] > 0)
+    win = scene.instance_of(window.id)
+    assert np.mean(frame.instance[box] == win) > 0.9  # panes and frame, nothing behind
+    glass = (frame.instance == win) & np.all(frame.rgb == np.asarray(SKY_COLOR, np.uint8), -1)
+    assert not glass.any()  # the background colour shows nowhere in the window
 
 
 @pytest.mark.skipif(not HOUSE.is_file(), reason="needs ../shared/data/procthor_houses")

@@ -18,7 +18,9 @@ from dataforge.world.placement import World
 from dataforge.world.viewpoints import (
     AZIMUTHS_8,
     MAX_HORIZON_DEG,
+    MIN_SEPARATION_M,
     RADIUS_STEP_M,
+    WALL_CLEARANCE_M,
     Viewpoint,
     WallSight,
     look_at_angles,
@@ -69,6 +71,31 @@ def walls_between(house: Any, p: tuple, q: tuple) -> list[str]:
     ]
 
 
+def point_segment(p: tuple, a: tuple, b: tuple) -> float:
+    """Plan distance from point p to the segment a-b."""
+    ax, az, bx, bz = float(a[0]), float(a[1]), float(b[0]), float(b[1])
+    dx, dz = bx - ax, bz - az
+    t = ((p[0] - ax) * dx + (p[1] - az) * dz) / max(dx * dx + dz * dz, 1e-18)
+    t = min(max(t, 0.0), 1.0)
+    return math.hypot(p[0] - (ax + t * dx), p[1] - (az + t * dz))
+
+
+def wall_gap(house: Any, x: float, z: float) -> float:
+    """Plan distance from (x, z) to the nearest standing wall line."""
+    return min(
+        point_segment((x, z), w.start, w.end) for w in house.walls if not w.empty and w.height > 0
+    )
+
+
+def apart(eyes: list[tuple], x: float, z: float, floor_y: float) -> bool:
+    """Cameras at (x, z) at every height stand MIN_SEPARATION_M from all ``eyes`` (3D)."""
+    return all(
+        math.dist((x, floor_y + h, z), e) >= MIN_SEPARATION_M
+        for h in HEIGHTS.values()
+        for e in eyes
+    )
+
+
 def usable(grid: Any, comp: int, x: float, z: float) -> bool:
     c = grid.cell_of((x, 0.0, z))
     return grid.inside(c) and bool(grid.free[c]) and int(grid.components()[c]) == comp
@@ -94,28 +121,39 @@ def check_viewpoints(
         group = vps[k : k + len(HEIGHTS)]
         # the heights of one azimuth share the plan position and how it was found
         assert len({(v.position[0], v.position[2], v.radius_m, v.on_bearing) for v in group}) == 1
-    for v in vps:
+    # no two cameras of the orbit within 20 cm (3D)
+    for i, a in enumerate(vps):
+        for b in vps[i + 1 :]:
+            assert math.dist(a.position, b.position) >= MIN_SEPARATION_M - 1e-5, (a, b)
+    for i, v in enumerate(vps):
         x, y, z = v.position
+        earlier = [u.position for u in vps[: i - i % len(HEIGHTS)]]
         assert usable(grid, comp, x, z), v
         assert y == pytest.approx(floor_y + HEIGHTS[v.height_name], abs=1e-6)
+        assert v.height_m == pytest.approx(HEIGHTS[v.height_name], abs=1e-6)
+        assert v.bearing_deg == pytest.approx(bearing_deg(target, x, z), abs=1e-5)
+        assert v.usable
         plan = math.hypot(x - target[0], z - target[2])
         assert v.radius_m == pytest.approx(plan, abs=1e-5)
         if v.sees_target:
             assert walls_between(house, (target[0], target[2]), (x, z)) == [], v
             assert plan >= MIN_R - 1e-6
+            assert wall_gap(house, x, z) >= WALL_CLEARANCE_M - 1e-9, v
         if v.on_bearing:
             assert v.sees_target
-            assert angle_gap(bearing_deg(target, x, z), v.azimuth_deg) < 1e-3, v
+            assert angle_gap(v.bearing_deg, v.azimuth_deg) < 1e-3, v
             assert MIN_R - 1e-6 <= v.radius_m <= MAX_R + 1e-6
-            # no usable, clear distance on the bearing is nearer to the wanted radius
+            # no good distance on the bearing is nearer to the wanted radius
             better = [d for d in distances() if abs(d - RADIUS) < abs(v.radius_m - RADIUS) - 1e-9]
             assert not any(
-                on_bearing_ok(house, grid, comp, target, v.azimuth_deg, d) for d in better
+                on_bearing_ok(house, grid, comp, target, v.azimuth_deg, d, earlier, floor_y)
+                for d in better
             )
         else:
-            # flagged off-bearing only when the bearing has no usable, clear distance at all
+            # flagged off-bearing only when the bearing has no good distance at all
             assert not any(
-                on_bearing_ok(house, grid, comp, target, v.azimuth_deg, d) for d in distances()
+                on_bearing_ok(house, grid, comp, target, v.azimuth_deg, d, earlier, floor_y)
+                for d in distances()
             ), v
         # the camera looks at the target: it projects to the image centre, in front
         assert abs(v.horizon_deg) < MAX_HORIZON_DEG
@@ -131,10 +169,26 @@ def distances() -> list[float]:
     return [MIN_R + k * RADIUS_STEP_M for k in range(n + 1)]
 
 
-def on_bearing_ok(house: Any, grid: Any, comp: int, target: tuple, az: float, d: float) -> bool:
+def on_bearing_ok(
+    house: Any,
+    grid: Any,
+    comp: int,
+    target: tuple,
+    az: float,
+    d: float,
+    eyes: list[tuple],
+    floor_y: float,
+) -> bool:
+    """A camera at distance d on bearing az is navigable, clear of walls, apart from ``eyes``
+    and sees the target."""
     x = target[0] + d * math.sin(math.radians(az))
     z = target[2] + d * math.cos(math.radians(az))
-    return usable(grid, comp, x, z) and not walls_between(house, (target[0], target[2]), (x, z))
+    return (
+        usable(grid, comp, x, z)
+        and wall_gap(house, x, z) >= WALL_CLEARANCE_M
+        and apart(eyes, x, z, floor_y)
+        and not walls_between(house, (target[0], target[2]), (x, z))
+    )
 
 
 # -- a real house ---------------------------------------------------------------------------------
@@ -227,6 +281,9 @@ def test_viewpoints_are_deterministic(real: dict[str, Any]) -> None:
             "radius_m",
             "on_bearing",
             "sees_target",
+            "bearing_deg",
+            "height_m",
+            "usable",
         }
         assert d["position"] == list(a[0].position) and d["height"] == "standing"
 
@@ -412,3 +469,108 @@ def test_no_navigable_position_is_an_error(catalogue: Any) -> None:
     world = built(two_rooms("door"), catalogue)
     with pytest.raises(ValueError, match="no navigable position"):
         orbit(world, (1.5, 0.5, 3.0), component=999)
+
+
+# -- separation, wall clearance, bearings, refused candidates ---------------------------------
+
+
+def one_room() -> dict[str, Any]:
+    """One 3 x 3 m room, [0, 3] x [0, 3], walls 2.5 m high."""
+    corners = [(0.0, 0.0), (0.0, 3.0), (3.0, 3.0), (3.0, 0.0)]
+    walls = [
+        _wall(f"wall|R|{k}", "room|R", a, b)
+        for k, (a, b) in enumerate(zip(corners, corners[1:] + corners[:1], strict=True))
+    ]
+    room = {
+        "id": "room|R",
+        "roomType": "LivingRoom",
+        "floorPolygon": [_xyz(x, 0, z) for x, z in corners],
+    }
+    return {
+        "rooms": [room],
+        "walls": walls,
+        "doors": [],
+        "windows": [],
+        "objects": [],
+        "metadata": {"agent": {"position": _xyz(1.5, 0.95, 1.5)}},
+    }
+
+
+def test_target_near_a_wall_keeps_cameras_apart_and_records_bearings(catalogue: Any) -> None:
+    world = built(one_room(), catalogue)
+    target = (1.5, 0.8, 2.7)  # 0.3 m from the wall z = 3
+    vps = orbit(world, target)
+    check_viewpoints(
+        world["house"], world["grid"], target, vps, world["grid"].largest_component(), 0.0
+    )
+    standing = {v.azimuth_deg: v for v in vps if v.height_name == "standing"}
+    # Derived by hand. 135, 180, 225: the ideal camera (1.5 m on the bearing) is free and 0.44
+    # m or more from every wall: on the bearing, bearing = azimuth.
+    s = math.sqrt(0.5)
+    want = {
+        135.0: (1.5 + 1.5 * s, 2.7 - 1.5 * s, 135.0),
+        180.0: (1.5, 1.2, 180.0),
+        225.0: (1.5 - 1.5 * s, 2.7 - 1.5 * s, 225.0),
+    }
+    # 270: the bearing runs 0.3 m from the wall z = 3 (under 0.35 m), as does 275 (towards it);
+    # the first turn that works is -5 degrees, 265: x = 1.5 - d sin 85, z = 2.7 - d cos 85, with
+    # x >= 0.35 (the wall x = 0) for d <= 1.1544 and z <= 2.65 for d >= 0.574: of the 5 cm
+    # distances the one nearest 1.5 is d = 1.15.
+    d = 1.15
+    c5, s5 = math.cos(math.radians(5.0)), math.sin(math.radians(5.0))
+    want[270.0] = (1.5 - d * c5, 2.7 - d * s5, 265.0)
+    for az, (x, z, bearing) in want.items():
+        v = standing[az]
+        assert v.position[0] == pytest.approx(x, abs=1e-6) and v.position[2] == pytest.approx(
+            z, abs=1e-6
+        ), v
+        assert v.bearing_deg == pytest.approx(bearing, abs=1e-4)
+        assert v.on_bearing == (az == bearing)
+        assert v.bearing_deg == pytest.approx(
+            math.degrees(math.atan2(x - target[0], z - target[2])) % 360.0, abs=1e-4
+        )
+    # cameras whose bearings lead behind the wall stand inside, 0.35 m from it and 20 cm apart
+    for v in vps:
+        assert v.position[2] <= 3.0 - WALL_CLEARANCE_M + 1e-9, v
+
+
+def test_a_camera_against_a_wall_is_replaced(catalogue: Any) -> None:
+    """With a thin agent (5 cm), the ideal camera 0.1 m from the wall z = 3 is navigable; it is
+    replaced by the nearest distance on the bearing 0.35 m from the wall."""
+    house = load_house(one_room(), name="built", catalogue=catalogue)
+    grid = house_nav_grid(house, catalogue, agent_radius=0.05)
+    target = (1.5, 0.8, 1.47)
+    ideal = (1.5, 1.47 + 1.43)  # 0.1 m from the wall z = 3
+    assert usable(grid, grid.largest_component(), *ideal)
+    vps = orbit_viewpoints(
+        grid, WallSight(house), target, floor_y=0.0, heights=HEIGHTS, radius=1.43
+    )
+    north = vps[0]
+    # z = 1.47 + d <= 2.65 for d <= 1.18: of the 5 cm distances nearest 1.43, d = 1.15
+    assert north.on_bearing and north.radius_m == pytest.approx(1.15)
+    assert north.position[2] == pytest.approx(2.62) and north.bearing_deg == pytest.approx(0.0)
+
+
+def test_a_refused_candidate_is_redrawn_else_kept_unusable(catalogue: Any) -> None:
+    world = built(one_room(), catalogue)
+    target = (1.5, 0.8, 1.5)
+    shown: list[list[Viewpoint]] = []
+
+    def refuse_first(group: list[Viewpoint]) -> bool:
+        shown.append(group)
+        return len([g for g in shown if g[0].azimuth_deg == group[0].azimuth_deg]) > 1
+
+    vps = orbit(world, target, accept=refuse_first)
+    assert all(v.usable for v in vps)
+    first, second = shown[0][0], shown[1][0]
+    assert first.azimuth_deg == second.azimuth_deg == 0.0
+    # the redraw is the next candidate at least 0.3 m from the refused one
+    gap = math.hypot(first.position[0] - second.position[0], first.position[2] - second.position[2])
+    assert gap >= 0.3 - 1e-9
+    assert vps[0].position == second.position
+    shown.clear()
+    vps = orbit(world, target, accept=lambda g: shown.append(g) is not None)
+    assert not any(v.usable for v in vps)
+    per_az = [g for g in shown if g[0].azimuth_deg == 0.0]
+    assert len(per_az) == 6  # MAX_TRIES
+    assert vps[0].position == per_az[0][0].position  # the first candidate is kept

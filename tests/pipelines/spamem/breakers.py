@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from sealing import edit_episode
 
+from dataforge.pipelines.spamem.capture import VIEW_COLUMNS
 from dataforge.pipelines.spamem.episode import graphs_by_step, instance_keys
 
 EPISODE = "house-000000/seq-00"
@@ -104,6 +105,52 @@ def acted_visible(root: Path) -> None:
     edit_episode(root, EPISODE, mutate)
 
 
+def views_apart(root: Path) -> None:
+    """View 2 of step 0 becomes a copy of view 0 (images, pose, view row, boxes, metadata): a
+    duplicate camera, consistent in every other respect."""
+
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        for name in ("rgb", "depth", "instance", "semantic", "pose", "view"):
+            a[name][2] = a[name][0]
+        box = a["box2d"]
+        copy = box[box[:, 0] == 0].copy()
+        copy[:, 0] = 2
+        rest = box[box[:, 0] != 2]
+        at = int(np.searchsorted(rest[:, 0], 2))
+        a["box2d"] = np.concatenate([rest[:at], copy, rest[at:]])
+        meta["viewpoints"][0][2] = dict(meta["viewpoints"][0][0])
+
+    edit_episode(root, EPISODE, mutate)
+
+
+def bearing_recorded(root: Path) -> None:
+    """The first view's stored bearing (array and metadata) is its nominal azimuth + 10."""
+
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        col = VIEW_COLUMNS.index("bearing_deg")
+        a["view"][0, col] = (a["view"][0, col] + 10.0) % 360.0
+        meta["viewpoints"][0][0]["bearing_deg"] = float(a["view"][0, col])
+
+    edit_episode(root, EPISODE, mutate)
+
+
+def no_hole_window(root: Path) -> None:
+    """The first window seen loses its depth (a hole, as when windows had no panes)."""
+
+    def mutate(a: Arrays, meta: dict[str, Any]) -> None:
+        keys = instance_keys(meta)
+        inst = a["instance"]
+        row, win = next(
+            (r, int(i))
+            for r in range(len(inst))
+            for i in np.unique(inst[r])
+            if keys.get(int(i), "").startswith("window")
+        )
+        a["depth"][row][inst[row] == win] = 0
+
+    edit_episode(root, EPISODE, mutate)
+
+
 BREAKERS = {
     "views-per-state": views_per_state,
     "mask-ids-known": mask_ids_known,
@@ -114,4 +161,7 @@ BREAKERS = {
     "box2d-encloses": box2d_encloses,
     "allowed-actions": allowed_actions,
     "acted-visible": acted_visible,
+    "views-apart": views_apart,
+    "bearing-recorded": bearing_recorded,
+    "no-hole-window": no_hole_window,
 }

@@ -229,6 +229,17 @@ def test_evidence_frames_follow_the_referents(make_episode: Any) -> None:
     assert "Current observation, step 1: camera at (4.00, 0.60, 0.00), yaw 270 deg." in l2
 
 
+def test_unusable_views_are_never_shown(make_episode: Any) -> None:
+    """View 1 of step 0, the only one that sees the table and the apple then, is marked unusable
+    (every camera position was against something): no record of any level shows it."""
+    seq = two_view_scene(make_episode)
+    seq.viewpoints[0][1]["usable"] = False
+    recs = questions(seq, (1, 2, 3), frames="evidence")
+    assert recs
+    shown = {(f["step"], f["view"]) for r in recs for f in r["frames"]}
+    assert (0, 1) not in shown and (1, 1) in shown
+
+
 def test_evidence_frames_skip_what_no_frame_shows(make_episode: Any) -> None:
     seq = two_view_scene(make_episode)
     kept = {r["id"] for r in questions(seq, (3,), frames="evidence")}

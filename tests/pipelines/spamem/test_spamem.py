@@ -111,13 +111,22 @@ def test_sixteen_views_per_state_on_navigable_positions(dataset: Path) -> None:
             assert grid.is_navigable(vp["position"])  # never inside a wall or furniture
             assert view[s * 16 + k, 1] == pytest.approx(heights[k % 2], abs=1e-5)
             assert 0.5 - 1e-6 <= vp["radius_m"] <= 3.0 + 1e-6
+            d = np.asarray(vp["position"])[[0, 2]] - view[s * 16 + k, [5, 7]]
+            bearing = np.degrees(np.arctan2(d[0], d[1])) % 360
+            # the stored bearing is the camera's (column 8, as the metadata); usable (column 9)
+            assert view[s * 16 + k, 8] == pytest.approx(bearing, abs=0.01)
+            assert vp["bearing_deg"] == pytest.approx(bearing, abs=0.01)
+            assert view[s * 16 + k, 9] == float(vp["usable"])
             if vp["on_bearing"]:
-                d = np.asarray(vp["position"])[[0, 2]] - view[s * 16 + k, [5, 7]]
-                bearing = np.degrees(np.arctan2(d[0], d[1])) % 360
                 assert (
                     min(abs(bearing - vp["azimuth_deg"]), 360 - abs(bearing - vp["azimuth_deg"]))
                     < 0.5
                 )
+    # no two cameras of a state within 20 cm
+    for s in range(meta["states"]):
+        eyes = poses[s * 16 : (s + 1) * 16, :3, 3].astype(np.float64)
+        gaps = np.linalg.norm(eyes[:, None] - eyes[None], axis=-1)[np.triu_indices(16, 1)]
+        assert gaps.min() >= 0.2 - 1e-4
     # every camera looks at its target: the target projects to the image centre
     targets = view[:, 5:8].astype(np.float64)
     for row in range(len(view)):

@@ -1,0 +1,107 @@
+"""SpaMEM's capture redraws a camera whose images are mostly nearer than 20 cm, and keeps the
+views (marked unusable) when every candidate is; bearings and heights go to the view rows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from roomhelpers import one_room_house
+
+from dataforge.pipelines.spamem.capture import (
+    VIEW_COLUMNS,
+    CaptureSettings,
+    ViewBuffer,
+    capture,
+    close_share,
+)
+from dataforge.render.renderer import Frame
+from dataforge.world import load_catalogue, load_house
+from dataforge.world.navigation import house_floor_y, house_nav_grid
+from dataforge.world.viewpoints import WallSight
+
+W, H = 8, 6
+COL = {name: k for k, name in enumerate(VIEW_COLUMNS)}
+
+
+class NearWest:
+    """A fake world: a camera west of x = ``wall_x`` sees nothing but a surface 10 cm away
+    (depth 0.1 m); elsewhere everything is 2 m away. Renders are logged."""
+
+    def __init__(self, wall_x: float) -> None:
+        self.wall_x = wall_x
+        self.rendered: list[tuple[float, float, float]] = []
+
+    def render(self, position: Sequence[float], yaw: float, horizon: float = 0.0) -> Frame:
+        self.rendered.append(tuple(position))
+        near = position[0] < self.wall_x
+        depth = np.full((H, W), 0.1 if near else 2.0, np.float32)
+        return Frame(
+            np.zeros((H, W, 3), np.uint8),
+            depth,
+            np.zeros((H, W), np.int32),
+            np.zeros((H, W), np.int32),
+        )
+
+
+@pytest.fixture(scope="module")
+def room() -> dict:
+    cat = load_catalogue()
+    house = load_house(one_room_house([]), catalogue=cat)
+    grid = house_nav_grid(house, cat)
+    return {"grid": grid, "sight": WallSight(house, cat), "floor": house_floor_y(house)}
+
+
+def run(room: dict, backend: NearWest, target: tuple) -> tuple[ViewBuffer, list]:
+    settings = CaptureSettings(W, H, 90.0, views=8, radius=1.5)  # azimuths 0, 90, 180, 270
+    buffer = ViewBuffer(8, W, H)
+    cap = capture(
+        backend,
+        room["grid"],
+        room["sight"],
+        target,
+        settings,
+        buffer,
+        floor_y=room["floor"],
+        component=room["grid"].largest_component(),
+    )
+    return buffer, cap.viewpoints
+
+
+def test_close_share_counts_near_pixels_not_background() -> None:
+    depth = np.array([[0.0, 0.1], [0.19, 0.2]], np.float32)
+    assert close_share(depth) == pytest.approx(0.5)  # 0 is nothing, 0.2 is not nearer
+
+
+def test_a_camera_against_something_is_redrawn(room: dict) -> None:
+    # In the 6 x 6 room, target (3, 1, 3): the west camera (azimuth 270) would stand at x = 1.5,
+    # west of x = 1.6, where the fake world is 10 cm from the lens; every other camera is east.
+    backend = NearWest(wall_x=1.6)
+    buffer, vps = run(room, backend, (3.0, 1.0, 3.0))
+    assert buffer.n == 8 and all(v.usable for v in vps)
+    west = [v for v in vps if v.azimuth_deg == 270.0]
+    # refused at x = 1.5 (d = 1.5); the next candidate 0.3 m or more away on the bearing that is
+    # nearest the wanted radius: d = 1.2 (x = 1.8)
+    assert (1.5, west[0].position[1], 3.0) in backend.rendered
+    assert [v.position[0] for v in west] == [pytest.approx(1.8), pytest.approx(1.8)]
+    assert np.all(buffer.depth[:8] == 2000)  # the stored images are the accepted ones
+    view = buffer.view[:8]
+    assert np.all(view[:, COL["usable"]] == 1)
+    for row, v in zip(view, vps, strict=True):
+        x, _, z = v.position
+        bearing = math.degrees(math.atan2(x - 3.0, z - 3.0)) % 360.0
+        assert row[COL["bearing_deg"]] == pytest.approx(bearing, abs=1e-3)
+        assert row[COL["azimuth_deg"]] == v.azimuth_deg
+        assert row[COL["camera_height_m"]] == pytest.approx(v.position[1] - room["floor"])
+
+
+def test_views_are_kept_unusable_when_every_candidate_is_refused(room: dict) -> None:
+    backend = NearWest(wall_x=10.0)  # everywhere 10 cm from something
+    buffer, vps = run(room, backend, (3.0, 1.0, 3.0))
+    assert buffer.n == 8 and not any(v.usable for v in vps)
+    assert np.all(buffer.view[:8, COL["usable"]] == 0)
+    assert np.all(buffer.depth[:8] == 100)
+    # the first candidate is kept: on every bearing, 1.5 m away
+    assert all(v.on_bearing and v.radius_m == pytest.approx(1.5) for v in vps)
