@@ -18,6 +18,7 @@ from typing import Any
 
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.baselines import KINDS, answers
+from dataforge.pipelines.spamem.questions import shown
 from dataforge.pipelines.spamem.records import load_questions
 from dataforge.pipelines.spamem.score import score
 
@@ -33,7 +34,7 @@ def headlines(
     for q in questions:
         row = out.setdefault(tuple(q[f] for f in BY), {"questions": 0, "visible": 0.0})
         row["questions"] += 1
-        row["visible"] += all(e["frames"] or e.get("history") for e in q.get("evidence", [{}]))
+        row["visible"] += "evidence" in q and shown(q)
     for row in out.values():
         row["visible"] /= row["questions"]
     frames = (Path(tasks_dir) / "manifest.json").is_file()  # a tasks dataset, not loose files

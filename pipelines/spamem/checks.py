@@ -297,10 +297,10 @@ def _check_acted(
     ids_of: dict[str, int],
     views: int,
 ) -> Iterator[tuple[str, str]]:
-    from dataforge.pipelines.spamem.sequence_view import VISIBLE_MIN, VISIBLE_SHARE
+    from dataforge.pipelines.spamem.sequence_view import visible_pixels
 
     height, width = ep["instance"][0].shape
-    least = max(VISIBLE_MIN, int(np.ceil(VISIBLE_SHARE * width * height)))
+    least = visible_pixels(width, height)
     for rec in steps[1:]:
         s = rec["step"]
         if "acted_visible_views" not in rec:

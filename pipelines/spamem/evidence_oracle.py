@@ -164,11 +164,10 @@ class Frame:
 
     def direction(self, anchor: int, other: int) -> str:
         """The question builder's rule (:meth:`.SequenceView.direction`) on visible centroids."""
+        from dataforge.pipelines.spamem.sequence_view import direction
+
         a, b = (self.w2c[:3, :3] @ self.centroid(k) + self.w2c[:3, 3] for k in (anchor, other))
-        dx, dz = float(b[0] - a[0]), float(b[2] - a[2])
-        if dz > abs(dx):
-            return "behind"
-        return "right" if dx >= 0 else "left"
+        return direction(float(b[0] - a[0]), float(b[2] - a[2]))
 
 
 class FrameReader:
@@ -181,7 +180,7 @@ class FrameReader:
         self._cache: dict[tuple[str, str, int, int], Frame] = {}
 
     def frame(self, ref: Mapping[str, Any]) -> Frame:
-        from dataforge.pipelines.spamem.sequence_view import VISIBLE_MIN, VISIBLE_SHARE
+        from dataforge.pipelines.spamem.sequence_view import visible_pixels
 
         key = (ref["dataset"], ref["episode"], int(ref["step"]), int(ref["view"]))
         if key not in self._cache:
@@ -199,7 +198,7 @@ class FrameReader:
                 meta["classes"]["names"],
                 np.asarray(ep["intrinsics"].read(), np.float64),
                 np.asarray(ep["pose"][row], np.float64),
-                max(VISIBLE_MIN, int(np.ceil(VISIBLE_SHARE * w * h))),
+                visible_pixels(w, h),
             )
         return self._cache[key]
 

@@ -121,9 +121,9 @@ def visible_views(cap: Capture, instance: int, min_pixels: int) -> int:
 
 def min_pixels(settings: CaptureSettings) -> int:
     """The tasks' visibility threshold at the capture's resolution."""
-    from dataforge.pipelines.spamem.sequence_view import VISIBLE_MIN, VISIBLE_SHARE
+    from dataforge.pipelines.spamem.sequence_view import visible_pixels
 
-    return max(VISIBLE_MIN, int(np.ceil(VISIBLE_SHARE * settings.width * settings.height)))
+    return visible_pixels(settings.width, settings.height)
 
 
 def orbit_turn(backend: Any, holder: str, opened: list[str], settings: CaptureSettings) -> float:

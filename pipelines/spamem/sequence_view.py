@@ -25,6 +25,19 @@ image (0.05 %: 154 pixels at 640x480), and at least :data:`VISIBLE_MIN` pixels."
 VISIBLE_MIN = 4
 
 
+def direction(dx: float, dz: float) -> str:
+    """Where a point lies from an anchor, by their offset in the camera frame (x right, z ahead):
+    ``behind`` when it is farther by more than it is to the side, else ``left`` / ``right``."""
+    if dz > abs(dx):
+        return "behind"
+    return "right" if dx >= 0 else "left"
+
+
+def visible_pixels(width: int, height: int) -> int:
+    """The visibility threshold in pixels at ``width`` x ``height`` (:data:`VISIBLE_SHARE`)."""
+    return max(VISIBLE_MIN, int(np.ceil(VISIBLE_SHARE * width * height)))
+
+
 @dataclass(frozen=True)
 class Event:
     """What step ``step`` did to one object: ``spawn`` (to), ``remove`` (frm) or ``place``."""
@@ -62,7 +75,7 @@ class SequenceView:
         self._boxes = {int(r): box2d[a:b] for r, a, b in zip(rows, starts, ends, strict=True)}
         box3d = ep["box3d"].read().astype(np.float64)
         self._centres = {(int(r[0]), int(r[1])): r[2:5] for r in box3d}
-        self.min_pixels = max(VISIBLE_MIN, int(np.ceil(VISIBLE_SHARE * self.width * self.height)))
+        self.min_pixels = visible_pixels(self.width, self.height)
         # world state per step
         self.on: list[dict[str, str]] = []
         self.types: dict[str, str] = {}
@@ -209,10 +222,7 @@ class SequenceView:
         """``behind`` when ``other`` is farther from the camera than ``anchor`` by more than it
         is to the side; else ``left`` / ``right`` by the side (camera frame of view ``row``)."""
         a, b = self.camera_xyz(row, np.stack([self.centre(step, anchor), self.centre(step, other)]))
-        dx, dz = float(b[0] - a[0]), float(b[2] - a[2])
-        if dz > abs(dx):
-            return "behind"
-        return "right" if dx >= 0 else "left"
+        return direction(float(b[0] - a[0]), float(b[2] - a[2]))
 
     def nearest(self, step: int, anchor: str, candidates: Iterable[str], k: int) -> list[str]:
         c = self.centre(step, anchor)
