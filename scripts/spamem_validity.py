@@ -4,7 +4,11 @@ frequent answer per task (issue 37's measurement of answers reachable without lo
 the share of records whose every gold item has evidence in the record's own frames (``visible``;
 at L2, items before the query step count as given by the text history):
 
-    python scripts/spamem_validity.py demo_out/spamem_tasks [--modality rgb] [--json out.json]
+    python scripts/spamem_validity.py demo_out/spamem_tasks [MORE_TASKS ...] [--modality rgb]
+        [--json out.json]
+
+Several tasks directories are scored as one set (each record's id prefixed by its directory's
+position, since two datasets may both hold a ``house-000000``).
 """
 
 from __future__ import annotations
@@ -26,10 +30,11 @@ BY = ("level", "task", "horizon")
 
 
 def headlines(
-    questions: Sequence[Mapping[str, Any]], tasks_dir: str
+    questions: Sequence[Mapping[str, Any]], tasks_dirs: Sequence[str]
 ) -> dict[tuple[Any, ...], dict[str, Any]]:
     """(level, task, horizon) -> {"questions": n, "visible": share with evidence, kind: headline
-    mean (None if undefined)}; the evidence oracle answers L1 and L3 only."""
+    mean (None if undefined)}; the evidence oracle answers L1 and L3 only. A record's ``dir``
+    is the index of its tasks directory in ``tasks_dirs``."""
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
     for q in questions:
         row = out.setdefault(tuple(q[f] for f in BY), {"questions": 0, "visible": 0.0})
@@ -37,10 +42,17 @@ def headlines(
         row["visible"] += "evidence" in q and shown(q)
     for row in out.values():
         row["visible"] /= row["questions"]
-    frames = (Path(tasks_dir) / "manifest.json").is_file()  # a tasks dataset, not loose files
+    frames = all((Path(d) / "manifest.json").is_file() for d in tasks_dirs)  # datasets
     for kind in KINDS if frames else [k for k in KINDS if k != "evidence"]:
         asked = [q for q in questions if kind != "evidence" or q["level"] != 2]
-        preds = {p["id"]: p for p in answers(asked, kind, tasks_dir)}
+        if kind == "evidence":  # frames are read per directory
+            preds = {
+                p["id"]: p
+                for i, d in enumerate(tasks_dirs)
+                for p in answers([q for q in asked if q["dir"] == i], kind, d)
+            }
+        else:
+            preds = {p["id"]: p for p in answers(asked, kind)}
         for g in score(asked, preds, by=BY).to_json()["groups"]:
             row = out.setdefault(tuple(g[f] for f in BY), {"questions": g["questions"]})
             row[kind] = g["metrics"][qa.TASKS[g["task"]].headline]["mean"]
@@ -66,11 +78,16 @@ def _num(v: float | None) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tasks_dir")
+    ap.add_argument("tasks_dir", nargs="+")
     ap.add_argument("--modality", default="rgb", choices=qa.MODALITIES)
     ap.add_argument("--json", default=None, help="Also write the numbers to this JSON file.")
     args = ap.parse_args()
-    questions = [q for q in load_questions(args.tasks_dir) if q["modality"] == args.modality]
+    questions = [
+        {**q, "id": f"{i}:{q['id']}" if len(args.tasks_dir) > 1 else q["id"], "dir": i}
+        for i, d in enumerate(args.tasks_dir)
+        for q in load_questions(d)
+        if q["modality"] == args.modality
+    ]
     rows = headlines(questions, args.tasks_dir)
     shares = answer_shares(questions)
     print(f"{len(questions)} {args.modality} questions; each task's headline, higher is better\n")

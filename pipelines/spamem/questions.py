@@ -235,8 +235,9 @@ class Builder:
 
     def evidence(self, d: Draft, level: int, refs: list[tuple[int, int]]) -> list[dict[str, Any]]:
         """Per gold item, the record's frames that show it: those of its step in which one of its
-        instances is visible (at least ``min_pixels``); a container drawn shut then shows no
-        item (that it holds nothing cannot be seen). At L2, items of the steps before the query
+        instances is visible (at least ``min_pixels``); a receptacle drawn shut shows no item
+        (that it holds nothing cannot be seen), though as an object (a shut Microwave on a
+        counter) it is seen. At L2, items of the steps before the query
         step are in the text history (``"history": true``), not in a frame."""
         seq = self.seq
         out = []
@@ -247,7 +248,7 @@ class Builder:
                 hit = [
                     seq.instance_id[k]
                     for s, k in alts
-                    if s == step and k in vis and k not in seq.shut[step]
+                    if s == step and k in vis and (k in seq.on[step] or k not in seq.shut[step])
                 ]
                 if hit:
                     frames.append([step, view])

@@ -302,3 +302,24 @@ def test_a_shut_container_does_not_show_it_is_empty(make_episode: Any) -> None:
     assert shown(f"L3/CSR-Add/long/rgb/{EP}/T-Drawer")["(nothing)"] == []
     # the table is no container: its emptiness at step 2 (SED-Rem) shows in frame 2
     assert shown(f"L3/SED-Rem/short/rgb/{EP}/t002-DiningTable")["(nothing)"] == [[2, 0]]
+
+
+def test_a_shut_container_resting_on_something_is_still_seen(make_episode: Any) -> None:
+    # A Microwave (a container, shut) rests on the counter: as an object of the counter's
+    # cluster it is seen, though "what it holds" would not be.
+    cam = (0.0, "standing", (0.0, 1.0, 0.0), 90.0)
+    seq = SequenceView(
+        make_episode(
+            receptacles={"counter": "CounterTop", "oven": "Microwave"},
+            states=[{"oven": ("Microwave", "counter", (2.0, 1.0, 0.0))}],
+            cameras=[[cam]],
+            boxes={(0, 0): {"oven": (2, 2, 8, 8), "counter": (0, 10, 30, 20)}},
+            containers={"oven": [0.0]},
+        )
+    )
+    assert seq.shut == [{"oven"}]
+    (sor,) = [r for r in questions(seq, (1,)) if r["task"] == "SOR"]
+    assert sor["answer"] == ["Microwave"]
+    assert sor["evidence"] == [
+        {"item": "Microwave", "frames": [[0, 0]], "instances": [seq.instance_id["oven"]]}
+    ]
