@@ -25,6 +25,20 @@ def standing(
     }
 
 
+def resting(
+    catalogue: AssetCatalogue, object_id: str, asset_id: str, x: float, bottom_y: float, z: float
+) -> dict[str, Any]:
+    """A (non-kinematic) child object of ``asset_id`` whose bottom is at ``bottom_y``, at (x, z)."""
+    height = catalogue.asset(asset_id).size[1]
+    return {
+        "id": object_id,
+        "assetId": asset_id,
+        "kinematic": False,
+        "position": _xyz(x, bottom_y + height / 2.0, z),
+        "rotation": _xyz(0.0, 0.0, 0.0),
+    }
+
+
 def one_room_house(objects: list[dict[str, Any]], size: float = 6.0) -> dict[str, Any]:
     """A ``size`` x ``size`` m room with four 2.5 m walls, the agent in its middle."""
     corners = [(0.0, 0.0), (0.0, size), (size, size), (size, 0.0)]

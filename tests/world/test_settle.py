@@ -5,11 +5,10 @@ archetypes' proportions (dataforge/world/archetypes/furniture.py)."""
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import pytest
 from dfhelpers import SHARED
-from roomhelpers import one_room_house, standing
+from roomhelpers import one_room_house, resting, standing
 
 from dataforge.world import load_catalogue, load_house
 from dataforge.world.boxes import object_box
@@ -120,25 +119,14 @@ def test_settling_changes_only_heights_and_removed_children_in_the_json() -> Non
     }
 
 
-def _child(object_id: str, asset_id: str, x: float, bottom_y: float, z: float) -> dict[str, Any]:
-    height = CAT.asset(asset_id).size[1]
-    return {
-        "id": object_id,
-        "assetId": asset_id,
-        "kinematic": False,
-        "position": {"x": x, "y": bottom_y + height / 2.0, "z": z},
-        "rotation": {"x": 0.0, "y": 0.0, "z": 0.0},
-    }
-
-
 def test_a_pillow_above_a_bed_lands_on_the_mattress() -> None:
     bed = standing(CAT, "Bed|1", "Bed_1", 3.0, 3.0)
     mattress = mattress_y(0.9101961851119995)  # Bed_1 is 0.910 m high: 0.273 + 0.25 = 0.523
     assert mattress == pytest.approx(0.52306, abs=1e-5)
     bed["children"] = [
-        _child("Pillow|1", "pillow_3", 3.0, mattress + 0.81, 2.5),
-        _child("Pillow|2", "pillow_3", 3.0, mattress - 0.02, 3.0),  # sunk 2 cm: rests
-        _child("Laptop|1", "Laptop_1", 3.0, mattress - 0.06, 3.5),  # 6 cm into the mattress
+        resting(CAT, "Pillow|1", "pillow_3", 3.0, mattress + 0.81, 2.5),
+        resting(CAT, "Pillow|2", "pillow_3", 3.0, mattress - 0.02, 3.0),  # sunk 2 cm: rests
+        resting(CAT, "Laptop|1", "Laptop_1", 3.0, mattress - 0.06, 3.5),  # 6 cm into the mattress
     ]
     house = load_house(one_room_house([bed]), catalogue=CAT)
     settled, report = settle(house, CAT)
@@ -152,9 +140,10 @@ def test_a_pillow_above_a_bed_lands_on_the_mattress() -> None:
 def test_a_child_over_no_surface_is_removed_with_its_children() -> None:
     table = standing(CAT, "Table|1", "Dining_Table_16_1", 3.0, 3.0)
     top = CAT.asset("Dining_Table_16_1").size[1]  # the table's top surface is its box top
-    plate = _child("Plate|1", "Plate_1", 4.2, top, 3.0)  # 1.2 m from the centre of a 1.47 m top
-    plate["children"] = [_child("Apple|1", "Apple_1", 4.2, top + 0.0285, 3.0)]
-    table["children"] = [plate, _child("Apple|2", "Apple_1", 3.0, top + 0.2, 3.0)]
+    # the plate stands 1.2 m from the centre of a 1.47 m top
+    plate = resting(CAT, "Plate|1", "Plate_1", 4.2, top, 3.0)
+    plate["children"] = [resting(CAT, "Apple|1", "Apple_1", 4.2, top + 0.0285, 3.0)]
+    table["children"] = [plate, resting(CAT, "Apple|2", "Apple_1", 3.0, top + 0.2, 3.0)]
     house = load_house(one_room_house([table]), catalogue=CAT)
     settled, report = settle(house, CAT)
     assert [o.id for o in settled.objects] == ["Table|1", "Apple|2"]
@@ -172,8 +161,8 @@ def test_a_moved_child_carries_its_children() -> None:
     table = standing(CAT, "Table|1", "Dining_Table_16_1", 3.0, 3.0)
     top = CAT.asset("Dining_Table_16_1").size[1]
     plate_top = min(0.004, 0.35 * CAT.asset("Plate_1").size[1])  # the plate archetype's floor
-    plate = _child("Plate|1", "Plate_1", 3.0, top + 0.05, 3.0)  # a breakable record, 5 cm high
-    plate["children"] = [_child("Apple|1", "Apple_1", 3.0, top + 0.05 + plate_top, 3.0)]
+    plate = resting(CAT, "Plate|1", "Plate_1", 3.0, top + 0.05, 3.0)  # breakable, 5 cm high
+    plate["children"] = [resting(CAT, "Apple|1", "Apple_1", 3.0, top + 0.05 + plate_top, 3.0)]
     table["children"] = [plate]
     house = load_house(one_room_house([copy.deepcopy(table)]), catalogue=CAT)
     settled, report = settle(house, CAT)
@@ -184,7 +173,8 @@ def test_a_moved_child_carries_its_children() -> None:
 
 def test_a_house_whose_children_rest_is_returned_as_it_is() -> None:
     table = standing(CAT, "Table|1", "Dining_Table_16_1", 3.0, 3.0)
-    table["children"] = [_child("Apple|1", "Apple_1", 3.0, CAT.asset(table["assetId"]).size[1], 3)]
+    top = CAT.asset(table["assetId"]).size[1]
+    table["children"] = [resting(CAT, "Apple|1", "Apple_1", 3.0, top, 3)]
     house = load_house(one_room_house([table]), catalogue=CAT)
     settled, report = settle(house, CAT)
     assert settled is house and not report.changed

@@ -4,12 +4,10 @@ ProcTHOR records breakable objects) are flagged; once settled, nothing is."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 from dfhelpers import SHARED
-from roomhelpers import one_room_house, standing
+from roomhelpers import one_room_house, resting, standing
 
 from dataforge.pipelines.spamem.checks import _check_rests
 from dataforge.world import load_catalogue, load_house, world_graph
@@ -21,25 +19,15 @@ CAT = load_catalogue()
 HOUSE_746 = SHARED / "data" / "procthor_houses" / "house_746.json"
 
 
-def _child(object_id: str, asset_id: str, x: float, bottom_y: float, z: float) -> dict[str, Any]:
-    height = CAT.asset(asset_id).size[1]
-    return {
-        "id": object_id,
-        "assetId": asset_id,
-        "position": {"x": x, "y": bottom_y + height / 2.0, "z": z},
-        "rotation": {"x": 0.0, "y": 0.0, "z": 0.0},
-    }
-
-
 def unsettled() -> House:
     bed = standing(CAT, "Bed|1", "Bed_1", 2.0, 3.0)
     mattress = min(min(0.3, 0.3 * 0.9102) + 0.25, 0.6 * 0.9102)  # Bed_1 archetype: 0.523 m
-    bed["children"] = [_child("Pillow|1", "pillow_3", 2.0, mattress + 0.81, 3.0)]
+    bed["children"] = [resting(CAT, "Pillow|1", "pillow_3", 2.0, mattress + 0.81, 3.0)]
     table = standing(CAT, "Table|1", "Dining_Table_16_1", 4.5, 3.0)
     top = CAT.asset("Dining_Table_16_1").size[1]
     table["children"] = [
-        _child("Plate|1", "Plate_1", 4.5, top + 0.05, 3.0),
-        _child("Apple|1", "Apple_1", 4.8, top, 3.0),
+        resting(CAT, "Plate|1", "Plate_1", 4.5, top + 0.05, 3.0),
+        resting(CAT, "Apple|1", "Apple_1", 4.8, top, 3.0),
     ]
     return load_house(one_room_house([bed, table]), catalogue=CAT)
 
