@@ -49,26 +49,23 @@ def answers(
             raise UsageError("--kind evidence reads the frames: it needs the tasks directory")
         from dataforge.pipelines.spamem.evidence_oracle import answers as read
 
-        got = read(questions, tasks_dir)
-        return [
-            {"id": q["id"], "answer": qa.canonical(q["answer_type"], a), "error": None, "raw": None}
-            if a is not None
-            else {"id": q["id"], "answer": None, "error": "L2: text history", "raw": None}
-            for q, a in zip(questions, got, strict=True)
-        ]
-    if kind == "oracle":
-        pick = lambda q: q["answer"]  # noqa: E731
-    elif kind == "prior":
-        pick = Prior().answer
-    elif kind == "rule":
-        pick = Rule(questions).answer
+        got = read(questions, tasks_dir)  # None for L2 records
     else:
-        pick = Blind(questions).answer
-    out = []
-    for q in questions:
-        a = qa.canonical(q["answer_type"], pick(q))
-        out.append({"id": q["id"], "answer": a, "error": None, "raw": None})
-    return out
+        if kind == "oracle":
+            pick = lambda q: q["answer"]  # noqa: E731
+        elif kind == "prior":
+            pick = Prior().answer
+        elif kind == "rule":
+            pick = Rule(questions).answer
+        else:
+            pick = Blind(questions).answer
+        got = [pick(q) for q in questions]
+    return [
+        {"id": q["id"], "answer": qa.canonical(q["answer_type"], a), "error": None, "raw": None}
+        if a is not None
+        else {"id": q["id"], "answer": None, "error": "L2: text history", "raw": None}
+        for q, a in zip(questions, got, strict=True)
+    ]
 
 
 def _window(q: Mapping[str, Any]) -> tuple[int, int]:

@@ -90,9 +90,13 @@ class Frame:
         self.holders = {i for i in things if self.type[i] in holder_types()}
         self.objects = things - self.holders
         self._support: dict[int, int | None] = {}
+        self._points: dict[int, np.ndarray] = {}
 
     def points(self, i: int) -> np.ndarray:
-        return self.world[(self.inst == i) & (self.depth > 0)]
+        """World points of instance ``i``'s pixels with depth (once per instance)."""
+        if i not in self._points:
+            self._points[i] = self.world[(self.inst == i) & (self.depth > 0)]
+        return self._points[i]
 
     def support(self, i: int) -> int | None:
         """The instance object ``i`` rests on (module docstring), or None."""

@@ -278,7 +278,7 @@ class Builder:
                 score = (len(objs), sum(vis[o][4] for o in objs), -v)
                 if r not in best or score > best[r][0]:
                     best[r] = (score, v, sorted(objs))
-        named = self.nameable(sorted(best, key=seq.receptacle_label.get), "L1")
+        named = self.nameable(seq.by_label(best), "L1")
         return [(r, best[r][1], best[r][2]) for r in named]
 
     def level1(self) -> Iterator[Draft]:
@@ -576,7 +576,7 @@ class Builder:
     def long(self, T: int) -> Iterator[Draft]:
         seq = self.seq
         lab = seq.receptacle_label
-        acted = sorted({r for e in seq.events for r in (e.frm, e.to) if r is not None}, key=lab.get)
+        acted = seq.by_label({r for e in seq.events for r in (e.frm, e.to) if r is not None})
         acted = self.nameable(acted, "long")
         win = {"first": 0, "last": T, "step": T}
         for r in acted:
@@ -732,7 +732,7 @@ class Builder:
         camera of the current frame q; ``cams``: per step, the view whose camera is stated."""
         seq = self.seq
         lines = ["Step 0 (initial state):"]
-        for r in sorted({r for r in seq.on[0].values()}, key=seq.receptacle_label.get):
+        for r in seq.by_label(set(seq.on[0].values())):
             lines.append(f"- {self._contents(0, r)}")
         for s in range(1, q):
             lines.append(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,7 @@ class SequenceView:
         rows, starts = np.unique(box2d[:, 0], return_index=True)
         ends = [*starts[1:].tolist(), len(box2d)][: len(starts)]  # none for an empty table
         self._boxes = {int(r): box2d[a:b] for r, a, b in zip(rows, starts, ends, strict=True)}
+        self._visible: dict[int, Mapping[str, tuple[int, int, int, int, int]]] = {}
         box3d = ep["box3d"].read().astype(np.float64)
         self._centres = {(int(r[0]), int(r[1])): r[2:5] for r in box3d}
         self.min_pixels = visible_pixels(self.width, self.height)
@@ -148,7 +150,12 @@ class SequenceView:
     def focus(self, step: int) -> list[str]:
         """The receptacles the action of ``step`` changed (sorted by label)."""
         recs = {r for e in self.events_at(step) for r in (e.frm, e.to) if r is not None}
-        return sorted(recs, key=self.receptacle_label.__getitem__)
+        return self.by_label(recs)
+
+    def by_label(self, receptacles: Iterable[str]) -> list[str]:
+        """``receptacles`` sorted by name, then id: names need not be unique (ambiguous ones, in
+        the L2 history), and a set's order would change from run to run."""
+        return sorted(receptacles, key=lambda r: (self.receptacle_label[r], r))
 
     def tracked_objects(self) -> list[str]:
         return sorted({o for here in self.on for o in here})
@@ -158,13 +165,16 @@ class SequenceView:
     def row(self, step: int, view: int) -> int:
         return step * self.views + view
 
-    def visible(self, row: int) -> dict[str, tuple[int, int, int, int, int]]:
-        """Element key -> (x0, y0, x1, y1, pixels) of every instance visible in view ``row``."""
-        out = {}
-        for r in self._boxes.get(row, ()):
-            if int(r[6]) >= self.min_pixels and int(r[1]) in self.instance_key:
-                out[self.instance_key[int(r[1])]] = tuple(int(x) for x in r[2:7])
-        return out  # type: ignore[return-value]
+    def visible(self, row: int) -> Mapping[str, tuple[int, int, int, int, int]]:
+        """Element key -> (x0, y0, x1, y1, pixels) of every instance visible in view ``row``
+        (built once per view: the question builder asks for each view many times)."""
+        if row not in self._visible:
+            out = {}
+            for r in self._boxes.get(row, ()):
+                if int(r[6]) >= self.min_pixels and int(r[1]) in self.instance_key:
+                    out[self.instance_key[int(r[1])]] = tuple(int(x) for x in r[2:7])
+            self._visible[row] = MappingProxyType(out)
+        return self._visible[row]  # type: ignore[return-value]
 
     def centre(self, step: int, obj: str) -> np.ndarray:
         return self._centres[(step, self.instance_id[obj])]

@@ -323,3 +323,22 @@ def test_a_shut_container_resting_on_something_is_still_seen(make_episode: Any) 
     assert sor["evidence"] == [
         {"item": "Microwave", "frames": [[0, 0]], "instances": [seq.instance_id["oven"]]}
     ]
+
+
+def test_receptacles_with_one_name_are_ordered_by_id(make_episode: Any) -> None:
+    # Two DiningTables nothing tells apart share a name; the L2 history lists them (and every
+    # sorted list of receptacles orders them) by id, not by a set's run-dependent order.
+    cam = (0.0, "standing", (0.0, 1.0, 0.0), 90.0)
+    seq = SequenceView(
+        make_episode(
+            receptacles={"t-b": "DiningTable", "t-a": "DiningTable"},
+            states=[
+                {"pen": ("Pen", "t-b", (2.0, 0.8, 0.0)), "cup": ("Cup", "t-a", (2.0, 0.8, 1.0))}
+            ],
+            cameras=[[cam]],
+            boxes={},
+        )
+    )
+    assert seq.receptacle_label["t-a"] == seq.receptacle_label["t-b"]
+    assert seq.by_label({"t-b", "t-a"}) == ["t-a", "t-b"]
+    assert seq.by_label(["t-b", "t-a"]) == ["t-a", "t-b"]
