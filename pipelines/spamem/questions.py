@@ -19,26 +19,29 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from dataforge.pipelines.spamem import qa
+from dataforge.pipelines.spamem import metrics, qa
 from dataforge.pipelines.spamem.sequence_view import SequenceView
 
 _FIELD = re.compile(r"\{([a-z_]+)\}")
 NOTHING = "(nothing)"
 """The evidence item of an empty set answer: the receptacle, seen without the objects."""
-CONTROL_RATE = 0.25
-"""SED/CSR ask about a receptacle that gained (Add) or lost (Rem) nothing with this probability
-only, so that empty answers stay near 20 % (a control keeps "nothing" a possible answer)."""
-PLAIN_RATE = 0.3
-"""TL asks with this probability only about an object whose lifespan in the window is the whole
-window or the query step alone: "the whole window" and "the query step" guess those without
-looking; the rest (spawned or removed inside the window) are always asked."""
+CONTROL_SHARE = 0.2
+"""SED/CSR ask about a receptacle that gained (Add) or lost (Rem) nothing (an empty control,
+which keeps "nothing" a possible answer) only while the empty answer scores at most this on
+average over the questions of a task x horizon x level of the sequence, counted after the
+records without evidence are skipped (:meth:`Builder.balanced`)."""
+GUESS_LIMIT = 0.4
+"""TL asks about an object only while each prompt-only guess of a lifespan (:func:`guesses`:
+the whole window, the query step, the step the prompt names, from it to the query step) scores
+at most this tIoU on average over TL's questions of a horizon x level of the sequence
+(:meth:`Builder.balanced`): short windows make most lifespans easy to guess."""
 MIN_CANDIDATES = 7
 """RSR/RSR-M list every object in their frame and need this many besides the anchor: naming
 3 of n candidates finds n >= 7 neighbours' share 3/n <= 0.43 by chance (issue 37)."""
@@ -65,9 +68,9 @@ class Settings:
     stream_view: tuple[float, str]  # azimuth (deg), standing | crouching
     dataset: str  # the sequences dataset, relative to the tasks directory
     frames: str = "stream"  # evidence | stream: how an L2/L3 question's view per step is chosen
-    control_rate: float = CONTROL_RATE  # tests of the answer rules ask every control
+    control_share: float = CONTROL_SHARE  # tests of the answer rules ask every control (1.0)
     min_candidates: int = MIN_CANDIDATES  # ... and RSR over any number of candidates
-    plain_rate: float = PLAIN_RATE  # ... and TL about every object
+    guess_limit: float = GUESS_LIMIT  # ... and TL about every object (1.0)
 
 
 @dataclass
@@ -89,6 +92,10 @@ class Draft:
     """What the prompt names, as instance keys and steps (``referents`` of the record)."""
     pins: dict[int, int] = field(default_factory=dict)
     """Step -> the view its answer was computed in (a box, directions): that step shows it."""
+    guesses: dict[str, float] = field(default_factory=dict)
+    """What each prompt-only guess scores on this answer (TL's lifespans, SED/CSR's empty set):
+    a task's questions are balanced so that none scores much without looking
+    (:meth:`Builder.balanced`)."""
 
 
 class Builder:
@@ -98,11 +105,14 @@ class Builder:
         settings: Settings,
         rng: np.random.Generator,
         spawnable: Sequence[str],
+        pairs: Mapping[str, Mapping[str, float]] | None = None,
     ) -> None:
         self.seq = seq
         self.settings = settings
         self.rng = rng
         self.spawnable = tuple(spawnable)
+        self.pairs = pairs or {}
+        """procthor's statistics: receptacle type -> {object type: how likely it is there}."""
         self.skipped: Counter[str] = Counter()
         self.stream = seq.view_index(*settings.stream_view)
 
@@ -114,18 +124,56 @@ class Builder:
             drafts += list(self.level1())
         if {2, 3} & set(self.settings.levels):
             drafts += list(self.memory())
+        kept: list[tuple[Draft, int, list[dict[str, Any]]]] = []
         for d in drafts:
-            spec = qa.TASKS[d.task]
-            for level in spec.levels:
+            for level in qa.TASKS[d.task].levels:
                 if level not in self.settings.levels:
                     continue
-                for modality in self.settings.modalities:
-                    rec = self.record(d, level, modality)
-                    if self.settings.frames == "evidence" and not shown(rec):
-                        why = f"{d.task} {d.horizon} L{level}: the answer is not in its frames"
-                        self.skipped[why] += 1
-                        continue
-                    yield rec
+                recs = [self.record(d, level, m) for m in self.settings.modalities]
+                # every modality shows the same frames, so has the same evidence
+                if self.settings.frames == "evidence" and not shown(recs[0]):
+                    why = f"{d.task} {d.horizon} L{level}: the answer is not in its frames"
+                    self.skipped[why] += len(recs)
+                    continue
+                kept.append((d, level, recs))
+        yield from self.balanced(kept)
+
+    def balanced(
+        self, kept: list[tuple[Draft, int, list[dict[str, Any]]]]
+    ) -> Iterator[dict[str, Any]]:
+        """``kept``'s records, in order, without those whose draft would lift a prompt-only
+        guess (:attr:`Draft.guesses`) above its limit: per task x horizon x level, drafts are
+        taken in order of their best guess's score (ties in a drawn order) and each is kept
+        while every guess's mean over the kept ones stays at most :data:`CONTROL_SHARE`
+        (SED/CSR) or :data:`GUESS_LIMIT` (TL). Counted after the records without evidence
+        are skipped, so that skipping those cannot leave mostly easy ones; the dropped are
+        counted in :attr:`skipped`."""
+        groups: dict[tuple[str, str, int], list[int]] = {}
+        for i, (d, level, _) in enumerate(kept):
+            groups.setdefault((d.task, d.horizon, level), []).append(i)
+        dropped: set[int] = set()
+        for (task, horizon, level), idx in groups.items():
+            if not any(kept[i][0].guesses for i in idx):
+                continue
+            sets = task.startswith(("SED", "CSR"))
+            limit = self.settings.control_share if sets else self.settings.guess_limit
+            order = [idx[int(j)] for j in self.rng.permutation(len(idx))]
+            order.sort(key=lambda i: max(kept[i][0].guesses.values(), default=0.0))
+            total: Counter[str] = Counter()
+            n = 0
+            for i in order:
+                g = kept[i][0].guesses
+                if all((total[k] + v) / (n + 1) <= limit + 1e-9 for k, v in g.items()):
+                    total.update(g)
+                    n += 1
+                    continue
+                dropped.add(i)
+                what = "an empty control" if sets else "a lifespan a prompt-only guess finds"
+                why = f"{task} {horizon} L{level}: {what}, past the no-look limit {limit:g}"
+                self.skipped[why] += len(kept[i][2])
+        for i, (_, _, recs) in enumerate(kept):
+            if i not in dropped:
+                yield from recs
 
     def record(self, d: Draft, level: int, modality: str) -> dict[str, Any]:
         seq, t = self.seq, templates()
@@ -353,7 +401,7 @@ class Builder:
                 self.skipped[f"RSR: {why}"] += 1
             yield mk(task="CC", key=key, fields=base, answer=len(cats), context=ctx, shows=by_type)
             counts = Counter(seq.types[o] for o in objs)
-            asked = self.counted_types(counts)
+            asked = self.counted_types(counts, rec)
             for c in asked:
                 yield mk(
                     task="IC",
@@ -365,18 +413,32 @@ class Builder:
                     named={"receptacles": [rec], "category": c},
                 )
 
-    def counted_types(self, counts: Counter[str]) -> list[str]:
-        """IC's types for a cluster: every type with 2 or more objects, as many single ones
-        (at least one; drawn), and one spawnable type absent from it (drawn), so that no count
-        dominates (most clusters hold one object per type)."""
+    def counted_types(self, counts: Counter[str], rec: str) -> list[str]:
+        """IC's types for a cluster on ``rec``: every type with 2 or more objects, as many single
+        ones (at least one; drawn), and one spawnable type absent from it, drawn by how likely
+        procthor finds it on ``rec`` (:meth:`likely`; uniform without statistics), so that no
+        count dominates (most clusters hold one object per type) and "is it usual there" does
+        not tell the absent type from the present ones."""
         many = sorted(c for c, n in counts.items() if n >= 2)
         single = sorted(c for c, n in counts.items() if n == 1)
         k = min(len(single), max(1, len(many)))
         picked = [single[int(i)] for i in self.rng.choice(len(single), k, replace=False)]
         absent = [c for c in self.spawnable if c not in counts]
         if absent:
-            picked.append(absent[int(self.rng.integers(len(absent)))])
+            likely = self.likely(rec)
+            w = np.array([likely.get(c, 0.0) for c in absent])
+            p = w / w.sum() if w.sum() > 0 else None
+            picked.append(absent[int(self.rng.choice(len(absent), p=p))])
         return sorted(many + picked)
+
+    def likely(self, rec: str) -> Mapping[str, float]:
+        """{object type: p} on receptacle ``rec`` (a sub-receptacle without statistics takes
+        its furniture's, as the planner does)."""
+        parent = self.seq.parent.get(rec)
+        for t in (self.seq.types.get(rec), self.seq.types.get(parent) if parent else None):
+            if t and self.pairs.get(t):
+                return self.pairs[t]
+        return {}
 
     def nameable(self, recs: list[str], what: str) -> list[str]:
         """``recs`` without those whose name fits another receptacle (skipped and counted)."""
@@ -426,14 +488,6 @@ class Builder:
         answer_list = sorted(answer)
         return Draft(task, horizon, step, key, fields, answer_list, ctx, shows=shows, named=named)
 
-    def control(self, task: str, horizon: str) -> bool:
-        """Whether an SED/CSR question whose answer is empty is asked (:data:`CONTROL_RATE`);
-        one not asked is counted."""
-        if self.rng.random() < self.settings.control_rate:
-            return True
-        self.skipped[f"{task} {horizon}: nothing changed there (controls kept at 1 in 4)"] += 1
-        return False
-
     def compared(self, d: Draft, receptacle: str, other: int) -> Draft:
         """An added/removed set also needs the receptacle seen at the step it is compared with
         (added: before, removed: after), which shows the objects were not there."""
@@ -480,10 +534,9 @@ class Builder:
                 ("CSR-Add", after - start, t, 0),
                 ("CSR-Rem", start - after, 0, t),
             ):
-                if not objs and not self.control(task, "short"):
-                    continue
                 shown = ([(at, o) for o in sorted(objs)], (t, r))
                 d = self._set(task, "short", t, k, f, {cats(o) for o in objs}, ctx, shown, named)
+                d.guesses = {"empty set": 0.0 if objs else 1.0}
                 yield self.compared(d, r, other)
         if focus:
             yield self.lor("short", t, focus, t - 1, t)
@@ -541,20 +594,17 @@ class Builder:
             "receptacle": self.receptacle_context(seq.on[at][obj]),
         }
         f = {"object": desc, "first": first, "last": last}
-        plain = (steps[0], steps[-1]) in ((first, last), (q, q))
-        ask_tl = not plain or self.rng.random() < self.settings.plain_rate
-        if not ask_tl:
-            self.skipped[f"TL {horizon}: lifespan the whole window or the query step"] += 1
+        lifespan = {"first": steps[0], "last": steps[-1]}
         named = {
             "object": obj,
             "named_at": at,
             "receptacles": [seq.on[at][obj]],
             "window": [first, last],
         }
-        lifespan = {"first": steps[0], "last": steps[-1]}
         shows = {k: [(s, obj)] for k, s in lifespan.items()}
-        if ask_tl:
-            yield Draft("TL", horizon, q, key, f, lifespan, ctx, shows=shows, named=named)
+        tl = Draft("TL", horizon, q, key, f, lifespan, ctx, shows=shows, named=named)
+        tl.guesses = guesses(lifespan, first, last, q, at)
+        yield tl
         path = seq.path(obj, first, last)
         if len(path) >= 3:  # it moved twice within the window: one move is TL's and SED's
             on = [(s, seq.on[s].get(obj)) for s in range(first, last + 1)]
@@ -598,11 +648,10 @@ class Builder:
             start, end = set(seq.objects_on(0, r)), set(seq.objects_on(T, r))
             f = {**win, "receptacle": lab[r]}
             for task, objs, at in (("CSR-Add", end - start, T), ("CSR-Rem", start - end, 0)):
-                if not objs and not self.control(task, "long"):
-                    continue
                 shown = ([(at, o) for o in sorted(objs)], (T, r))
                 cats = {seq.types[o] for o in objs}
                 d = self._set(task, "long", T, k, f, cats, ctx, shown, named)
+                d.guesses = {"empty set": 0.0 if objs else 1.0}
                 yield self.compared(d, r, 0 if task.endswith("Add") else T)
         if acted:
             yield self.lor("long", T, acted, 0, T)
@@ -750,6 +799,21 @@ class Builder:
             for o in seq.objects_on(s, r)
         ]
         return f"{seq.receptacle_label[r]}: {'; '.join(items) if items else 'nothing'}"
+
+
+def guesses(
+    lifespan: Mapping[str, int], first: int, last: int, q: int, at: int
+) -> dict[str, float]:
+    """What each prompt-only guess of a TL lifespan scores (tIoU, Eq. 5): the whole window
+    ``first..last``, the query step ``q``, the step ``at`` the prompt names the object at,
+    and from ``at`` to ``q``."""
+    named = {"first": min(at, q), "last": max(at, q)}
+    return {
+        "whole window": metrics.tiou({"first": first, "last": last}, lifespan),
+        "query step": metrics.tiou({"first": q, "last": q}, lifespan),
+        "named step": metrics.tiou({"first": at, "last": at}, lifespan),
+        "named to query step": metrics.tiou(named, lifespan),
+    }
 
 
 def shown(record: dict[str, Any]) -> bool:

@@ -61,12 +61,13 @@ def schema() -> Schema:
 
 
 @functools.lru_cache(maxsize=1)
-def spawnable_types() -> tuple[str, ...]:
-    """The small pickupable types the generator may spawn (the IC absent-category pool)."""
+def rules() -> Any:
+    """The generator's rules: the small pickupable types it may spawn (the IC absent-category
+    pool) and procthor's receptacle statistics (how IC draws the absent category)."""
     from dataforge.pipelines.spamem.rules import Rules
     from dataforge.world.assets import load_catalogue
 
-    return Rules(load_catalogue()).spawnable
+    return Rules(load_catalogue())
 
 
 def settings(cfg: TasksConfig) -> Any:
@@ -91,7 +92,7 @@ def sequence_records(
 
     seq = SequenceView(ep)
     try:
-        builder = Builder(seq, settings(cfg), rng, spawnable_types())
+        builder = Builder(seq, settings(cfg), rng, rules().spawnable, rules().pairs)
     except LookupError as exc:
         raise UsageError(
             f"--stream-view {cfg.stream_view[0]:g}:{cfg.stream_view[1]}: {exc}"

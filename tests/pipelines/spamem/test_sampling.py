@@ -5,15 +5,16 @@ shelf-b, 4 spawns a pen on the counter): SED/CSR ask where something changed, wi
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from spamemhelpers import SPAWNABLE
 
 from dataforge.pipelines.spamem.questions import Builder, Settings
 from dataforge.pipelines.spamem.sequence_view import SequenceView
 
 
-def build(seq: SequenceView, control_rate: float) -> tuple[list[dict], Builder]:
+def build(seq: SequenceView, control_share: float) -> tuple[list[dict], Builder]:
     settings = Settings(
-        (2,), ("short",), ("rgb",), (0.0, "standing"), "sequences", control_rate=control_rate
+        (2,), ("short",), ("rgb",), (0.0, "standing"), "sequences", control_share=control_share
     )
     b = Builder(seq, settings, np.random.default_rng(0), SPAWNABLE)
     return list(b.records()), b
@@ -25,7 +26,7 @@ def test_sed_asks_where_something_changed_and_counts_the_rest(memory_scene: Sequ
     #   t=3 shelf-b gained, counter lost the apple;  t=4 counter gained the pen.
     # SED-Add with nothing added: t1 table, t2 table, t3 counter (3); SED-Rem with nothing
     # removed: t2 counter, t3 shelf-b, t4 counter (3).
-    recs, b = build(memory_scene, control_rate=0.0)
+    recs, b = build(memory_scene, control_share=0.0)
     sed = {(r["task"], r["step"], r["context"]["receptacle"]["id"]): r["answer"] for r in recs
            if r["task"].startswith("SED")}  # fmt: skip
     assert sed == {
@@ -36,9 +37,51 @@ def test_sed_asks_where_something_changed_and_counts_the_rest(memory_scene: Sequ
         ("SED-Rem", 3, "counter"): ["Apple"],
         ("SED-Add", 4, "counter"): ["Pen"],
     }
-    why = "short: nothing changed there (controls kept at 1 in 4)"
+    why = "short L2: an empty control, past the no-look limit 0"
     assert b.skipped[f"SED-Add {why}"] == 3 and b.skipped[f"SED-Rem {why}"] == 3
     # every control asked: the 6 empty ones come back, each with the empty answer
-    recs, b = build(memory_scene, control_rate=1.0)
+    recs, b = build(memory_scene, control_share=1.0)
     empty = [r for r in recs if r["task"].startswith("SED") and r["answer"] == []]
     assert len(empty) == 6 and not b.skipped[f"SED-Add {why}"]
+
+
+def _drafts(task: str, scores: list[dict[str, float]]) -> list:
+    from dataforge.pipelines.spamem.questions import Draft
+
+    out = []
+    for i, g in enumerate(scores):
+        d = Draft(task, "short", 1, f"k{i}", {}, [], {}, guesses=g)
+        out.append((d, 3, [{"id": i}]))
+    return out
+
+
+def test_questions_are_kept_while_no_guess_averages_above_its_limit(
+    memory_scene: SequenceView,
+) -> None:
+    settings = Settings((3,), ("short",), ("rgb",), (0.0, "standing"), "sequences")
+    b = Builder(memory_scene, settings, np.random.default_rng(0), SPAWNABLE)
+    # 8 changed receptacles and 8 controls, empty answer limited to 0.2: k controls give the
+    # empty set a mean of k / (8 + k) <= 0.2, so k = 2
+    empty = [{"empty set": 0.0}] * 8 + [{"empty set": 1.0}] * 8
+    kept = [r["id"] for r in b.balanced(_drafts("SED-Rem", empty))]
+    assert kept[:8] == list(range(8)) and len(kept) == 10
+    assert b.skipped["SED-Rem short L3: an empty control, past the no-look limit 0.2"] == 6
+    # no changed receptacle with its evidence: no control either (they would be all there is)
+    assert list(b.balanced(_drafts("CSR-Add", [{"empty set": 1.0}] * 3))) == []
+    # TL at limit 0.4: one lifespan every guess misses (0) is not enough to let in one the
+    # whole window finds (1.0): (0 + 1) / 2 = 0.5 > 0.4; three misses are: (0 + 0 + 0 + 1) / 4
+    tl = [{"whole window": 0.0, "query step": 0.0}] * 3 + [{"whole window": 1.0, "query step": 0.0}]
+    assert [r["id"] for r in b.balanced(_drafts("TL", tl))] == [0, 1, 2, 3]
+    assert [r["id"] for r in b.balanced(_drafts("TL", [tl[0], tl[3]]))] == [0]
+
+
+def test_tl_guesses_score_by_hand() -> None:
+    # window 0..4 asked at 4, an object spawned at 2 and removed at 4 (lifespan 2..3), named
+    # where it rested at 3: whole window 0..4 -> 2/5; query step 4 -> 0; named step 3 -> 1/2;
+    # named to query step 3..4 -> overlap {3} over 2..4 = 1/3
+    from dataforge.pipelines.spamem.questions import guesses
+
+    g = guesses({"first": 2, "last": 3}, first=0, last=4, q=4, at=3)
+    assert g == pytest.approx(
+        {"whole window": 0.4, "query step": 0.0, "named step": 0.5, "named to query step": 1 / 3}
+    )
