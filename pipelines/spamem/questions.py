@@ -540,8 +540,15 @@ class Builder:
                 yield self.compared(d, r, other)
         if focus:
             yield self.lor("short", t, focus, t - 1, t)
-        for ev in seq.events_at(t):
-            yield from self.object_questions("short", t, ev.obj, 0, t)
+        acted = {ev.obj for ev in seq.events_at(t)}
+        for obj in sorted(acted):
+            yield from self.object_questions("short", t, obj, 0, t)
+        earlier = sorted(
+            {e.obj for e in seq.events if e.step < t and e.kind != "place"} - acted
+        )  # spawned or removed before t: a lifespan that starts or ends inside 0..t
+        if earlier:
+            obj = earlier[int(self.rng.integers(len(earlier)))]
+            yield from self.object_questions("short", t, obj, 0, t, earlier=True)
         yield from self.grounding("short", t)
         for ev in seq.events_at(t):
             d = self.relations("short", t, t, ev.obj) if ev.to is not None else None
@@ -568,16 +575,17 @@ class Builder:
         )
 
     def object_questions(
-        self, horizon: str, q: int, obj: str, first: int, last: int
+        self, horizon: str, q: int, obj: str, first: int, last: int, earlier: bool = False
     ) -> Iterator[Draft]:
         """TL and STT about ``obj`` over first..last (asked at q), the object named by where it
         rested at one step of the window: short-term (the object step q acted on, over 0..q)
         where it is at q, or at q-1 if q removed it, never the first step of its lifespan
-        (issue 37: naming the first step gave the answer away); long-term a step of its lifespan
-        drawn from the seed."""
+        (issue 37: naming the first step gave the answer away); long-term, and short-term TL
+        about an object spawned or removed before q (``earlier``, no STT), a step of its
+        lifespan drawn from the seed."""
         seq = self.seq
         steps = [s for s in range(first, last + 1) if seq.exists(s, obj)]
-        if horizon == "short":
+        if horizon == "short" and not earlier:
             at = q if seq.exists(q, obj) else q - 1
         else:
             at = steps[int(self.rng.integers(len(steps)))]
@@ -606,7 +614,9 @@ class Builder:
         tl.guesses = guesses(lifespan, first, last, q, at)
         yield tl
         path = seq.path(obj, first, last)
-        if len(path) >= 3:  # it moved twice within the window: one move is TL's and SED's
+        if (
+            len(path) >= 3 and not earlier
+        ):  # it moved twice within the window: one move is TL's and SED's
             on = [(s, seq.on[s].get(obj)) for s in range(first, last + 1)]
             yield Draft(
                 "STT",

@@ -61,19 +61,31 @@ TL_SHORT = {
     4: ("the Pen on the CounterTop at step 4", {"first": 4, "last": 4}, 1.0),
 }
 TL_SHORT_MEAN = (1 / 2 + 1 / 3 + 1 / 4 + 1) / 4  # 0.521: the rule's headline on these four
+ACTED = {1: "mug", 2: "apple", 3: "apple", 4: "pen"}
+# Short TL after step t also asks about one object spawned or removed before t (drawn): here
+# always the mug (removed at 1), whose lifespan in 0..t is [0, 0], named where it rested at 0
+# (its only step); the rule answers [0, t]: tIoU 1 / (t + 1)
+EARLIER = {t: ("the Mug on the DiningTable at step 0", {"first": 0, "last": t}) for t in (2, 3, 4)}
 
 
 @pytest.mark.parametrize("level", [2, 3])
 def test_rule_tl_short_answer_and_tiou(memory_scene: SequenceView, level: int) -> None:
     recs = [r for r in questions(memory_scene, (level,)) if r["task"] == "TL"]
-    short = {r["step"]: r for r in recs if r["horizon"] == "short"}
-    assert sorted(short) == sorted(TL_SHORT)
+    tl = [r for r in recs if r["horizon"] == "short"]
+    short = {r["step"]: r for r in tl if r["context"]["object"] == ACTED[r["step"]]}
+    earlier = {r["step"]: r for r in tl if r["context"]["object"] != ACTED[r["step"]]}
+    assert sorted(short) == sorted(TL_SHORT) and len(tl) == len(short) + len(earlier)
     preds = rule_of(recs)
     for t, (named, want, want_tiou) in TL_SHORT.items():
         r = short[t]
         assert f"Consider {named}. Between step 0 and step {t}," in r["prompt"]
         assert preds[r["id"]] == want
         assert tiou(want, r["answer"]) == pytest.approx(want_tiou)
+    assert sorted(earlier) == sorted(EARLIER)
+    for t, (named, want) in EARLIER.items():
+        r = earlier[t]
+        assert f"Consider {named}. Between step 0 and step {t}," in r["prompt"]
+        assert r["answer"] == {"first": 0, "last": 0} and preds[r["id"]] == want
     # the scorer's TL short headline is their mean
     ids = {r["id"] for r in short.values()}
     qs = [r for r in recs if r["id"] in ids]
@@ -233,8 +245,10 @@ def test_cli_rule_baseline_and_validity_script(
     head = "| task | horizon | level | n | headline | visible | oracle | prior | blind | rule |"
     assert head in table
     # visible: t=1's mug lived [0, 0], in the text history; t=2..4's last steps show in frame t
-    assert "| TL | short | L2 | 4 | tIoU | 1.00 | 1.00 |" in table
+    assert "| TL | short | L2 | 7 | tIoU | 1.00 | 1.00 |" in table
     assert table.count("| TL | short |") == 2  # L2 and L3
     rows = json.loads(doc.read_text())["headlines"]
     (tl,) = [h for h in rows if (h["task"], h["horizon"], h["level"]) == ("TL", "short", 2)]
-    assert tl["oracle"] == 1.0 and tl["rule"] == pytest.approx(TL_SHORT_MEAN)
+    # the acted-on four (TL_SHORT_MEAN) and the mug at 2, 3, 4 (1/3, 1/4, 1/5)
+    want = (4 * TL_SHORT_MEAN + 1 / 3 + 1 / 4 + 1 / 5) / 7
+    assert tl["oracle"] == 1.0 and tl["rule"] == pytest.approx(want)
