@@ -77,8 +77,9 @@ def test_every_task_level_horizon_and_modality_is_written_and_validates(tasks: P
             for horizon in spec.horizons:
                 if name in ("RSR", "RSR-M"):
                     continue  # 7 other objects in the frame: rare here (test_answers.py)
-                if name == "STT" or (name == "VGL-M" and horizon == "short"):
-                    continue  # only where the actions allow it (STT: an object moved twice)
+                if name in ("STT", "TL") or (name == "VGL-M" and horizon == "short"):
+                    continue  # only where the actions allow it (STT: an object moved twice;
+                    # TL: a lifespan no prompt-only guess finds, questions.GUESS_LIMIT)
                 for modality in qa.MODALITIES:
                     assert (level, name, horizon, modality) in have, (level, name, horizon)
     assert any(r["task"] == "VGL-M" for r in recs)
@@ -215,7 +216,8 @@ def test_memory_answers_agree_with_the_world_graphs(sequences: Path, tasks: Path
             past = ctx.get("past", a)
             assert r["answer"] == sorted(set(on(eid, past, ctx["receptacle"]["id"]).values()))
         checked[r["task"]] += 1
-    assert checked["TL"] and checked["SED-Add"] and checked["CSR-Rem"] and checked["SOR-M"]
+    # TL is rare here (questions.GUESS_LIMIT); its rules are checked in test_answers.py
+    assert checked["SED-Add"] and checked["CSR-Rem"] and checked["SOR-M"]
 
 
 def test_oracle_scores_perfectly_and_baselines_do_not(tasks: Path, tmp_path: Path) -> None:
@@ -270,7 +272,8 @@ def test_stats_count_questions_and_trivial_answers(tasks: Path) -> None:
     res = cli("stats", str(tasks), "--json")
     counts = json.loads(res.stdout)["counts"]
     assert counts["questions"] == len(records(tasks))
-    rare = {"RSR", "RSR-M", "STT"}  # 7 other objects in a frame; an object moved twice
+    # 7 other objects in a frame; an object moved twice; a lifespan no guess finds
+    rare = {"RSR", "RSR-M", "STT", "TL"}
     assert set(counts["questions per task"]) | rare == set(qa.TASKS)
     assert any(k.startswith("RSR: fewer than 7") for k in counts["skipped"])
     assert counts["zero counts per task"].get("IC", 0) >= 1
