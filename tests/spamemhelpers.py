@@ -33,7 +33,16 @@ def questions(
         stream_view=(0.0, "standing"),
         dataset="sequences",
         frames=frames,
-        **({} if sampling else {"control_share": 1.0, "min_candidates": 1, "guess_limit": 1.0}),
+        **(
+            {}
+            if sampling
+            else {
+                "control_share": 1.0,
+                "min_candidates": 1,
+                "near_margin_m": 0.0,
+                "guess_limit": 1.0,
+            }
+        ),
     )
     builder = Builder(seq, settings, np.random.default_rng(seed), SPAWNABLE)
     return [r for r in builder.records() if task is None or r["task"] == task]

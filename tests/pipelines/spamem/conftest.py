@@ -129,6 +129,7 @@ def build_episode(
     views = len(cameras[0])
     rows = len(states) * views
     keys = sorted(set(receptacles) | {o for s in states for o in s})
+    keys += sorted(set(furniture or {}) - set(keys))  # after the rest: their ids stay as they were
     ids = {k: i + 1 for i, k in enumerate(keys)}
     graphs = []
     for step, state in enumerate(states):
@@ -170,6 +171,10 @@ def build_episode(
         (s, ids[o], *c, 0.1, 0.1, 0.1, 0.0, 0.0, 0.0)
         for s, state in enumerate(states)
         for o, (_, _, c) in sorted(state.items())
+    ] + [  # every object has a 3D box at every state, furniture too (centre: its position)
+        (s, ids[f], *Furniture(*spec).position, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0)
+        for s in range(len(states))
+        for f, spec in sorted((furniture or {}).items())
     ]
     cams = [[Camera(*c) for c in step] for step in cameras]
     poses = [thor_camera_pose(c.position, c.yaw) for step in cams for c in step]
