@@ -16,8 +16,9 @@ inside), each divided by the square root of the number of targets its piece of f
 interactions; with it the receptacle shares come near the paper's (Drawer, then DiningTable,
 Shelf, Bed, Cabinet on the example houses; the paper: Drawer, Shelf, DiningTable, Bed,
 Dresser); place draws a movable
-object, then a new receptacle for its type the same way; remove draws a movable object.
-Targets that failed at this step are not drawn again.
+object, then a new receptacle for its type the same way; remove draws a movable object; place
+and remove draw, half of the time, among the objects the sequence already spawned or placed
+(:data:`REVISIT`). Targets that failed at this step are not drawn again.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ from dataforge.pipelines.spamem.rules import Action, Rules, weighted_choice
 from dataforge.world.graph import WorldGraph
 
 ACTION_SHARES = {"spawn": 14536, "place": 12540, "remove": 6144}  # the paper's counts (Fig. 14)
+REVISIT = 0.5
+"""A place or remove acts, with this probability, on an object the sequence already spawned or
+placed (ours; the paper's LLM decides freely): objects that move twice (STT) and lifespans
+that begin and end inside the window (TL) are otherwise rare in a house of ~100 objects."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,8 @@ class HeuristicPlanner:
         movable = rules.movable(graph)
         kinds = [k for k in ACTION_SHARES if k == "spawn" or movable]
         kind = weighted_choice(self.rng, kinds, [ACTION_SHARES[k] for k in kinds])
+        if kind != "spawn":
+            movable = self._revisited(state, movable)
         action = None
         if kind == "remove":
             left = [o for o in movable if ("remove", o, None) not in failed]
@@ -103,6 +110,15 @@ class HeuristicPlanner:
         if feedback:
             record["feedback"] = feedback
         return Proposal(action, record)
+
+    def _revisited(self, state: PlanState, movable: Sequence[str]) -> Sequence[str]:
+        """The objects a place or remove draws from: with probability :data:`REVISIT` those
+        this sequence already spawned or placed (when any is still movable), else all."""
+        acted = {r["object"] for r in state.history if r.get("action") != "remove"}
+        again = [o for o in movable if o in acted]
+        if again and self.rng.random() < REVISIT:
+            return again
+        return movable
 
     def _pairs(
         self, graph: WorldGraph, types: Sequence[str], failed: set, kind: str, obj: str | None

@@ -293,3 +293,29 @@ def test_a_sequence_whose_actions_never_execute_fails_after_its_redraws(
         "no executable action in 2 decisions (2 no_free_space)"
     )
     assert session.opened == 2 and len(scripted_server.chat_requests) == 4
+
+
+def test_heuristic_planner_revisits_what_the_sequence_acted_on(world) -> None:
+    # REVISIT = 0.5: a place or remove draws among the objects the sequence spawned or placed
+    # half of the time, else among all n movable ones, so one such object is drawn with
+    # probability 0.5 + 0.5 / n per place/remove, far above the 1 / n of no history
+    _, graph, rules = world
+    movable = rules.movable(graph)
+    mine = movable[len(movable) // 2]
+    history = ({"action": "place", "object": mine},)
+    planner = HeuristicPlanner(rules)
+    planner.begin("s", np.random.default_rng(11))
+    hits = moves = 0
+    for _ in range(1500):
+        action = planner.propose(PlanState("s", 2, 5, graph, history), None).action
+        assert action is not None
+        if action.action != "spawn":
+            moves += 1
+            hits += action.object == mine
+    want = 0.5 + 0.5 / len(movable)
+    assert moves > 600 and hits / moves == pytest.approx(want, abs=0.06)
+    # an object the sequence removed is not in the revisit pool: drawn at about 1 / n only
+    gone = ({"action": "remove", "object": mine},)
+    planner.begin("s", np.random.default_rng(11))
+    picks = [planner.propose(PlanState("s", 2, 5, graph, gone), None).action for _ in range(300)]
+    assert sum(a.object == mine for a in picks if a and a.action != "spawn") < 30
