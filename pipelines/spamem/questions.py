@@ -580,6 +580,16 @@ class Builder:
         answer_list = sorted(answer)
         return Draft(task, horizon, step, key, fields, answer_list, ctx, shows=shows, named=named)
 
+    def lookalike(self, task: str, horizon: str, objs: set[str], opposite: set[str]) -> bool:
+        """Whether an SED/CSR question is skipped (and counted) because an object of its set
+        ``objs`` (added, or removed) and one of the ``opposite`` set look alike (the same
+        asset): in images that swap is no change."""
+        a = self.seq.assets
+        if {a[o] for o in objs} & {a[o] for o in opposite}:
+            self.skipped[f"{task} {horizon}: an added and a removed object look alike"] += 1
+            return True
+        return False
+
     def compared(self, d: Draft, receptacle: str, other: int) -> Draft:
         """An added/removed set also needs the receptacle seen at the step it is compared with
         (added: before, removed: after), which shows the objects were not there."""
@@ -620,12 +630,14 @@ class Builder:
                 {**named, "past": t - 1},
             )
             cats = seq.types.__getitem__
-            for task, objs, at, other in (  # other: the step compared with, where R shows
-                ("SED-Add", after - before, t, t - 1),  # the object was not there
-                ("SED-Rem", before - after, t - 1, t),
-                ("CSR-Add", after - start, t, 0),
-                ("CSR-Rem", start - after, 0, t),
+            for task, objs, opposite, at, other in (  # other: the step compared with
+                ("SED-Add", after - before, before - after, t, t - 1),  # it was not there
+                ("SED-Rem", before - after, after - before, t - 1, t),
+                ("CSR-Add", after - start, start - after, t, 0),
+                ("CSR-Rem", start - after, after - start, 0, t),
             ):
+                if self.lookalike(task, "short", objs, opposite):
+                    continue
                 shown = ([(at, o) for o in sorted(objs)], (t, r))
                 d = self._set(task, "short", t, k, f, {cats(o) for o in objs}, ctx, shown, named)
                 d.guesses = {"empty set": 0.0 if objs else 1.0}
@@ -750,6 +762,8 @@ class Builder:
             start, end = set(seq.objects_on(0, r)), set(seq.objects_on(T, r))
             f = {**win, "receptacle": lab[r]}
             for task, objs, at in (("CSR-Add", end - start, T), ("CSR-Rem", start - end, 0)):
+                if self.lookalike(task, "long", end - start, start - end):
+                    continue
                 shown = ([(at, o) for o in sorted(objs)], (T, r))
                 cats = {seq.types[o] for o in objs}
                 d = self._set(task, "long", T, k, f, cats, ctx, shown, named)

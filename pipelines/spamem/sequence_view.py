@@ -85,6 +85,7 @@ class SequenceView:
         # world state per step
         self.on: list[dict[str, str]] = []
         self.types: dict[str, str] = {}
+        self.assets: dict[str, str] = {}  # object id -> its asset (what it looks like)
         self.parent: dict[str, str | None] = {}  # sub-receptacle -> its furniture
         self.positions: list[dict[str, tuple[float, float, float]]] = []
         self.shut: list[set[str]] = []  # per step: closed containers (their inside unseen)
@@ -94,6 +95,7 @@ class SequenceView:
             pos: dict[str, tuple[float, float, float]] = {}
             for o in g["objects"]:
                 self.types.setdefault(o["id"], o["object_type"])
+                self.assets.setdefault(o["id"], o.get("asset_id") or o["id"])
                 if o.get("parent_id"):
                     here[o["id"]] = o.get("element_id") or o["parent_id"]
                     pos[o["id"]] = tuple(float(x) for x in o["position"])  # type: ignore[assignment]

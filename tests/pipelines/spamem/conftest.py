@@ -114,6 +114,7 @@ def build_episode(
     parents: Mapping[str, str] | None = None,
     extents: Mapping[str, tuple[XYZ, XYZ]] | None = None,
     containers: Mapping[str, Sequence[float]] | None = None,
+    assets: Mapping[str, str] | None = None,
 ) -> FakeEpisode:
     """``receptacles``: id -> type; ``states``: per step, object id -> (type, receptacle id,
     3D centre); ``cameras``: per step, per view; ``boxes``: (step, view) -> element id ->
@@ -124,7 +125,8 @@ def build_episode(
     ``furniture``, top-level objects of every graph (id -> type, position, yaw, room id; a
     receptacle listed here gets its room and position from it); ``parents``, the furniture a
     sub-receptacle belongs to; ``extents``, a receptacle's box (lo, hi corners); ``containers``:
-    a receptacle whose surface needs opening -> its openness per step."""
+    a receptacle whose surface needs opening -> its openness per step; ``assets``: an
+    object's asset id (what it looks like; default none)."""
     width, height = size
     views = len(cameras[0])
     rows = len(states) * views
@@ -146,6 +148,7 @@ def build_episode(
                 ],
                 "objects": [
                     {"id": o, "object_type": t, "parent_id": r, "position": list(c)}
+                    | ({"asset_id": assets[o]} if o in (assets or {}) else {})
                     for o, (t, r, c) in sorted(state.items())
                 ]
                 + [Furniture(*f).node(i) for i, f in sorted((furniture or {}).items())],
