@@ -116,7 +116,9 @@ def test_sed_csr_skip_a_swap_of_lookalike_objects(make_episode, same_asset: bool
     why = "short: an added and a removed object look alike"
     if same_asset:
         assert sets == {}
-        assert all(b.skipped[f"{t} {why}"] == 1 for t in ("SED-Add", "SED-Rem", "CSR-Add", "CSR-Rem"))
+        assert all(
+            b.skipped[f"{t} {why}"] == 1 for t in ("SED-Add", "SED-Rem", "CSR-Add", "CSR-Rem")
+        )
     else:
         assert sets == {"SED-Add": ["Mug"], "SED-Rem": ["Mug"], "CSR-Add": ["Mug"],
                         "CSR-Rem": ["Mug"]}  # fmt: skip
