@@ -126,7 +126,7 @@ class Frame:
                 g = bottom - float(np.median(ys))
                 gaps[k] = min(gaps.get(k, g), g)
         held = {k: g for k, g in gaps.items() if -ABOVE_M < g < MAX_GAP_M}
-        return min(held, key=lambda k: (held[k], k)) if held else None
+        return min(held, key=lambda k: (abs(held[k]), k)) if held else None
 
     def _contacts(self, i: int) -> dict[int, list[float]]:
         """Holder -> heights of its pixels right under object ``i``'s lowest pixel per column,

@@ -342,3 +342,37 @@ def test_receptacles_with_one_name_are_ordered_by_id(make_episode: Any) -> None:
     assert seq.receptacle_label["t-a"] == seq.receptacle_label["t-b"]
     assert seq.by_label({"t-b", "t-a"}) == ["t-a", "t-b"]
     assert seq.by_label(["t-b", "t-a"]) == ["t-a", "t-b"]
+
+
+def test_a_compared_step_must_show_what_stayed(make_episode: Any) -> None:
+    # Step 1 spawns a pen on the table, where an apple and a bread stay. Frame 1 shows the
+    # table, the apple, the bread and the pen. Frame 0 shows the table and the apple: that the
+    # bread was there before cannot be seen, so "the pen alone was added" is not in the frames
+    # (the bread could have come too). With the bread painted at step 0 as well, it is.
+    cam = (0.0, "standing", (0.0, 1.0, 0.0), 90.0)
+    apple = ("Apple", "table", (2.0, 0.8, 0.0))
+    bread = ("Bread", "table", (2.0, 0.8, 0.4))
+    pen = ("Pen", "table", (2.0, 0.8, -0.4))
+    after = {"table": (0, 10, 30, 20), "apple": (2, 2, 5, 5), "bread": (8, 2, 11, 5)}
+
+    def evidence(bread_at_0: bool) -> dict[str, list[list[int]]]:
+        before = {"table": (0, 10, 30, 20), "apple": (2, 2, 5, 5)}
+        if bread_at_0:
+            before["bread"] = (8, 2, 11, 5)
+        seq = SequenceView(
+            make_episode(
+                receptacles={"table": "DiningTable"},
+                states=[
+                    {"apple": apple, "bread": bread},
+                    {"apple": apple, "bread": bread, "pen": pen},
+                ],
+                cameras=[[cam], [cam]],
+                boxes={(0, 0): before, (1, 0): {**after, "pen": (14, 2, 17, 5)}},
+            )
+        )
+        r = record(questions(seq, (3,)), f"L3/SED-Add/short/rgb/{EP}/t001-DiningTable")
+        assert r["answer"] == ["Pen"]
+        return {e["item"]: e["frames"] for e in r["evidence"]}
+
+    assert evidence(False) == {"Pen": [[1, 0]], "the receptacle at step 0": []}
+    assert evidence(True) == {"Pen": [[1, 0]], "the receptacle at step 0": [[0, 0]]}
