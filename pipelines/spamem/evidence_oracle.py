@@ -22,12 +22,24 @@ Perception rules:
   last step whose frame shows the object; neighbours by the distance between the centroids of
   the visible points, directions in the camera frame as the question builder's rule.
 
-L2 questions are not answered: their history is text, which this oracle does not read.
+L2 records show the frame of the query step q and, in the prompt, a text history of steps
+0..q-1 (:meth:`.questions.Builder.history`): each receptacle's objects by type and position at
+step 0, then those of the receptacles each step changed. The oracle reads that text
+(:class:`History`) for the steps before q and the frame for q; the receptacles a question names
+are the history's names found in the question's text (longest first). An object of the frame
+is one of the history's when their types agree and its visible points' centroid lies within
+:data:`MATCH_M` of the stated position: an object added between a history step and q is one
+of the frame's on the receptacle that matches none of the history's then; one removed, one of
+the history's that no object of the frame matches. An object the prompt names "the Mug on the
+Table at step s" (TL, STT) is followed through the history by its position: it stays where it
+is until a step lists its receptacle without it, then moves to the object of its type that the
+step's action put somewhere, or is gone.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +54,7 @@ MAX_GAP_M = 0.10  # the surface may lie this far below the object's lowest visib
 ABOVE_M = 0.03  # ... or this far above it (a soft surface, rounding)
 FOOTPRINT_M = 0.08  # plan margin around the object's points in which its surface is sought
 CONTACT_PX = 3  # image rows under an object's lowest pixel searched for what holds it
+MATCH_M = 0.3  # a frame object is a history object of its type within this distance
 STRUCTURE = frozenset({"nothing", "Floor", "Wall", "Ceiling", "Doorframe", "Doorway", "Window"})
 
 
@@ -124,7 +137,7 @@ class Frame:
         for k, ys in self._contacts(i).items():
             if len(ys) >= 2:
                 g = bottom - float(np.median(ys))
-                gaps[k] = min(gaps.get(k, g), g)
+                gaps[k] = min(gaps.get(k, g), g, key=abs)
         held = {k: g for k, g in gaps.items() if -ABOVE_M < g < MAX_GAP_M}
         return min(held, key=lambda k: (abs(held[k]), k)) if held else None
 
@@ -285,7 +298,8 @@ def _neighbours(f: Frame | None, anchor: int | None, labels: Mapping[str, int]) 
 
 
 def answers(questions: Sequence[Mapping[str, Any]], tasks_dir: str | Path) -> list[Any]:
-    """The oracle's answer per question (None for L2 records, which it does not answer)."""
+    """The oracle's answer per question: L1 and L3 from their frames (:func:`answer`), L2
+    from the frame of the query step and the prompt's text history (:func:`answer_l2`)."""
     if any("referents" not in q for q in questions):
         raise UsageError(
             "--kind evidence needs question records with referents: rerun 'dataforge spamem "
@@ -293,6 +307,233 @@ def answers(questions: Sequence[Mapping[str, Any]], tasks_dir: str | Path) -> li
         )
     reader = FrameReader(tasks_dir)
     try:
-        return [None if q["level"] == 2 else answer(q, reader.frames(q)) for q in questions]
+        return [
+            answer_l2(q, reader.frames(q), History(q["prompt"]))
+            if q["level"] == 2
+            else answer(q, reader.frames(q))
+            for q in questions
+        ]
     finally:
         reader.close()
+
+
+# -- L2: the text history --------------------------------------------------------------------
+
+_STEP = re.compile(r"^Step (\d+)\b")
+_ITEM = re.compile(r"([A-Za-z]+) at \((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\)")
+_NOW = "Current observation, step"
+
+
+class History:
+    """An L2 prompt's text history: per step 0..q-1, each receptacle's objects as (type,
+    position), carried over from the step before for receptacles a step does not list, and
+    the question's text (what follows the history)."""
+
+    def __init__(self, prompt: str) -> None:
+        self.states: list[dict[str, list[tuple[str, np.ndarray]]]] = []
+        self.actions: list[str] = []  # per step, what its action did ("" at step 0)
+        self.listed: list[set[str]] = []  # per step, the receptacles it lists
+        self.question = ""
+        lines = prompt.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith(_NOW):
+                self.question = "\n".join(lines[i + 1 :])
+                break
+            if m := _STEP.match(line):
+                prev = self.states[-1] if self.states else {}
+                self.states.append(dict(prev))
+                self.listed.append(set())
+                self.actions.append(line[m.end() :].removeprefix(": ").split(" (camera at")[0])
+            elif line.startswith("- ") and self.states:
+                label, _, items = line[2:].partition(": ")
+                self.listed[-1].add(label)
+                self.states[-1][label] = [
+                    (m.group(1), np.array([float(m.group(k)) for k in (2, 3, 4)]))
+                    for m in _ITEM.finditer(items)
+                ]
+
+    def labels(self) -> set[str]:
+        return {lab for state in self.states for lab in state}
+
+    def named(self) -> list[str]:
+        """The history's receptacle names that the question names ("the <name>"), longest
+        first, each occurrence taken once; a name inside another ("top drawer of the Dresser
+        ...", "SideTable next to the Bed ...") names only the whole."""
+        text, out = self.question, []
+        for lab in sorted(self.labels(), key=lambda x: (-len(x), x)):
+            named = re.compile(rf"(?<!of )(?<!next to )the {re.escape(lab)}\b")
+            if named.search(text):
+                out.append(lab)
+                text = named.sub("#", text)
+        return out
+
+    def on(self, step: int, labels: Iterable[str]) -> list[tuple[str, np.ndarray]]:
+        """The (type, position) of every object on ``labels`` at ``step`` (< q)."""
+        return [it for lab in labels for it in self.states[step].get(lab, [])]
+
+    def where(self, step: int, kind: str, at: np.ndarray) -> str | None:
+        """The receptacle on which an object of type ``kind`` lies within :data:`MATCH_M` of
+        ``at`` at ``step``, or None."""
+        for lab, items in self.states[step].items():
+            if any(t == kind and np.linalg.norm(p - at) <= MATCH_M for t, p in items):
+                return lab
+        return None
+
+    def arrived(self, step: int, kind: str) -> tuple[str, np.ndarray] | None:
+        """Where the action of ``step`` put an object of type ``kind`` (spawned or moved to):
+        the object of that type on a receptacle the step lists that was not there before."""
+        if not re.search(rf"\b{kind} was (spawned|moved)", self.actions[step]):
+            return None
+        return self._changed(step, step - 1, kind)
+
+    def left(self, step: int, kind: str) -> tuple[str, np.ndarray] | None:
+        """Where an object of type ``kind`` that the action of ``step`` moved or removed was
+        at step - 1: the object of that type on a receptacle the step lists that is gone."""
+        if not re.search(rf"\b{kind} was (removed|moved)", self.actions[step]):
+            return None
+        return self._changed(step - 1, step, kind)
+
+    def _changed(self, here: int, there: int, kind: str) -> tuple[str, np.ndarray] | None:
+        """An object of type ``kind`` on a receptacle listed at max(here, there) that lies
+        there at step ``here`` and not at step ``there``."""
+        for lab in sorted(self.listed[max(here, there)]):
+            gone = self.states[there].get(lab, [])
+            for t, p in self.states[here].get(lab, []):
+                if t == kind and not any(u == t and np.allclose(p, v) for u, v in gone):
+                    return lab, p
+        return None
+
+
+def _pair(
+    f: Frame, objs: Iterable[int], items: Sequence[tuple[str, np.ndarray]], free: set[int]
+) -> tuple[set[int], list[int]]:
+    """Frame objects ``objs`` paired one to one with history ``items`` of their type, nearest
+    pairs first: within :data:`MATCH_M`, or at any distance for an object in ``free`` (those
+    on the receptacle asked about: a drawer is drawn pulled out, its contents with it, while
+    the history states where they lie in the closed drawer). The unpaired objects and the
+    indices of the unpaired items."""
+    pairs = sorted(
+        (float(np.linalg.norm(f.centroid(o) - p)), o, i)
+        for o in objs
+        for i, (t, p) in enumerate(items)
+        if t == f.type[o]
+    )
+    left, unpaired = set(objs), set(range(len(items)))
+    for dist, o, i in pairs:
+        if o in left and i in unpaired and (dist <= MATCH_M or o in free):
+            left.discard(o)
+            unpaired.discard(i)
+    return left, sorted(unpaired)
+
+
+def _matches(f: Frame, o: int, items: Iterable[tuple[str, np.ndarray]]) -> bool:
+    """Whether frame object ``o`` is one of ``items`` (its type, within :data:`MATCH_M`)."""
+    c = f.centroid(o)
+    return any(t == f.type[o] and np.linalg.norm(c - p) <= MATCH_M for t, p in items)
+
+
+def answer_l2(q: Mapping[str, Any], frames: Mapping[int, Frame], history: History) -> Any:
+    """The oracle's answer to one L2 record: steps before the query step from ``history``,
+    the query step from its frame (``frames``: step -> frame)."""
+    task, ref, step = q["task"], q["referents"], int(q["step"])
+    f = frames.get(step)
+    if task in ("VGL-M",) or (task == "RSR-M" and int(ref.get("past", step)) == step):
+        return answer(q, frames)
+    labels = history.named()
+    now = (f.on(ref["receptacles"]) or set()) if f is not None else set()
+    first, last = (int(x) for x in ref.get("window", (step, step)))
+    if task == "SOR-M":
+        return sorted({t for t, _ in history.on(int(ref["past"]), labels)})
+    if task == "LOR":
+        got = {t for s in range(first, min(last, step - 1) + 1) for t, _ in history.on(s, labels)}
+        if last == step and f is not None:
+            got |= {f.type[o] for o in now}
+        return sorted(got)
+    if task in ("SED-Add", "SED-Rem", "CSR-Add", "CSR-Rem"):
+        before = history.on(first if task.startswith("SED") else 0, labels)
+        if f is None:
+            return []
+        if task.endswith("Add"):
+            added, _ = _pair(f, now, before, now)
+            return sorted({f.type[o] for o in added})
+        _, removed = _pair(f, f.objects, before, now)
+        return sorted({before[i][0] for i in removed})
+    if task in ("TL", "STT"):
+        return _tracked(task, q, f, history, first, last)
+    return {}  # RSR-M about a past step: its frame is not given at L2
+
+
+def _tracked(
+    task: str, q: Mapping[str, Any], f: Frame | None, history: History, first: int, last: int
+) -> Any:
+    """TL / STT at L2: the named object followed through the history (module docstring)."""
+    ref, step = q["referents"], int(q["step"])
+    at = int(ref.get("named_at", step))
+    obj = ref.get("object")
+    kind = _named_type(history.question)
+    where: dict[int, tuple[str, np.ndarray]] = {}  # step -> (receptacle name, position)
+    if at < step:
+        labels = history.named()
+        items = [
+            (lab, p) for lab in labels for t, p in history.states[at].get(lab, []) if t == kind
+        ]
+        if not items:
+            return {"first": first, "last": last} if task == "TL" else []
+        where[at] = items[0]
+    elif f is not None and obj in f.objects:
+        held = f.support(obj)
+        where[at] = (f.type[held] if held is not None else "", f.centroid(obj))
+    else:
+        return {"first": first, "last": last} if task == "TL" else []
+    for s in range(at - 1, first - 1, -1):  # backwards through the history
+        p = where[s + 1][1]
+        lab = history.where(s, kind, p)
+        if lab is not None:
+            where[s] = (lab, p)
+        elif s + 1 < step and (came := history.left(s + 1, kind)) is not None:
+            where[s] = came
+        else:
+            break
+    for s in range(at + 1, last + 1):  # forwards
+        p = where[s - 1][1]
+        if s < step:
+            lab = history.where(s, kind, p)
+            nxt = (lab, p) if lab is not None else history.arrived(s, kind)
+            if nxt is None:
+                break
+            where[s] = nxt
+        elif f is not None:
+            here = [o for o in f.objects if f.type[o] == kind and _matches(f, o, [(kind, p)])]
+            if not here:
+                break
+            held = f.support(here[0])
+            where[s] = (f.type[held] if held is not None else "", f.centroid(here[0]))
+    alive = sorted(s for s in where if first <= s <= last)
+    if task == "TL":
+        return {"first": alive[0], "last": alive[-1]} if alive else {"first": first, "last": last}
+    path: list[str] = []
+    for s in alive:
+        t = _receptacle_type(where[s][0]) if s < step else where[s][0]
+        if t and (not path or path[-1] != t):
+            path.append(t)
+    return path
+
+
+def _named_type(question: str) -> str:
+    """The type of the object a TL/STT question names ("Consider the Mug on the ...")."""
+    m = re.search(r"Consider the ([A-Za-z]+) on the ", question)
+    return m.group(1) if m else ""
+
+
+def _receptacle_type(label: str) -> str:
+    """The type a receptacle's name (:mod:`.naming`) starts from: an element's ("top drawer of
+    the Dresser ..." -> Drawer), else the furniture's first word."""
+    from dataforge.pipelines.spamem.naming import type_word
+    from dataforge.world.shapes import SUB_RECEPTACLE_TYPES
+
+    head, sep, _ = label.partition(" of the ")
+    if sep:
+        for t in sorted(SUB_RECEPTACLE_TYPES, key=lambda x: -len(type_word(x))):
+            if head.endswith(type_word(t)):
+                return t
+    return label.split(" ")[0]
