@@ -55,6 +55,7 @@ ABOVE_M = 0.03  # ... or this far above it (a soft surface, rounding)
 FOOTPRINT_M = 0.08  # plan margin around the object's points in which its surface is sought
 CONTACT_PX = 3  # image rows under an object's lowest pixel searched for what holds it
 MATCH_M = 0.3  # a frame object is a history object of its type within this distance
+PARTS = frozenset({"Cabinet", "Drawer"})  # furniture parts that hold what is inside them
 STRUCTURE = frozenset({"nothing", "Floor", "Wall", "Ceiling", "Doorframe", "Doorway", "Window"})
 
 
@@ -139,7 +140,25 @@ class Frame:
                 g = bottom - float(np.median(ys))
                 gaps[k] = min(gaps.get(k, g), g, key=abs)
         held = {k: g for k, g in gaps.items() if -ABOVE_M < g < MAX_GAP_M}
-        return min(held, key=lambda k: (abs(held[k]), k)) if held else None
+        if not held:
+            return None
+        return self._enclosing(i, bottom) or min(held, key=lambda k: (abs(held[k]), k))
+
+    def _enclosing(self, i: int, bottom: float) -> int | None:
+        """The part of a piece of furniture (:data:`PARTS`: an open cabinet, a drawer) whose
+        visible extent holds object ``i``'s centre in plan and its bottom in height: the
+        floor of a cabinet is drawn as the carcass's, so what stands on it seems to rest on
+        the furniture, yet it is in the cabinet."""
+        centre = self.points(i)[:, [0, 2]].mean(0)
+        for k in sorted(self.holders - {i}):
+            q = self.points(k)
+            if self.type[k] not in PARTS or not len(q):
+                continue
+            lo, hi = q.min(0), q.max(0)
+            inside = np.all(centre >= lo[[0, 2]]) and np.all(centre <= hi[[0, 2]])
+            if inside and lo[1] - ABOVE_M <= bottom <= hi[1]:
+                return k
+        return None
 
     def _contacts(self, i: int) -> dict[int, list[float]]:
         """Holder -> heights of its pixels right under object ``i``'s lowest pixel per column,
@@ -334,6 +353,7 @@ class History:
         self.actions: list[str] = []  # per step, what its action did ("" at step 0)
         self.listed: list[set[str]] = []  # per step, the receptacles it lists
         self.question = ""
+        groups_of: dict[str, list[list[tuple[str, np.ndarray]]]] = {}  # name -> receptacles
         lines = prompt.splitlines()
         for i, line in enumerate(lines):
             if line.startswith(_NOW):
@@ -346,11 +366,34 @@ class History:
                 self.actions.append(line[m.end() :].removeprefix(": ").split(" (camera at")[0])
             elif line.startswith("- ") and self.states:
                 label, _, items = line[2:].partition(": ")
-                self.listed[-1].add(label)
-                self.states[-1][label] = [
+                listed = [
                     (m.group(1), np.array([float(m.group(k)) for k in (2, 3, 4)]))
                     for m in _ITEM.finditer(items)
                 ]
+                new = label in self.listed[-1]  # a second receptacle of that name, this step
+                groups = self._list(groups_of.setdefault(label, []), listed, new)
+                self.listed[-1].add(label)
+                self.states[-1][label] = [it for g in groups for it in g]
+
+    def _list(
+        self,
+        groups: list[list[tuple[str, np.ndarray]]],
+        items: list[tuple[str, np.ndarray]],
+        new: bool,
+    ) -> list[list[tuple[str, np.ndarray]]]:
+        """``groups`` (the contents of each receptacle of one name; names need not be unique)
+        with ``items`` listed for one of them: the one that shares an object's position with
+        them, or, for an emptied one, the one whose objects' types the step's action took;
+        else (or when ``new``) a receptacle not seen before."""
+        action = self.actions[-1]
+        for i, g in enumerate([] if new else groups):
+            shared = any(t == u and np.allclose(p, v) for t, p in g for u, v in items)
+            took = bool(g) and all(re.search(rf"\b{t} was (removed|moved)", action) for t, _ in g)
+            if shared or (not items and took) or (not g and not items):
+                groups[i] = items
+                return groups
+        groups.append(items)
+        return groups
 
     def labels(self) -> set[str]:
         return {lab for state in self.states for lab in state}
@@ -409,8 +452,8 @@ def _pair(
 ) -> tuple[set[int], list[int]]:
     """Frame objects ``objs`` paired one to one with history ``items`` of their type, nearest
     pairs first: within :data:`MATCH_M`, or at any distance for an object in ``free`` (those
-    on the receptacle asked about: a drawer is drawn pulled out, its contents with it, while
-    the history states where they lie in the closed drawer). The unpaired objects and the
+    in the drawer asked about: a drawer is drawn pulled out, its contents with it, while the
+    history states where they lie in the closed drawer). The unpaired objects and the
     indices of the unpaired items."""
     pairs = sorted(
         (float(np.linalg.norm(f.centroid(o) - p)), o, i)
@@ -453,10 +496,11 @@ def answer_l2(q: Mapping[str, Any], frames: Mapping[int, Frame], history: Histor
         before = history.on(first if task.startswith("SED") else 0, labels)
         if f is None:
             return []
+        slid = now if any(f.type.get(r) == "Drawer" for r in ref["receptacles"]) else set()
         if task.endswith("Add"):
-            added, _ = _pair(f, now, before, now)
+            added, _ = _pair(f, now, before, slid)
             return sorted({f.type[o] for o in added})
-        _, removed = _pair(f, f.objects, before, now)
+        _, removed = _pair(f, f.objects, before, slid)
         return sorted({before[i][0] for i in removed})
     if task in ("TL", "STT"):
         return _tracked(task, q, f, history, first, last)
@@ -488,6 +532,9 @@ def _tracked(
     for s in range(at - 1, first - 1, -1):  # backwards through the history
         p = where[s + 1][1]
         lab = history.where(s, kind, p)
+        if lab is None and s + 1 == step:  # the frame's object on its named receptacle
+            lab = next((x for x in history.named() if x in _kinds(history, s, kind)), None)
+            p = next((v for t, v in history.on(s, [lab]) if t == kind), p) if lab else p
         if lab is not None:
             where[s] = (lab, p)
         elif s + 1 < step and (came := history.left(s + 1, kind)) is not None:
@@ -502,12 +549,9 @@ def _tracked(
             if nxt is None:
                 break
             where[s] = nxt
-        elif f is not None:
-            here = [o for o in f.objects if f.type[o] == kind and _matches(f, o, [(kind, p)])]
-            if not here:
-                break
-            held = f.support(here[0])
-            where[s] = (f.type[held] if held is not None else "", f.centroid(here[0]))
+        elif f is not None and obj in f.objects:  # the frame grounds the named object
+            held = f.support(obj)
+            where[s] = (f.type[held] if held is not None else "", f.centroid(obj))
     alive = sorted(s for s in where if first <= s <= last)
     if task == "TL":
         return {"first": alive[0], "last": alive[-1]} if alive else {"first": first, "last": last}
@@ -517,6 +561,11 @@ def _tracked(
         if t and (not path or path[-1] != t):
             path.append(t)
     return path
+
+
+def _kinds(history: History, step: int, kind: str) -> set[str]:
+    """The receptacle names on which the history lists an object of type ``kind`` at ``step``."""
+    return {lab for lab, items in history.states[step].items() if any(t == kind for t, _ in items)}
 
 
 def _named_type(question: str) -> str:

@@ -277,7 +277,7 @@ class Builder:
                     frames.append([step, view])
                     ids.update(hit)
             entry: dict[str, Any] = {"item": item, "frames": frames, "instances": sorted(ids)}
-            if level == 2 and any(s < d.step for s, _ in alts):
+            if level == 2 and any(s < d.step for s, _ in alts) and self.in_history(d):
                 entry["history"] = True
             out.append(entry)
         if not self.comparable(d, level, refs):
@@ -285,6 +285,17 @@ class Builder:
                 if e["item"].startswith(COMPARED_ITEM):
                     e["frames"], e["instances"] = [], []
         return out
+
+    def in_history(self, d: Draft) -> bool:
+        """Whether the L2 text history tells the items of ``d`` before its query step q: always,
+        but for TL/STT about an object named where step q moved it: the history lists it (by
+        type and position) only where it lay before, and no frame shows where it came from."""
+        seq, q = self.seq, d.step
+        obj = d.named.get("object")
+        if d.task not in ("TL", "STT") or obj is None or d.named.get("named_at") != q:
+            return True
+        before = seq.on[q - 1].get(obj) if q > 0 else None
+        return before is not None and before == seq.on[q].get(obj)
 
     def shows(self, step: int, view: int, key: str, support: bool = False) -> bool:
         """Whether frame (step, view) shows ``key``: visible, and a receptacle not drawn shut
