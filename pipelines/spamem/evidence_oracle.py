@@ -341,6 +341,7 @@ def answers(questions: Sequence[Mapping[str, Any]], tasks_dir: str | Path) -> li
 _STEP = re.compile(r"^Step (\d+)\b")
 _ITEM = re.compile(r"([A-Za-z]+) at \((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\)")
 _NOW = "Current observation, step"
+_CAMERA = re.compile(r"camera at \((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\), yaw (-?[\d.]+) deg")
 
 
 class History:
@@ -352,6 +353,7 @@ class History:
         self.states: list[dict[str, list[tuple[str, np.ndarray]]]] = []
         self.actions: list[str] = []  # per step, what its action did ("" at step 0)
         self.listed: list[set[str]] = []  # per step, the receptacles it lists
+        self.cameras: list[tuple[np.ndarray, float] | None] = []  # per step: position, yaw
         self.question = ""
         groups_of: dict[str, list[list[tuple[str, np.ndarray]]]] = {}  # name -> receptacles
         lines = prompt.splitlines()
@@ -364,6 +366,12 @@ class History:
                 self.states.append(dict(prev))
                 self.listed.append(set())
                 self.actions.append(line[m.end() :].removeprefix(": ").split(" (camera at")[0])
+                cam = _CAMERA.search(line)
+                self.cameras.append(
+                    (np.array([float(cam.group(k)) for k in (1, 2, 3)]), float(cam.group(4)))
+                    if cam
+                    else None
+                )
             elif line.startswith("- ") and self.states:
                 label, _, items = line[2:].partition(": ")
                 listed = [
@@ -504,7 +512,58 @@ def answer_l2(q: Mapping[str, Any], frames: Mapping[int, Frame], history: Histor
         return sorted({before[i][0] for i in removed})
     if task in ("TL", "STT"):
         return _tracked(task, q, f, history, first, last)
-    return {}  # RSR-M about a past step: its frame is not given at L2
+    return _told_neighbours(q, history)
+
+
+def _told_neighbours(q: Mapping[str, Any], history: History) -> dict[str, str]:
+    """RSR-M about a step s before the query step, from the history: the anchor (the named
+    object) and, per listed candidate type, as many objects of it as are listed, the ones
+    nearest the anchor, numbered from left to right as the camera the history states for
+    step s sees them; then the k nearest and their directions in that camera's level frame
+    (the history states no camera pitch)."""
+    s = int(q["referents"]["past"])
+    kind = _named_type(history.question)
+    anchor = next((p for t, p in history.on(s, history.named()) if t == kind), None)
+    cam = history.cameras[s] if s < len(history.cameras) else None
+    if anchor is None or cam is None:
+        return {}
+    yaw = np.radians(cam[1])
+    right, fwd = (
+        np.array([np.cos(yaw), 0.0, -np.sin(yaw)]),
+        np.array([np.sin(yaw), 0.0, np.cos(yaw)]),
+    )
+
+    def xz(p: np.ndarray) -> tuple[float, float]:
+        return float((p - cam[0]) @ right), float((p - cam[0]) @ fwd)
+
+    others = [
+        p for items in history.states[s].values() for _, p in items if not np.allclose(p, anchor)
+    ]
+    kinds = [(lab, re.sub(r" \d+$", "", lab)) for lab in q["referents"]["labels"]]
+    where: dict[str, np.ndarray] = {}
+    for t in sorted({k for _, k in kinds}):
+        labs = sorted((lab for lab, k in kinds if k == t), key=_numbered)
+        objs = [p for items in history.states[s].values() for u, p in items if u == t]
+        objs = [p for p in objs if not np.allclose(p, anchor)]
+        near = sorted(objs, key=lambda p: float(np.linalg.norm(p - anchor)))[: len(labs)]
+        near.sort(key=lambda p: xz(p)[0] / max(xz(p)[1], 1e-6))
+        where.update(zip(labs, near, strict=False))
+    del others
+    ranked = sorted(where, key=lambda lab: (float(np.linalg.norm(where[lab] - anchor)), lab))
+    ax, az = xz(anchor)
+    out = {}
+    for lab in ranked[: qa.K_NEIGHBOURS]:
+        from dataforge.pipelines.spamem.sequence_view import direction
+
+        bx, bz = xz(where[lab])
+        out[lab] = direction(bx - ax, bz - az)
+    return out
+
+
+def _numbered(label: str) -> tuple[int, str]:
+    """A candidate label's number ("Mug 2" -> 2; unnumbered 0)."""
+    m = re.search(r" (\d+)$", label)
+    return (int(m.group(1)) if m else 0, label)
 
 
 def _tracked(

@@ -48,6 +48,12 @@ BOTTOM_SEEN_PX = 2
 BOTTOM_SEEN_SHARE = 0.01
 """An object shows what it rests on when its mask reaches within this many pixels (or this
 share of the image height) of the image row of its bottom centre (:meth:`Builder.bottom_seen`)."""
+NEAREST_MARGIN_M = 0.05
+"""RSR/RSR-M: the k-th nearest candidate must be this much nearer the anchor than the next
+(:meth:`Builder.separated`)."""
+DRAWN_AS_TOLD_M = 0.05
+"""An object is drawn where the L2 history states it when its rendered box's centre lies this
+close to its stated position (:meth:`Builder.in_history`)."""
 COMPARED_ITEM = "the receptacle at step"
 """The evidence item of an added/removed set's compared step (:meth:`Builder.compared`)."""
 COMPARED_STEPS = {
@@ -284,14 +290,42 @@ class Builder:
             for e in out:
                 if e["item"].startswith(COMPARED_ITEM):
                     e["frames"], e["instances"] = [], []
+        if not self.separated(d):
+            for e in out:
+                e["frames"], e["instances"] = [], []
+                e.pop("history", None)
         return out
+
+    def separated(self, d: Draft) -> bool:
+        """For RSR/RSR-M: the k-th nearest candidate lies at least :data:`NEAREST_MARGIN_M`
+        nearer the anchor than the next one (centre distances), so that which k are nearest
+        can be told from an image; True for every other task."""
+        if d.task not in ("RSR", "RSR-M") or not d.named.get("object"):
+            return True
+        seq, k = self.seq, qa.K_NEIGHBOURS
+        s = int(d.named.get("past", 0))
+        anchor = seq.centre(s, d.named["object"])
+        dist = sorted(
+            float(np.linalg.norm(seq.centre(s, o) - anchor))
+            for o in d.named.get("labels", {}).values()
+        )
+        return len(dist) <= k or dist[k] - dist[k - 1] >= NEAREST_MARGIN_M
 
     def in_history(self, d: Draft) -> bool:
         """Whether the L2 text history tells the items of ``d`` before its query step q: always,
-        but for TL/STT about an object named where step q moved it: the history lists it (by
-        type and position) only where it lay before, and no frame shows where it came from."""
+        but for TL/STT about an object named where step q moved it (the history lists it, by
+        type and position, only where it lay before, and no frame shows where it came from),
+        and for RSR-M about a step whose frame drew the anchor or a candidate elsewhere than
+        the history states it (an open drawer is drawn pulled out, its contents with it)."""
         seq, q = self.seq, d.step
         obj = d.named.get("object")
+        if d.task == "RSR-M" and obj is not None and int(d.named.get("past", q)) < q:
+            s = int(d.named["past"])
+            return all(
+                float(np.linalg.norm(np.subtract(seq.positions[s][o], seq.centre(s, o))))
+                <= DRAWN_AS_TOLD_M
+                for o in [obj, *d.named.get("labels", {}).values()]
+            )
         if d.task not in ("TL", "STT") or obj is None or d.named.get("named_at") != q:
             return True
         before = seq.on[q - 1].get(obj) if q > 0 else None
