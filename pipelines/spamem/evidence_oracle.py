@@ -1,23 +1,24 @@
-"""The evidence oracle (``dataforge spamem baseline --kind evidence``): answers every L1 and L3
-question from only the frames the record gives the model, read as a perfect perceiver would
-read them (instance and semantic masks, depth, camera pose and intrinsics), plus the record's
-``referents``: what the prompt names, grounded to instance ids. It never reads ``answer``,
-``context``, ``evidence`` or a world graph, so where it scores below 1 a question is not
-answerable from its frames (or the oracle's perception rule is wrong: compare with the record's
-``evidence``).
+"""The evidence oracle (``dataforge spamem baseline --kind evidence``): answers every question
+from only what the record gives the model: its frames, read as a perfect perceiver would read
+them (instance and semantic masks, depth, camera pose and intrinsics), at L2 the text history
+in its prompt, and the record's ``referents``: what the prompt names, grounded to instance
+ids. It never reads ``answer``, ``context``, ``evidence`` or a world graph, so where it scores
+below 1 a question is not answerable from what it is given (or the oracle's perception rule is
+wrong: compare with the record's ``evidence``).
 
 Perception rules:
 
 - An instance is seen when its mask has at least ``min_pixels`` pixels (the question builder's
   rule, :data:`~.sequence_view.VISIBLE_SHARE`); its type is the semantic class of its pixels.
 - Holders are the instances of :func:`holder_types`; every other instance but the house's
-  structure is an object. Support: an object rests on the holder whose surface lies closest
-  below the object's lowest visible points (:data:`BOTTOM_PCT`), no more than
-  :data:`MAX_GAP_M` below and :data:`ABOVE_M` above them. A surface is either the holder's
-  points within :data:`FOOTPRINT_M` of the object's plan footprint (the object's centre must
-  lie over the holder's plan extent), or the holder's pixels right under the object's lowest
-  pixels in the image when they are not behind the object (a counter seen from below its top,
-  whose front edge hides the top).
+  structure is an object. Support: an object rests on the holder whose surface lies nearest
+  the object's lowest visible points (:data:`BOTTOM_PCT`), no more than :data:`MAX_GAP_M`
+  below and :data:`ABOVE_M` above them; an object inside the visible extent of an open
+  cabinet or drawer (:data:`PARTS`) is in it. A surface is either the holder's points within
+  :data:`FOOTPRINT_M` of the object's plan footprint (the object's centre must lie over the
+  holder's plan extent), or the holder's pixels right under the object's lowest pixels in the
+  image when they are not behind the object (a counter seen from below its top, whose front
+  edge hides the top).
 - Boxes are mask extents; distances the median depth of the mask; a lifespan the first and
   last step whose frame shows the object; neighbours by the distance between the centroids of
   the visible points, directions in the camera frame as the question builder's rule.
@@ -26,14 +27,15 @@ L2 records show the frame of the query step q and, in the prompt, a text history
 0..q-1 (:meth:`.questions.Builder.history`): each receptacle's objects by type and position at
 step 0, then those of the receptacles each step changed. The oracle reads that text
 (:class:`History`) for the steps before q and the frame for q; the receptacles a question names
-are the history's names found in the question's text (longest first). An object of the frame
-is one of the history's when their types agree and its visible points' centroid lies within
-:data:`MATCH_M` of the stated position: an object added between a history step and q is one
-of the frame's on the receptacle that matches none of the history's then; one removed, one of
-the history's that no object of the frame matches. An object the prompt names "the Mug on the
-Table at step s" (TL, STT) is followed through the history by its position: it stays where it
-is until a step lists its receptacle without it, then moves to the object of its type that the
-step's action put somewhere, or is gone.
+are the history's names found in the question's text (longest first). The frame's objects are
+paired one to one with the history's of their type, nearest first, within :data:`MATCH_M` (in
+a drawer at any distance: it is drawn pulled out, the history states the closed drawer): an
+object added since a history step is one of the frame's on the receptacle left unpaired; one
+removed, one of the history's left unpaired. An object the prompt names "the Mug on the Table
+at step s" (TL, STT) is followed through the history by its position: it stays where it is
+until a step lists it elsewhere (the step's action moved it) or nowhere (removed); at q the
+frame's referent shows it. RSR-M about a step before q reads the positions the history lists
+then and the camera it states for that step.
 """
 
 from __future__ import annotations
@@ -477,12 +479,6 @@ def _pair(
     return left, sorted(unpaired)
 
 
-def _matches(f: Frame, o: int, items: Iterable[tuple[str, np.ndarray]]) -> bool:
-    """Whether frame object ``o`` is one of ``items`` (its type, within :data:`MATCH_M`)."""
-    c = f.centroid(o)
-    return any(t == f.type[o] and np.linalg.norm(c - p) <= MATCH_M for t, p in items)
-
-
 def answer_l2(q: Mapping[str, Any], frames: Mapping[int, Frame], history: History) -> Any:
     """The oracle's answer to one L2 record: steps before the query step from ``history``,
     the query step from its frame (``frames``: step -> frame)."""
@@ -527,18 +523,17 @@ def _told_neighbours(q: Mapping[str, Any], history: History) -> dict[str, str]:
     cam = history.cameras[s] if s < len(history.cameras) else None
     if anchor is None or cam is None:
         return {}
-    yaw = np.radians(cam[1])
+    from dataforge.pipelines.spamem.sequence_view import direction
+
+    eye, yaw = cam[0], np.radians(cam[1])
     right, fwd = (
         np.array([np.cos(yaw), 0.0, -np.sin(yaw)]),
         np.array([np.sin(yaw), 0.0, np.cos(yaw)]),
     )
 
     def xz(p: np.ndarray) -> tuple[float, float]:
-        return float((p - cam[0]) @ right), float((p - cam[0]) @ fwd)
+        return float((p - eye) @ right), float((p - eye) @ fwd)
 
-    others = [
-        p for items in history.states[s].values() for _, p in items if not np.allclose(p, anchor)
-    ]
     kinds = [(lab, re.sub(r" \d+$", "", lab)) for lab in q["referents"]["labels"]]
     where: dict[str, np.ndarray] = {}
     for t in sorted({k for _, k in kinds}):
@@ -548,13 +543,10 @@ def _told_neighbours(q: Mapping[str, Any], history: History) -> dict[str, str]:
         near = sorted(objs, key=lambda p: float(np.linalg.norm(p - anchor)))[: len(labs)]
         near.sort(key=lambda p: xz(p)[0] / max(xz(p)[1], 1e-6))
         where.update(zip(labs, near, strict=False))
-    del others
     ranked = sorted(where, key=lambda lab: (float(np.linalg.norm(where[lab] - anchor)), lab))
     ax, az = xz(anchor)
     out = {}
     for lab in ranked[: qa.K_NEIGHBOURS]:
-        from dataforge.pipelines.spamem.sequence_view import direction
-
         bx, bz = xz(where[lab])
         out[lab] = direction(bx - ax, bz - az)
     return out
