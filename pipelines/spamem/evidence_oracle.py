@@ -57,7 +57,8 @@ ABOVE_M = 0.03  # ... or this far above it (a soft surface, rounding)
 FOOTPRINT_M = 0.08  # plan margin around the object's points in which its surface is sought
 CONTACT_PX = 3  # image rows under an object's lowest pixel searched for what holds it
 MATCH_M = 0.3  # a frame object is a history object of its type within this distance
-PARTS = frozenset({"Cabinet", "Drawer"})  # furniture parts that hold what is inside them
+HIDDEN_DEPTH = 0.35  # an object's centre lies this share of its seen width behind its face
+PARTS = frozenset({"Cabinet", "Drawer", "SinkBasin"})  # parts that hold what is inside them
 STRUCTURE = frozenset({"nothing", "Floor", "Wall", "Ceiling", "Doorframe", "Doorway", "Window"})
 
 
@@ -147,10 +148,11 @@ class Frame:
         return self._enclosing(i, bottom) or min(held, key=lambda k: (abs(held[k]), k))
 
     def _enclosing(self, i: int, bottom: float) -> int | None:
-        """The part of a piece of furniture (:data:`PARTS`: an open cabinet, a drawer) whose
-        visible extent holds object ``i``'s centre in plan and its bottom in height: the
-        floor of a cabinet is drawn as the carcass's, so what stands on it seems to rest on
-        the furniture, yet it is in the cabinet."""
+        """The part of a piece of furniture (:data:`PARTS`: an open cabinet, a drawer, a sink
+        basin) whose visible extent holds object ``i``'s centre in plan and its bottom in
+        height: the floor of a cabinet is drawn as the carcass's, so what stands on it seems
+        to rest on the furniture, yet it is in the cabinet; a cup in a basin rests on the
+        sink as much as on the basin."""
         centre = self.points(i)[:, [0, 2]].mean(0)
         for k in sorted(self.holders - {i}):
             q = self.points(k)
@@ -200,11 +202,22 @@ class Frame:
     def centroid(self, i: int) -> np.ndarray:
         return self.points(i).mean(0)
 
+    def centre(self, i: int) -> np.ndarray:
+        """Instance ``i``'s centre as seen: its visible points' centroid moved away from the
+        camera by :data:`HIDDEN_DEPTH` of their width (a face seen lies in front of the centre
+        by about half the object's depth: a box's front, a cylinder's near half)."""
+        c = self.centroid(i)
+        cam = self.w2c[:3, :3] @ self.points(i).T
+        width = float(cam[0].max() - cam[0].min())
+        eye = -self.w2c[:3, :3].T @ self.w2c[:3, 3]
+        ray = c - eye
+        return c + ray / max(float(np.linalg.norm(ray)), 1e-6) * HIDDEN_DEPTH * width
+
     def direction(self, anchor: int, other: int) -> str:
         """The question builder's rule (:meth:`.SequenceView.direction`) on visible centroids."""
         from dataforge.pipelines.spamem.sequence_view import direction
 
-        a, b = (self.w2c[:3, :3] @ self.centroid(k) + self.w2c[:3, 3] for k in (anchor, other))
+        a, b = (self.w2c[:3, :3] @ self.centre(k) + self.w2c[:3, 3] for k in (anchor, other))
         return direction(float(b[0] - a[0]), float(b[2] - a[2]))
 
 
@@ -313,8 +326,8 @@ def _neighbours(f: Frame | None, anchor: int | None, labels: Mapping[str, int]) 
     if f is None or anchor not in (f.seen if f else ()):
         return {}
     seen = {lab: i for lab, i in labels.items() if i in f.seen}
-    c = f.centroid(anchor)  # type: ignore[arg-type]
-    near = sorted(seen, key=lambda lab: (float(np.linalg.norm(f.centroid(seen[lab]) - c)), lab))
+    c = f.centre(anchor)  # type: ignore[arg-type]
+    near = sorted(seen, key=lambda lab: (float(np.linalg.norm(f.centre(seen[lab]) - c)), lab))
     return {lab: f.direction(anchor, seen[lab]) for lab in near[: qa.K_NEIGHBOURS]}  # type: ignore[arg-type]
 
 
@@ -466,7 +479,7 @@ def _pair(
     history states where they lie in the closed drawer). The unpaired objects and the
     indices of the unpaired items."""
     pairs = sorted(
-        (float(np.linalg.norm(f.centroid(o) - p)), o, i)
+        (float(np.linalg.norm(f.centre(o) - p)), o, i)
         for o in objs
         for i, (t, p) in enumerate(items)
         if t == f.type[o]
@@ -577,7 +590,7 @@ def _tracked(
         where[at] = items[0]
     elif f is not None and obj in f.objects:
         held = f.support(obj)
-        where[at] = (f.type[held] if held is not None else "", f.centroid(obj))
+        where[at] = (f.type[held] if held is not None else "", f.centre(obj))
     else:
         return {"first": first, "last": last} if task == "TL" else []
     for s in range(at - 1, first - 1, -1):  # backwards through the history
@@ -602,7 +615,7 @@ def _tracked(
             where[s] = nxt
         elif f is not None and obj in f.objects:  # the frame grounds the named object
             held = f.support(obj)
-            where[s] = (f.type[held] if held is not None else "", f.centroid(obj))
+            where[s] = (f.type[held] if held is not None else "", f.centre(obj))
     alive = sorted(s for s in where if first <= s <= last)
     if task == "TL":
         return {"first": alive[0], "last": alive[-1]} if alive else {"first": first, "last": last}
