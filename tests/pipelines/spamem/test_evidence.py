@@ -488,3 +488,25 @@ def test_support_shows_from_above_the_surface_with_the_bottom_in_view(make_episo
     assert not shows(reach - 5, 0)  # its bottom hidden 5 rows above (tolerance max(2, 0.3))
     assert shows(reach - 5, 0, support=False)  # seen, though not what it rests on
     assert not shows(reach, 1)  # from 0.6 m, below the table top at 0.8
+
+
+def test_l2_frame_objects_pair_one_to_one_with_the_history() -> None:
+    """A second Bowl added 27 cm from the one the history lists: each history Bowl pairs with
+    the nearest frame Bowl once, so the new one stays unpaired (added), though it too lies
+    within 30 cm of the listed one."""
+    from dataforge.pipelines.spamem.evidence_oracle import _pair
+
+    class Seen:  # what _pair reads of a frame: types and centres
+        def __init__(self) -> None:
+            self.type = {1: "Bowl", 2: "Bowl", 3: "Mug"}
+            self.at = {1: (5.10, 0.80, 8.95), 2: (5.36, 0.79, 8.89), 3: (9.0, 0.8, 9.0)}
+
+        def centre(self, o: int) -> np.ndarray:
+            return np.array(self.at[o])
+
+    told = [("Bowl", np.array([5.09, 0.79, 8.92])), ("Mug", np.array([6.0, 0.8, 9.0]))]
+    added, removed = _pair(Seen(), [1, 2, 3], told, set())  # type: ignore[arg-type]
+    assert added == {2, 3} and removed == [1]  # the mug 3 m from the listed one is another
+    # in a drawer (``free``), drawn pulled out: the mug pairs at any distance
+    added, removed = _pair(Seen(), [1, 2, 3], told, {3})  # type: ignore[arg-type]
+    assert added == {2} and removed == []
