@@ -33,7 +33,7 @@ def headlines(
     questions: Sequence[Mapping[str, Any]], tasks_dirs: Sequence[str]
 ) -> dict[tuple[Any, ...], dict[str, Any]]:
     """(level, task, horizon) -> {"questions": n, "visible": share with evidence, kind: headline
-    mean (None if undefined)}; the evidence oracle answers L1 and L3 only. A record's ``dir``
+    mean (None if undefined)}; the evidence oracle reads L2 histories too. A record's ``dir``
     is the index of its tasks directory in ``tasks_dirs``."""
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
     for q in questions:
@@ -44,7 +44,7 @@ def headlines(
         row["visible"] /= row["questions"]
     frames = all((Path(d) / "manifest.json").is_file() for d in tasks_dirs)  # datasets
     for kind in KINDS if frames else [k for k in KINDS if k != "evidence"]:
-        asked = [q for q in questions if kind != "evidence" or q["level"] != 2]
+        asked = questions
         if kind == "evidence":  # frames are read per directory
             preds = {
                 p["id"]: p

@@ -15,8 +15,8 @@
   most common count over the question set (``Blind``'s mode, so the one rule that uses the set's
   answers, as the issue names it); a set or a sequence is empty; boxes are the image-centre
   half box (the image size from the prompt); every distance is the capture radius, 1.5 m.
-- ``evidence``: the L1 and L3 answers a perfect perceiver reads from the record's own frames
-  (:mod:`.evidence_oracle`); L2 records get an error (their history is text).
+- ``evidence``: the answers a perfect perceiver reads from the record's own frames and, at
+  L2, the prompt's text history (:mod:`.evidence_oracle`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def answers(
             raise UsageError("--kind evidence reads the frames: it needs the tasks directory")
         from dataforge.pipelines.spamem.evidence_oracle import answers as read
 
-        got = read(questions, tasks_dir)  # None for L2 records
+        got = read(questions, tasks_dir)
     else:
         if kind == "oracle":
             pick = lambda q: q["answer"]  # noqa: E731
@@ -63,7 +63,7 @@ def answers(
     return [
         {"id": q["id"], "answer": qa.canonical(q["answer_type"], a), "error": None, "raw": None}
         if a is not None
-        else {"id": q["id"], "answer": None, "error": "L2: text history", "raw": None}
+        else {"id": q["id"], "answer": None, "error": "no answer", "raw": None}
         for q, a in zip(questions, got, strict=True)
     ]
 

@@ -52,8 +52,8 @@ spamem_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
     help="oracle: the ground truth; prior: procthor's receptacle co-occurrence statistics, "
     "never the images; blind: each task's most frequent answer; rule: prompt-only rules (the "
     "step the prompt names, the first listed candidates, the most common count, empty sets); "
-    "evidence: what a perfect perceiver reads from each L1/L3 record's own frames (masks, "
-    "depth, poses; L2 records get an error), which shows whether the frames hold the answer.",
+    "evidence: what a perfect perceiver reads from each record's own frames (masks, depth, "
+    "poses) and, at L2, its prompt's text history, which shows whether they hold the answer.",
 )
 @click.option(
     "--out", required=True, type=click.Path(dir_okay=False), help="Predictions JSONL to write."

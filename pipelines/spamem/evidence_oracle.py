@@ -1,33 +1,47 @@
-"""The evidence oracle (``dataforge spamem baseline --kind evidence``): answers every L1 and L3
-question from only the frames the record gives the model, read as a perfect perceiver would
-read them (instance and semantic masks, depth, camera pose and intrinsics), plus the record's
-``referents``: what the prompt names, grounded to instance ids. It never reads ``answer``,
-``context``, ``evidence`` or a world graph, so where it scores below 1 a question is not
-answerable from its frames (or the oracle's perception rule is wrong: compare with the record's
-``evidence``).
+"""The evidence oracle (``dataforge spamem baseline --kind evidence``): answers every question
+from only what the record gives the model: its frames, read as a perfect perceiver would read
+them (instance and semantic masks, depth, camera pose and intrinsics), at L2 the text history
+in its prompt, and the record's ``referents``: what the prompt names, grounded to instance
+ids. It never reads ``answer``, ``context``, ``evidence`` or a world graph, so where it scores
+below 1 a question is not answerable from what it is given (or the oracle's perception rule is
+wrong: compare with the record's ``evidence``).
 
 Perception rules:
 
 - An instance is seen when its mask has at least ``min_pixels`` pixels (the question builder's
   rule, :data:`~.sequence_view.VISIBLE_SHARE`); its type is the semantic class of its pixels.
 - Holders are the instances of :func:`holder_types`; every other instance but the house's
-  structure is an object. Support: an object rests on the holder whose surface lies closest
-  below the object's lowest visible points (:data:`BOTTOM_PCT`), no more than
-  :data:`MAX_GAP_M` below and :data:`ABOVE_M` above them. A surface is either the holder's
-  points within :data:`FOOTPRINT_M` of the object's plan footprint (the object's centre must
-  lie over the holder's plan extent), or the holder's pixels right under the object's lowest
-  pixels in the image when they are not behind the object (a counter seen from below its top,
-  whose front edge hides the top).
+  structure is an object. Support: an object rests on the holder whose surface lies nearest
+  the object's lowest visible points (:data:`BOTTOM_PCT`), no more than :data:`MAX_GAP_M`
+  below and :data:`ABOVE_M` above them; an object inside the visible extent of an open
+  cabinet or drawer (:data:`PARTS`) is in it. A surface is either the holder's points within
+  :data:`FOOTPRINT_M` of the object's plan footprint (the object's centre must lie over the
+  holder's plan extent), or the holder's pixels right under the object's lowest pixels in the
+  image when they are not behind the object (a counter seen from below its top, whose front
+  edge hides the top).
 - Boxes are mask extents; distances the median depth of the mask; a lifespan the first and
   last step whose frame shows the object; neighbours by the distance between the centroids of
   the visible points, directions in the camera frame as the question builder's rule.
 
-L2 questions are not answered: their history is text, which this oracle does not read.
+L2 records show the frame of the query step q and, in the prompt, a text history of steps
+0..q-1 (:meth:`.questions.Builder.history`): each receptacle's objects by type and position at
+step 0, then those of the receptacles each step changed. The oracle reads that text
+(:class:`History`) for the steps before q and the frame for q; the receptacles a question names
+are the history's names found in the question's text (longest first). The frame's objects are
+paired one to one with the history's of their type, nearest first, within :data:`MATCH_M` (in
+a drawer at any distance: it is drawn pulled out, the history states the closed drawer): an
+object added since a history step is one of the frame's on the receptacle left unpaired; one
+removed, one of the history's left unpaired. An object the prompt names "the Mug on the Table
+at step s" (TL, STT) is followed through the history by its position: it stays where it is
+until a step lists it elsewhere (the step's action moved it) or nowhere (removed); at q the
+frame's referent shows it. RSR-M about a step before q reads the positions the history lists
+then and the camera it states for that step.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +56,9 @@ MAX_GAP_M = 0.10  # the surface may lie this far below the object's lowest visib
 ABOVE_M = 0.03  # ... or this far above it (a soft surface, rounding)
 FOOTPRINT_M = 0.08  # plan margin around the object's points in which its surface is sought
 CONTACT_PX = 3  # image rows under an object's lowest pixel searched for what holds it
+MATCH_M = 0.3  # a frame object is a history object of its type within this distance
+HIDDEN_DEPTH = 0.35  # an object's centre lies this share of its seen width behind its face
+PARTS = frozenset({"Cabinet", "Drawer", "SinkBasin"})  # parts that hold what is inside them
 STRUCTURE = frozenset({"nothing", "Floor", "Wall", "Ceiling", "Doorframe", "Doorway", "Window"})
 
 
@@ -124,9 +141,28 @@ class Frame:
         for k, ys in self._contacts(i).items():
             if len(ys) >= 2:
                 g = bottom - float(np.median(ys))
-                gaps[k] = min(gaps.get(k, g), g)
+                gaps[k] = min(gaps.get(k, g), g, key=abs)
         held = {k: g for k, g in gaps.items() if -ABOVE_M < g < MAX_GAP_M}
-        return min(held, key=lambda k: (held[k], k)) if held else None
+        if not held:
+            return None
+        return self._enclosing(i, bottom) or min(held, key=lambda k: (abs(held[k]), k))
+
+    def _enclosing(self, i: int, bottom: float) -> int | None:
+        """The part of a piece of furniture (:data:`PARTS`: an open cabinet, a drawer, a sink
+        basin) whose visible extent holds object ``i``'s centre in plan and its bottom in
+        height: the floor of a cabinet is drawn as the carcass's, so what stands on it seems
+        to rest on the furniture, yet it is in the cabinet; a cup in a basin rests on the
+        sink as much as on the basin."""
+        centre = self.points(i)[:, [0, 2]].mean(0)
+        for k in sorted(self.holders - {i}):
+            q = self.points(k)
+            if self.type[k] not in PARTS or not len(q):
+                continue
+            lo, hi = q.min(0), q.max(0)
+            inside = np.all(centre >= lo[[0, 2]]) and np.all(centre <= hi[[0, 2]])
+            if inside and lo[1] - ABOVE_M <= bottom <= hi[1]:
+                return k
+        return None
 
     def _contacts(self, i: int) -> dict[int, list[float]]:
         """Holder -> heights of its pixels right under object ``i``'s lowest pixel per column,
@@ -166,11 +202,22 @@ class Frame:
     def centroid(self, i: int) -> np.ndarray:
         return self.points(i).mean(0)
 
+    def centre(self, i: int) -> np.ndarray:
+        """Instance ``i``'s centre as seen: its visible points' centroid moved away from the
+        camera by :data:`HIDDEN_DEPTH` of their width (a face seen lies in front of the centre
+        by about half the object's depth: a box's front, a cylinder's near half)."""
+        c = self.centroid(i)
+        cam = self.w2c[:3, :3] @ self.points(i).T
+        width = float(cam[0].max() - cam[0].min())
+        eye = -self.w2c[:3, :3].T @ self.w2c[:3, 3]
+        ray = c - eye
+        return c + ray / max(float(np.linalg.norm(ray)), 1e-6) * HIDDEN_DEPTH * width
+
     def direction(self, anchor: int, other: int) -> str:
         """The question builder's rule (:meth:`.SequenceView.direction`) on visible centroids."""
         from dataforge.pipelines.spamem.sequence_view import direction
 
-        a, b = (self.w2c[:3, :3] @ self.centroid(k) + self.w2c[:3, 3] for k in (anchor, other))
+        a, b = (self.w2c[:3, :3] @ self.centre(k) + self.w2c[:3, 3] for k in (anchor, other))
         return direction(float(b[0] - a[0]), float(b[2] - a[2]))
 
 
@@ -279,13 +326,14 @@ def _neighbours(f: Frame | None, anchor: int | None, labels: Mapping[str, int]) 
     if f is None or anchor not in (f.seen if f else ()):
         return {}
     seen = {lab: i for lab, i in labels.items() if i in f.seen}
-    c = f.centroid(anchor)  # type: ignore[arg-type]
-    near = sorted(seen, key=lambda lab: (float(np.linalg.norm(f.centroid(seen[lab]) - c)), lab))
+    c = f.centre(anchor)  # type: ignore[arg-type]
+    near = sorted(seen, key=lambda lab: (float(np.linalg.norm(f.centre(seen[lab]) - c)), lab))
     return {lab: f.direction(anchor, seen[lab]) for lab in near[: qa.K_NEIGHBOURS]}  # type: ignore[arg-type]
 
 
 def answers(questions: Sequence[Mapping[str, Any]], tasks_dir: str | Path) -> list[Any]:
-    """The oracle's answer per question (None for L2 records, which it does not answer)."""
+    """The oracle's answer per question: L1 and L3 from their frames (:func:`answer`), L2
+    from the frame of the query step and the prompt's text history (:func:`answer_l2`)."""
     if any("referents" not in q for q in questions):
         raise UsageError(
             "--kind evidence needs question records with referents: rerun 'dataforge spamem "
@@ -293,6 +341,312 @@ def answers(questions: Sequence[Mapping[str, Any]], tasks_dir: str | Path) -> li
         )
     reader = FrameReader(tasks_dir)
     try:
-        return [None if q["level"] == 2 else answer(q, reader.frames(q)) for q in questions]
+        return [
+            answer_l2(q, reader.frames(q), History(q["prompt"]))
+            if q["level"] == 2
+            else answer(q, reader.frames(q))
+            for q in questions
+        ]
     finally:
         reader.close()
+
+
+# -- L2: the text history --------------------------------------------------------------------
+
+_STEP = re.compile(r"^Step (\d+)\b")
+_ITEM = re.compile(r"([A-Za-z]+) at \((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\)")
+_NOW = "Current observation, step"
+_CAMERA = re.compile(r"camera at \((-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\), yaw (-?[\d.]+) deg")
+
+
+class History:
+    """An L2 prompt's text history: per step 0..q-1, each receptacle's objects as (type,
+    position), carried over from the step before for receptacles a step does not list, and
+    the question's text (what follows the history)."""
+
+    def __init__(self, prompt: str) -> None:
+        self.states: list[dict[str, list[tuple[str, np.ndarray]]]] = []
+        self.actions: list[str] = []  # per step, what its action did ("" at step 0)
+        self.listed: list[set[str]] = []  # per step, the receptacles it lists
+        self.cameras: list[tuple[np.ndarray, float] | None] = []  # per step: position, yaw
+        self.question = ""
+        groups_of: dict[str, list[list[tuple[str, np.ndarray]]]] = {}  # name -> receptacles
+        lines = prompt.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith(_NOW):
+                self.question = "\n".join(lines[i + 1 :])
+                break
+            if m := _STEP.match(line):
+                prev = self.states[-1] if self.states else {}
+                self.states.append(dict(prev))
+                self.listed.append(set())
+                self.actions.append(line[m.end() :].removeprefix(": ").split(" (camera at")[0])
+                cam = _CAMERA.search(line)
+                self.cameras.append(
+                    (np.array([float(cam.group(k)) for k in (1, 2, 3)]), float(cam.group(4)))
+                    if cam
+                    else None
+                )
+            elif line.startswith("- ") and self.states:
+                label, _, items = line[2:].partition(": ")
+                listed = [
+                    (m.group(1), np.array([float(m.group(k)) for k in (2, 3, 4)]))
+                    for m in _ITEM.finditer(items)
+                ]
+                new = label in self.listed[-1]  # a second receptacle of that name, this step
+                groups = self._list(groups_of.setdefault(label, []), listed, new)
+                self.listed[-1].add(label)
+                self.states[-1][label] = [it for g in groups for it in g]
+
+    def _list(
+        self,
+        groups: list[list[tuple[str, np.ndarray]]],
+        items: list[tuple[str, np.ndarray]],
+        new: bool,
+    ) -> list[list[tuple[str, np.ndarray]]]:
+        """``groups`` (the contents of each receptacle of one name; names need not be unique)
+        with ``items`` listed for one of them: the one that shares an object's position with
+        them, or, for an emptied one, the one whose objects' types the step's action took;
+        else (or when ``new``) a receptacle not seen before."""
+        action = self.actions[-1]
+        for i, g in enumerate([] if new else groups):
+            shared = any(t == u and np.allclose(p, v) for t, p in g for u, v in items)
+            took = bool(g) and all(re.search(rf"\b{t} was (removed|moved)", action) for t, _ in g)
+            if shared or (not items and took) or (not g and not items):
+                groups[i] = items
+                return groups
+        groups.append(items)
+        return groups
+
+    def labels(self) -> set[str]:
+        return {lab for state in self.states for lab in state}
+
+    def named(self) -> list[str]:
+        """The history's receptacle names that the question names ("the <name>"), longest
+        first, each occurrence taken once; a name inside another ("top drawer of the Dresser
+        ...", "SideTable next to the Bed ...") names only the whole."""
+        text, out = self.question, []
+        for lab in sorted(self.labels(), key=lambda x: (-len(x), x)):
+            named = re.compile(rf"(?<!of )(?<!next to )the {re.escape(lab)}\b")
+            if named.search(text):
+                out.append(lab)
+                text = named.sub("#", text)
+        return out
+
+    def on(self, step: int, labels: Iterable[str]) -> list[tuple[str, np.ndarray]]:
+        """The (type, position) of every object on ``labels`` at ``step`` (< q)."""
+        return [it for lab in labels for it in self.states[step].get(lab, [])]
+
+    def where(self, step: int, kind: str, at: np.ndarray) -> str | None:
+        """The receptacle on which an object of type ``kind`` lies within :data:`MATCH_M` of
+        ``at`` at ``step``, or None."""
+        for lab, items in self.states[step].items():
+            if any(t == kind and np.linalg.norm(p - at) <= MATCH_M for t, p in items):
+                return lab
+        return None
+
+    def arrived(self, step: int, kind: str) -> tuple[str, np.ndarray] | None:
+        """Where the action of ``step`` put an object of type ``kind`` (spawned or moved to):
+        the object of that type on a receptacle the step lists that was not there before."""
+        if not re.search(rf"\b{kind} was (spawned|moved)", self.actions[step]):
+            return None
+        return self._changed(step, step - 1, kind)
+
+    def left(self, step: int, kind: str) -> tuple[str, np.ndarray] | None:
+        """Where an object of type ``kind`` that the action of ``step`` moved or removed was
+        at step - 1: the object of that type on a receptacle the step lists that is gone."""
+        if not re.search(rf"\b{kind} was (removed|moved)", self.actions[step]):
+            return None
+        return self._changed(step - 1, step, kind)
+
+    def _changed(self, here: int, there: int, kind: str) -> tuple[str, np.ndarray] | None:
+        """An object of type ``kind`` on a receptacle listed at max(here, there) that lies
+        there at step ``here`` and not at step ``there``."""
+        for lab in sorted(self.listed[max(here, there)]):
+            gone = self.states[there].get(lab, [])
+            for t, p in self.states[here].get(lab, []):
+                if t == kind and not any(u == t and np.allclose(p, v) for u, v in gone):
+                    return lab, p
+        return None
+
+
+def _pair(
+    f: Frame, objs: Iterable[int], items: Sequence[tuple[str, np.ndarray]], free: set[int]
+) -> tuple[set[int], list[int]]:
+    """Frame objects ``objs`` paired one to one with history ``items`` of their type, nearest
+    pairs first: within :data:`MATCH_M`, or at any distance for an object in ``free`` (those
+    in the drawer asked about: a drawer is drawn pulled out, its contents with it, while the
+    history states where they lie in the closed drawer). The unpaired objects and the
+    indices of the unpaired items."""
+    pairs = sorted(
+        (float(np.linalg.norm(f.centre(o) - p)), o, i)
+        for o in objs
+        for i, (t, p) in enumerate(items)
+        if t == f.type[o]
+    )
+    left, unpaired = set(objs), set(range(len(items)))
+    for dist, o, i in pairs:
+        if o in left and i in unpaired and (dist <= MATCH_M or o in free):
+            left.discard(o)
+            unpaired.discard(i)
+    return left, sorted(unpaired)
+
+
+def answer_l2(q: Mapping[str, Any], frames: Mapping[int, Frame], history: History) -> Any:
+    """The oracle's answer to one L2 record: steps before the query step from ``history``,
+    the query step from its frame (``frames``: step -> frame)."""
+    task, ref, step = q["task"], q["referents"], int(q["step"])
+    f = frames.get(step)
+    if task in ("VGL-M",) or (task == "RSR-M" and int(ref.get("past", step)) == step):
+        return answer(q, frames)
+    labels = history.named()
+    now = (f.on(ref["receptacles"]) or set()) if f is not None else set()
+    first, last = (int(x) for x in ref.get("window", (step, step)))
+    if task == "SOR-M":
+        return sorted({t for t, _ in history.on(int(ref["past"]), labels)})
+    if task == "LOR":
+        got = {t for s in range(first, min(last, step - 1) + 1) for t, _ in history.on(s, labels)}
+        if last == step and f is not None:
+            got |= {f.type[o] for o in now}
+        return sorted(got)
+    if task in ("SED-Add", "SED-Rem", "CSR-Add", "CSR-Rem"):
+        before = history.on(first if task.startswith("SED") else 0, labels)
+        if f is None:
+            return []
+        slid = now if any(f.type.get(r) == "Drawer" for r in ref["receptacles"]) else set()
+        if task.endswith("Add"):
+            added, _ = _pair(f, now, before, slid)
+            return sorted({f.type[o] for o in added})
+        _, removed = _pair(f, f.objects, before, slid)
+        return sorted({before[i][0] for i in removed})
+    if task in ("TL", "STT"):
+        return _tracked(task, q, f, history, first, last)
+    return _told_neighbours(q, history)
+
+
+def _told_neighbours(q: Mapping[str, Any], history: History) -> dict[str, str]:
+    """RSR-M about a step s before the query step, from the history: the anchor (the named
+    object) and, per listed candidate type, as many objects of it as are listed, the ones
+    nearest the anchor, numbered from left to right as the camera the history states for
+    step s sees them; then the k nearest and their directions in that camera's level frame
+    (the history states no camera pitch)."""
+    s = int(q["referents"]["past"])
+    kind = _named_type(history.question)
+    anchor = next((p for t, p in history.on(s, history.named()) if t == kind), None)
+    cam = history.cameras[s] if s < len(history.cameras) else None
+    if anchor is None or cam is None:
+        return {}
+    from dataforge.pipelines.spamem.sequence_view import direction
+
+    eye, yaw = cam[0], np.radians(cam[1])
+    right, fwd = (
+        np.array([np.cos(yaw), 0.0, -np.sin(yaw)]),
+        np.array([np.sin(yaw), 0.0, np.cos(yaw)]),
+    )
+
+    def xz(p: np.ndarray) -> tuple[float, float]:
+        return float((p - eye) @ right), float((p - eye) @ fwd)
+
+    kinds = [(lab, re.sub(r" \d+$", "", lab)) for lab in q["referents"]["labels"]]
+    where: dict[str, np.ndarray] = {}
+    for t in sorted({k for _, k in kinds}):
+        labs = sorted((lab for lab, k in kinds if k == t), key=_numbered)
+        objs = [p for items in history.states[s].values() for u, p in items if u == t]
+        objs = [p for p in objs if not np.allclose(p, anchor)]
+        near = sorted(objs, key=lambda p: float(np.linalg.norm(p - anchor)))[: len(labs)]
+        near.sort(key=lambda p: xz(p)[0] / max(xz(p)[1], 1e-6))
+        where.update(zip(labs, near, strict=False))
+    ranked = sorted(where, key=lambda lab: (float(np.linalg.norm(where[lab] - anchor)), lab))
+    ax, az = xz(anchor)
+    out = {}
+    for lab in ranked[: qa.K_NEIGHBOURS]:
+        bx, bz = xz(where[lab])
+        out[lab] = direction(bx - ax, bz - az)
+    return out
+
+
+def _numbered(label: str) -> tuple[int, str]:
+    """A candidate label's number ("Mug 2" -> 2; unnumbered 0)."""
+    m = re.search(r" (\d+)$", label)
+    return (int(m.group(1)) if m else 0, label)
+
+
+def _tracked(
+    task: str, q: Mapping[str, Any], f: Frame | None, history: History, first: int, last: int
+) -> Any:
+    """TL / STT at L2: the named object followed through the history (module docstring)."""
+    ref, step = q["referents"], int(q["step"])
+    at = int(ref.get("named_at", step))
+    obj = ref.get("object")
+    kind = _named_type(history.question)
+    where: dict[int, tuple[str, np.ndarray]] = {}  # step -> (receptacle name, position)
+    if at < step:
+        labels = history.named()
+        items = [
+            (lab, p) for lab in labels for t, p in history.states[at].get(lab, []) if t == kind
+        ]
+        if not items:
+            return {"first": first, "last": last} if task == "TL" else []
+        where[at] = items[0]
+    elif f is not None and obj in f.objects:
+        held = f.support(obj)
+        where[at] = (f.type[held] if held is not None else "", f.centre(obj))
+    else:
+        return {"first": first, "last": last} if task == "TL" else []
+    for s in range(at - 1, first - 1, -1):  # backwards through the history
+        p = where[s + 1][1]
+        lab = history.where(s, kind, p)
+        if lab is None and s + 1 == step:  # the frame's object on its named receptacle
+            lab = next((x for x in history.named() if x in _kinds(history, s, kind)), None)
+            p = next((v for t, v in history.on(s, [lab]) if t == kind), p) if lab else p
+        if lab is not None:
+            where[s] = (lab, p)
+        elif s + 1 < step and (came := history.left(s + 1, kind)) is not None:
+            where[s] = came
+        else:
+            break
+    for s in range(at + 1, last + 1):  # forwards
+        p = where[s - 1][1]
+        if s < step:
+            lab = history.where(s, kind, p)
+            nxt = (lab, p) if lab is not None else history.arrived(s, kind)
+            if nxt is None:
+                break
+            where[s] = nxt
+        elif f is not None and obj in f.objects:  # the frame grounds the named object
+            held = f.support(obj)
+            where[s] = (f.type[held] if held is not None else "", f.centre(obj))
+    alive = sorted(s for s in where if first <= s <= last)
+    if task == "TL":
+        return {"first": alive[0], "last": alive[-1]} if alive else {"first": first, "last": last}
+    path: list[str] = []
+    for s in alive:
+        t = _receptacle_type(where[s][0]) if s < step else where[s][0]
+        if t and (not path or path[-1] != t):
+            path.append(t)
+    return path
+
+
+def _kinds(history: History, step: int, kind: str) -> set[str]:
+    """The receptacle names on which the history lists an object of type ``kind`` at ``step``."""
+    return {lab for lab, items in history.states[step].items() if any(t == kind for t, _ in items)}
+
+
+def _named_type(question: str) -> str:
+    """The type of the object a TL/STT question names ("Consider the Mug on the ...")."""
+    m = re.search(r"Consider the ([A-Za-z]+) on the ", question)
+    return m.group(1) if m else ""
+
+
+def _receptacle_type(label: str) -> str:
+    """The type a receptacle's name (:mod:`.naming`) starts from: an element's ("top drawer of
+    the Dresser ..." -> Drawer), else the furniture's first word."""
+    from dataforge.pipelines.spamem.naming import type_word
+    from dataforge.world.shapes import SUB_RECEPTACLE_TYPES
+
+    head, sep, _ = label.partition(" of the ")
+    if sep:
+        for t in sorted(SUB_RECEPTACLE_TYPES, key=lambda x: -len(type_word(x))):
+            if head.endswith(type_word(t)):
+                return t
+    return label.split(" ")[0]

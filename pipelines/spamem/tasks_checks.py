@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,31 @@ INVARIANTS = {
     "answer is well formed for the task's answer type, its frames belong to its sequence, and "
     "ids are unique",
     "files": "the question files beside the shards hold exactly the shards' records, in order",
+    "evidence": "every frame an evidence entry names is among its record's frames, and every "
+    "instance id it lists is in the box table of one of those frames (when the sequences "
+    "dataset the frames name can be opened)",
 }
+
+Boxes = Callable[[int, int], set[int]]
+"""(step, view) -> the instance ids of that frame's box table."""
+
+
+def evidence_problem(r: dict[str, Any], boxes: Boxes | None) -> str | None:
+    """Why record ``r``'s ``evidence`` does not fit its frames (None if it does): an entry's
+    frame that the record does not give, or (with ``boxes``) an instance id in none of its
+    entry's frames' box tables. Records written before evidence have none to check."""
+    given = {(int(f["step"]), int(f["view"])) for f in r["frames"]}
+    for e in r.get("evidence", []):
+        frames = [(int(s), int(v)) for s, v in e["frames"]]
+        for s, v in frames:
+            if (s, v) not in given:
+                return f"evidence {e['item']!r}: frame [{s}, {v}] is not among its frames"
+        if boxes is None:
+            continue
+        boxed = set().union(*(boxes(s, v) for s, v in frames))
+        if stray := sorted(set(e["instances"]) - boxed):
+            return f"evidence {e['item']!r}: instances {stray} in no box table of its frames"
+    return None
 
 
 def record_problem(r: dict[str, Any], episode: str) -> str | None:
@@ -46,7 +70,51 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
 
 
 def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
-    """The files against the shards' records, by sha256 (one streaming pass)."""
+    """The files against the shards' records, by sha256 (one streaming pass); every record's
+    evidence against its frames and their box tables (:func:`evidence_problem`)."""
+    yield from _check_files(ds)
+    yield from _check_evidence(ds)
+
+
+def _check_evidence(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+    from dataforge.pipelines.spamem.evaluate import FrameSource
+
+    try:
+        source: FrameSource | None = FrameSource(Path(ds.root))
+    except Exception:  # no tasks manifest inputs: the frames half only
+        source = None
+    try:
+        for ep in ds.episodes():
+            table: Boxes | None = None
+            for i, r in enumerate(episode_records(ep)):
+                if not r.get("evidence") or question_problem(r):
+                    continue  # "records" reports a malformed one
+                if table is None and source is not None:
+                    table = _box_table(source, r)
+                if problem := evidence_problem(r, table):
+                    yield ep.id, "evidence", f"record {i} ({r['id']}): {problem}"
+    finally:
+        if source is not None:
+            source.close()
+
+
+def _box_table(source: Any, r: dict[str, Any]) -> Boxes | None:
+    """(step, view) -> instance ids of the box table of record ``r``'s sequence, None when its
+    dataset cannot be opened."""
+    try:
+        ds, _ = source.dataset(r["frames"][0]["dataset"])
+        seq = ds[r["episode"]]
+        views = int(seq.metadata["views_per_state"])
+        rows = seq["box2d"].read()
+    except Exception:
+        return None
+    ids: dict[int, set[int]] = {}
+    for row in rows:
+        ids.setdefault(int(row[0]), set()).add(int(row[1]))
+    return lambda step, view: ids.get(step * views + view, set())
+
+
+def _check_files(ds: Any) -> Iterator[tuple[str | None, str, str]]:
     want: dict[str, Any] = {}
     for rel, line in question_lines(ds):
         want.setdefault(rel, hashlib.sha256()).update(line)
@@ -61,8 +129,13 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
 
 def stats(ds: Any) -> PipelineStats:
     """Questions per file and per task, answer distributions (how often a set is empty, a count
-    0, and the share of the most frequent answer: the blind baseline's ceiling), and skips."""
+    0, and the share of the most frequent answer: the blind baseline's ceiling), skips, and per
+    task x horizon x level the share of records whose every gold item has evidence (a frame
+    that shows it, or at L2 the text history; records without evidence are not counted)."""
+    from dataforge.pipelines.spamem.questions import shown
+
     per_file: Counter[str] = Counter()
+    evidenced: dict[str, Counter[str]] = {}
     per_task: dict[str, Counter[str]] = {}
     skipped: Counter[str] = Counter()
     sizes: list[float] = []
@@ -72,6 +145,10 @@ def stats(ds: Any) -> PipelineStats:
             per_file[qa.file_name(r["level"], r["task"], r["horizon"], r["modality"])] += 1
             c = per_task.setdefault(r["task"], Counter())
             c["questions"] += 1
+            if "evidence" in r:
+                e = evidenced.setdefault(f"{r['task']} {r['horizon']} L{r['level']}", Counter())
+                e["records"] += 1
+                e["complete"] += shown(r)
             a = r["answer"]
             c[_answer_key(a)] += 1
             if isinstance(a, (list, dict)):
@@ -91,9 +168,19 @@ def stats(ds: Any) -> PipelineStats:
             "most frequent answer's share": {t: round(top[t] / n[t], 3) for t in order},
             "question files": len(per_file),
             "skipped": dict(sorted(skipped.items())),
+            "complete evidence share": {
+                k: round(evidenced[k]["complete"] / evidenced[k]["records"], 3)
+                for k in sorted(evidenced, key=_cell_order)
+            },
         },
         distributions={"answer_size": sizes},
     )
+
+
+def _cell_order(cell: str) -> tuple[int, int, str]:
+    """ "SOR-M short L3" in the tasks' order, then the horizons', then by level."""
+    task, horizon, level = cell.split(" ")
+    return list(qa.TASKS).index(task), list(qa.HORIZONS).index(horizon), level
 
 
 def _answer_key(a: Any) -> str:

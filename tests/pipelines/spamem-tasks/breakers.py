@@ -4,6 +4,7 @@ example); each re-seals the manifest so that only the invariant can catch the ch
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +20,15 @@ def _first_episode(root: Path) -> str:
         return next(iter(ds.manifest.episodes))
 
 
-def records(root: Path) -> None:
-    """One count question's answer becomes -1; the question files are written again from the
-    shards, so they still match."""
+def _rewrite_first(root: Path, change: Callable[[dict[str, Any]], bool]) -> None:
+    """``change`` applied to the first episode's records until it returns True for one; the
+    question files are written again from the shards, so they still match."""
 
     def mutate(a: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         lines = a["questions"].tobytes().splitlines()
         for i, line in enumerate(lines):
             r = json.loads(line)
-            if r["answer_type"] == "count":
-                r["answer"] = -1
+            if change(r):
                 lines[i] = json.dumps(r, sort_keys=True, separators=(",", ":")).encode()
                 break
         a["questions"] = np.frombuffer(b"".join(x + b"\n" for x in lines), np.uint8)
@@ -40,6 +40,32 @@ def records(root: Path) -> None:
             files[rel] = files.get(rel, b"") + line
     for rel, data in files.items():
         edit_file(root, rel, lambda p, data=data: p.write_bytes(data))
+
+
+def records(root: Path) -> None:
+    """One count question's answer becomes -1."""
+
+    def change(r: dict[str, Any]) -> bool:
+        if r["answer_type"] != "count":
+            return False
+        r["answer"] = -1
+        return True
+
+    _rewrite_first(root, change)
+
+
+def evidence(root: Path) -> None:
+    """One record's evidence names a frame of a view the record does not give."""
+
+    def change(r: dict[str, Any]) -> bool:
+        entry = next((e for e in r.get("evidence", []) if e["frames"]), None)
+        if entry is None:
+            return False
+        step, view = entry["frames"][0]
+        entry["frames"][0] = [step, view + 1000]
+        return True
+
+    _rewrite_first(root, change)
 
 
 def files(root: Path) -> None:
@@ -54,4 +80,4 @@ def files(root: Path) -> None:
     edit_file(root, rel, edit)
 
 
-BREAKERS = {"records": records, "files": files}
+BREAKERS = {"records": records, "files": files, "evidence": evidence}

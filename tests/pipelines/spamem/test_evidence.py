@@ -15,7 +15,7 @@ import pytest
 from spamemhelpers import questions
 
 from dataforge.pipelines.spamem.baselines import answers
-from dataforge.pipelines.spamem.evidence_oracle import Frame, answer
+from dataforge.pipelines.spamem.evidence_oracle import Frame, History, answer, answer_l2
 from dataforge.pipelines.spamem.questions import NOTHING
 from dataforge.pipelines.spamem.sequence_view import SequenceView
 from dataforge.render.camera import intrinsics, thor_camera_pose
@@ -342,3 +342,171 @@ def test_receptacles_with_one_name_are_ordered_by_id(make_episode: Any) -> None:
     assert seq.receptacle_label["t-a"] == seq.receptacle_label["t-b"]
     assert seq.by_label({"t-b", "t-a"}) == ["t-a", "t-b"]
     assert seq.by_label(["t-b", "t-a"]) == ["t-a", "t-b"]
+
+
+def test_a_compared_step_must_show_what_stayed(make_episode: Any) -> None:
+    # Step 1 spawns a pen on the table, where an apple and a bread stay. Frame 1 shows the
+    # table, the apple, the bread and the pen. Frame 0 shows the table and the apple: that the
+    # bread was there before cannot be seen, so "the pen alone was added" is not in the frames
+    # (the bread could have come too). With the bread painted at step 0 as well, it is.
+    cam = (0.0, "standing", (0.0, 1.0, 0.0), 90.0)
+    apple = ("Apple", "table", (2.0, 0.8, 0.0))
+    bread = ("Bread", "table", (2.0, 0.8, 0.4))
+    pen = ("Pen", "table", (2.0, 0.8, -0.4))
+    after = {"table": (0, 10, 30, 20), "apple": (2, 2, 5, 5), "bread": (8, 2, 11, 5)}
+
+    def evidence(bread_at_0: bool) -> dict[str, list[list[int]]]:
+        before = {"table": (0, 10, 30, 20), "apple": (2, 2, 5, 5)}
+        if bread_at_0:
+            before["bread"] = (8, 2, 11, 5)
+        seq = SequenceView(
+            make_episode(
+                receptacles={"table": "DiningTable"},
+                states=[
+                    {"apple": apple, "bread": bread},
+                    {"apple": apple, "bread": bread, "pen": pen},
+                ],
+                cameras=[[cam], [cam]],
+                boxes={(0, 0): before, (1, 0): {**after, "pen": (14, 2, 17, 5)}},
+            )
+        )
+        r = record(questions(seq, (3,)), f"L3/SED-Add/short/rgb/{EP}/t001-DiningTable")
+        assert r["answer"] == ["Pen"]
+        return {e["item"]: e["frames"] for e in r["evidence"]}
+
+    assert evidence(False) == {"Pen": [[1, 0]], "the receptacle at step 0": []}
+    assert evidence(True) == {"Pen": [[1, 0]], "the receptacle at step 0": [[0, 0]]}
+
+
+# -- L2: the oracle reads the prompt's text history ---------------------------------------------
+# memory scene: 1 removes the mug from the table, 2 moves the apple table -> counter (to
+# (2.00, 0.90, -0.70)), 3 counter -> shelf-b; the history of an L2 record at step q lists steps
+# 0..q-1 (step 0 every receptacle, then the receptacles each step changed).
+
+
+def test_l2_history_is_read_as_the_prompt_states_it(memory_records: list[dict[str, Any]]) -> None:
+    r = record(memory_records, f"L2/SOR-M/short/rgb/{EP}/t003-CounterTop")
+    h = History(r["prompt"])
+    assert len(h.states) == 3  # steps 0, 1, 2
+    kind, at = h.states[2]["CounterTop"][0]
+    assert kind == "Apple" and at.tolist() == [2.0, 0.9, -0.7]
+    assert h.states[1]["CounterTop"] is h.states[0]["CounterTop"]  # step 1 did not list it
+    assert h.states[1]["DiningTable"][0][0] == "Apple" and len(h.states[1]["DiningTable"]) == 1
+    assert h.actions[2] == "the Apple was moved from the DiningTable to the CounterTop"
+    assert h.named() == ["CounterTop"]
+    # what was on the counter at step 2: the history says the apple was moved there at step 2;
+    # no frame is read for it (the oracle gets none here)
+    assert r["answer"] == ["Apple", "Bread", "Knife"]
+    assert answer_l2(r, {}, h) == ["Apple", "Bread", "Knife"]
+    r = record(memory_records, f"L2/SOR-M/short/rgb/{EP}/t002-DiningTable")
+    assert answer_l2(r, {}, History(r["prompt"])) == ["Apple"]  # the mug left at step 1
+
+
+def test_l2_history_follows_a_named_object(memory_records: list[dict[str, Any]]) -> None:
+    # the mug, named on the table at step 0, was removed at step 1: it lived [0, 0]
+    r = record(memory_records, f"L2/TL/long/rgb/{EP}/t004-mug")
+    assert answer_l2(r, {}, History(r["prompt"])) == {"first": 0, "last": 0} == r["answer"]
+    # the apple's path up to step 3 in the history: table, counter (step 2), shelf-b (step 3)
+    r = record(memory_records, f"L2/STT/long/rgb/{EP}/t004-apple")
+    got = answer_l2(r, {}, History(r["prompt"]))
+    assert got == ["DiningTable", "CounterTop", "Shelf"] == r["answer"]
+
+
+def test_a_name_inside_another_names_only_the_whole() -> None:
+    prompt = "\n".join(
+        [
+            "Step 0 (initial state):",
+            "- Dresser in the Bedroom: Vase at (1.00, 1.00, 1.00)",
+            "- top drawer of the Dresser in the Bedroom: Pen at (1.00, 0.80, 1.00)",
+            "Current observation, step 1: camera at (0.00, 1.50, 0.00), yaw 0 deg.",
+            "",
+            "Which object categories were on the top drawer of the Dresser in the Bedroom at "
+            "step 0?",
+        ]
+    )
+    h = History(prompt)
+    assert h.named() == ["top drawer of the Dresser in the Bedroom"]
+    q = {"task": "SOR-M", "step": 1, "referents": {"receptacles": [5], "past": 0}}
+    assert answer_l2(q, {}, h) == ["Pen"]
+
+
+def test_l2_history_does_not_tell_an_object_named_where_the_query_step_moved_it(
+    memory_records: list[dict[str, Any]],
+) -> None:
+    # TL after step 3 names the apple on shelf-b at step 3, where step 3 put it: the history
+    # lists an apple on the counter at step 2, but nothing says it is this one, and the frame of
+    # step 3 does not show where it came from: its first step is in neither
+    r = record(memory_records, f"L2/TL/short/rgb/{EP}/t003-apple")
+    assert {e["item"]: e.get("history", False) for e in r["evidence"]}["first"] is False
+    # named on the table at step 0 (the long window), the history tells it
+    r = record(memory_records, f"L2/TL/long/rgb/{EP}/t004-apple")
+    assert {e["item"]: e.get("history", False) for e in r["evidence"]}["first"] is True
+
+
+# -- what an object rests on shows only from above its surface, its bottom in view --------------
+def support_scene(make_episode: Any, apple_bottom_row: int) -> SequenceView:
+    """An apple (centre (2, 0.8, 0)) on a table whose top, per the world graph, is at y 0.8;
+    view 0 stands at eye height 1.0, view 1 crouches at 0.6, both looking along +x; the apple's
+    mask ends at ``apple_bottom_row`` in both."""
+    apple = {"apple": ("Apple", "table", (2.0, 0.8, 0.0))}
+    cams = [(0.0, "standing", (0.0, 1.0, 0.0), 90.0), (0.0, "crouching", (0.0, 0.6, 0.0), 90.0)]
+    paint = {"apple": (18, 2, 22, apple_bottom_row), "table": (0, 27, 39, 29)}
+    seq = SequenceView(
+        make_episode(
+            receptacles={"table": "DiningTable"},
+            states=[apple],
+            cameras=[cams],
+            boxes={(0, 0): paint, (0, 1): paint},
+        )
+    )
+    seq.K = intrinsics(40, 30, 90.0)  # this fixture's intrinsics are the identity
+    # the graph's surface heights (this fixture's graphs have none)
+    (table,) = seq.graphs[0]["receptacles"]
+    table["surfaces"] = [{"index": 0, "y": 0.8, "needs_open": False}]
+    (node,) = seq.graphs[0]["objects"]
+    node["surface"] = 0
+    return seq
+
+
+def test_support_shows_from_above_the_surface_with_the_bottom_in_view(make_episode: Any) -> None:
+    from dataforge.pipelines.spamem.questions import Builder, Settings
+
+    probe = support_scene(make_episode, 20)
+    # the apple's bottom centre (2, 0.8, 0) from the standing eye (0, 1, 0), looking along +x:
+    # 0.2 m below the eye, 2 m ahead: image row cy + fy * 0.2 / 2 = 14.5 + 20 * 0.1 = 16.5
+    bottom = probe.K[1, 2] + probe.K[1, 1] * 0.2 / 2.0
+    assert bottom == pytest.approx(16.5)
+
+    def shows(row: int, view: int, support: bool = True) -> bool:
+        seq = support_scene(make_episode, row)
+        settings = Settings((3,), ("short",), ("rgb",), (0.0, "standing"), "sequences")
+        b = Builder(seq, settings, np.random.default_rng(0), ("Apple",))
+        return b.shows(0, view, "apple", support)
+
+    reach = int(np.ceil(bottom))  # the mask reaches the bottom's row
+    assert shows(reach, 0)
+    assert not shows(reach - 5, 0)  # its bottom hidden 5 rows above (tolerance max(2, 0.3))
+    assert shows(reach - 5, 0, support=False)  # seen, though not what it rests on
+    assert not shows(reach, 1)  # from 0.6 m, below the table top at 0.8
+
+
+def test_l2_frame_objects_pair_one_to_one_with_the_history() -> None:
+    """A second Bowl added 27 cm from the one the history lists: each history Bowl pairs with
+    the nearest frame Bowl once, so the new one stays unpaired (added), though it too lies
+    within 30 cm of the listed one."""
+    from dataforge.pipelines.spamem.evidence_oracle import _pair
+
+    class Seen:  # what _pair reads of a frame: types and centres
+        def __init__(self) -> None:
+            self.type = {1: "Bowl", 2: "Bowl", 3: "Mug"}
+            self.at = {1: (5.10, 0.80, 8.95), 2: (5.36, 0.79, 8.89), 3: (9.0, 0.8, 9.0)}
+
+        def centre(self, o: int) -> np.ndarray:
+            return np.array(self.at[o])
+
+    told = [("Bowl", np.array([5.09, 0.79, 8.92])), ("Mug", np.array([6.0, 0.8, 9.0]))]
+    added, removed = _pair(Seen(), [1, 2, 3], told, set())  # type: ignore[arg-type]
+    assert added == {2, 3} and removed == [1]  # the mug 3 m from the listed one is another
+    # in a drawer (``free``), drawn pulled out: the mug pairs at any distance
+    added, removed = _pair(Seen(), [1, 2, 3], told, {3})  # type: ignore[arg-type]
+    assert added == {2} and removed == []
