@@ -352,13 +352,15 @@ class Builder:
         but for TL/STT about an object named where step q moved it (the history lists it, by
         type and position, only where it lay before, and no frame shows where it came from),
         and for RSR-M about a step whose frame drew the anchor or a candidate elsewhere than
-        the history states it (an open drawer is drawn pulled out, its contents with it)."""
+        the history states it (an open drawer is drawn pulled out, its contents with it) or
+        whose candidates include standing furniture (the history lists what rests on things)."""
         seq, q = self.seq, d.step
         obj = d.named.get("object")
         if d.task == "RSR-M" and obj is not None and int(d.named.get("past", q)) < q:
             s = int(d.named["past"])
-            return all(
-                float(np.linalg.norm(np.subtract(seq.positions[s][o], seq.centre(s, o))))
+            return all(  # standing furniture (a candidate too) is not in the history
+                o in seq.positions[s]
+                and float(np.linalg.norm(np.subtract(seq.positions[s][o], seq.centre(s, o))))
                 <= DRAWN_AS_TOLD_M
                 for o in [obj, *d.named.get("labels", {}).values()]
             )

@@ -236,3 +236,19 @@ def test_rule_finds_three_of_n_by_construction(make_episode: Callable[..., Any])
     firsts = {r["labels"][0] for r in recs}
     assert firsts == set(STEP1_CANDIDATES)  # every candidate is listed first by some seed
     assert qa.K_NEIGHBOURS == 3
+
+
+def test_l2_history_does_not_tell_rsr_m_about_standing_furniture(
+    make_episode: Callable[..., Any],
+) -> None:
+    # RSR-M about step 0 asked at step 1: at L2 step 0 is text, which states where the objects
+    # resting on something are (the apples, drawn where stated) but not the standing chair
+    from dataforge.pipelines.spamem.questions import Draft
+
+    seq = scene(make_episode)
+    b = Builder(seq, Settings((2,), ("long",), ("rgb",), (0.0, "standing"), "s"), None, ())
+    named = {"object": "apple-a", "past": 0, "labels": {"Apple 1": "apple-b", "Bowl": "bowl"}}
+    told = Draft("RSR-M", "long", 1, "k", {}, {}, {}, named=named)
+    assert b.in_history(told)
+    with_chair = {**named, "labels": {**named["labels"], "Chair": "chair"}}
+    assert not b.in_history(Draft("RSR-M", "long", 1, "k", {}, {}, {}, named=with_chair))
