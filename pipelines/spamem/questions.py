@@ -145,6 +145,7 @@ class Builder:
         self.pairs = pairs or {}
         """procthor's statistics: receptacle type -> {object type: how likely it is there}."""
         self.skipped: Counter[str] = Counter()
+        self.asked_earlier: set[str] = set()  # short TL's objects spawned or removed before t
         self.stream = seq.view_index(*settings.stream_view)
 
     # -- records -----------------------------------------------------------------------------
@@ -781,10 +782,13 @@ class Builder:
         for obj in sorted(acted):
             yield from self.object_questions("short", t, obj, 0, t)
         earlier = sorted(
-            {e.obj for e in seq.events if e.step < t and e.kind != "place"} - acted
-        )  # spawned or removed before t: a lifespan that starts or ends inside 0..t
-        if earlier:
+            {e.obj for e in seq.events if e.step < t and e.kind != "place"}
+            - acted
+            - self.asked_earlier
+        )  # spawned or removed before t, not asked so yet: a lifespan that starts or ends
+        if earlier:  # inside 0..t, asked about once (the same answer at every later step)
             obj = earlier[int(self.rng.integers(len(earlier)))]
+            self.asked_earlier.add(obj)
             yield from self.object_questions("short", t, obj, 0, t, earlier=True)
         yield from self.grounding("short", t)
         for ev in seq.events_at(t):

@@ -62,10 +62,11 @@ TL_SHORT = {
 }
 TL_SHORT_MEAN = (1 / 2 + 1 / 3 + 1 / 4 + 1) / 4  # 0.521: the rule's headline on these four
 ACTED = {1: "mug", 2: "apple", 3: "apple", 4: "pen"}
-# Short TL after step t also asks about one object spawned or removed before t (drawn): here
-# always the mug (removed at 1), whose lifespan in 0..t is [0, 0], named where it rested at 0
-# (its only step); the rule answers [0, t]: tIoU 1 / (t + 1)
-EARLIER = {t: ("the Mug on the DiningTable at step 0", {"first": 0, "last": t}) for t in (2, 3, 4)}
+# Short TL after step t also asks about one object spawned or removed before t (drawn), once
+# per object: the mug (removed at 1) at step 2, its lifespan in 0..2 [0, 0], named where it
+# rested at 0 (its only step); the rule answers [0, 2]: tIoU 1 / 3. At 3 and 4 no such object
+# is left (the pen is spawned at 4 itself).
+EARLIER = {2: ("the Mug on the DiningTable at step 0", {"first": 0, "last": 2})}
 
 
 @pytest.mark.parametrize("level", [2, 3])
@@ -246,12 +247,12 @@ def test_cli_rule_baseline_and_validity_script(
     assert head in table
     # visible: t=1's mug lived [0, 0], in the text history (named at 0); the pen spawned at 4
     # shows in frame 4; the apple t=2 and t=3 name where that step moved it, so the history does
-    # not tell its first step (Builder.in_history); the earlier mug at 2, 3, 4 is in the
-    # history: 5 of 7
-    assert "| TL | short | L2 | 7 | tIoU | 0.71 | 1.00 |" in table
+    # not tell its first step (Builder.in_history); the earlier mug at 2 is in the history:
+    # 3 of 5
+    assert "| TL | short | L2 | 5 | tIoU | 0.60 | 1.00 |" in table
     assert table.count("| TL | short |") == 2  # L2 and L3
     rows = json.loads(doc.read_text())["headlines"]
     (tl,) = [h for h in rows if (h["task"], h["horizon"], h["level"]) == ("TL", "short", 2)]
-    # the acted-on four (TL_SHORT_MEAN) and the mug at 2, 3, 4 (1/3, 1/4, 1/5)
-    want = (4 * TL_SHORT_MEAN + 1 / 3 + 1 / 4 + 1 / 5) / 7
+    # the acted-on four (TL_SHORT_MEAN) and the mug at 2 (1/3)
+    want = (4 * TL_SHORT_MEAN + 1 / 3) / 5
     assert tl["oracle"] == 1.0 and tl["rule"] == pytest.approx(want)

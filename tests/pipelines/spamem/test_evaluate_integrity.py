@@ -43,7 +43,10 @@ def generate(out: Path, seed: int) -> Path:
 
 
 def make_tasks(sequences: Path, out: Path) -> Path:
-    res = run_cli("spamem", "tasks", str(sequences), "--out", str(out), "--quiet")
+    """The fixed stream: every question kept (at 64x48 the evidence rules keep no CC)."""
+    res = run_cli(
+        "spamem", "tasks", str(sequences), "--out", str(out), "--frames", "stream", "--quiet"
+    )
     assert res.returncode == 0, res.stderr
     return out
 
