@@ -9,6 +9,11 @@ at L2, items before the query step count as given by the text history):
 
 Several tasks directories are scored as one set (each record's id prefixed by its directory's
 position, since two datasets may both hold a ``house-000000``).
+
+``--stream DIR [DIR ...]``: question sets of the same sequences made with ``--frames stream``
+(the paper's fixed stream); the table then also gives, per cell, their number of records and
+the share whose evidence is complete, beside the scores of the (evidence-framed) sets: the
+docs' "Measured" table.
 """
 
 from __future__ import annotations
@@ -72,6 +77,51 @@ def answer_shares(questions: Sequence[Mapping[str, Any]]) -> dict[str, tuple[flo
     }
 
 
+def load(tasks_dirs: Sequence[str], modality: str) -> list[dict[str, Any]]:
+    """The records of ``modality`` of every directory, ids prefixed by its position when
+    several, ``dir`` its index."""
+    return [
+        {**q, "id": f"{i}:{q['id']}" if len(tasks_dirs) > 1 else q["id"], "dir": i}
+        for i, d in enumerate(tasks_dirs)
+        for q in load_questions(d)
+        if q["modality"] == modality
+    ]
+
+
+def visible_shares(questions: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[float]]:
+    """(level, task, horizon) -> [records, share whose evidence is complete]."""
+    out: dict[tuple[Any, ...], list[float]] = {}
+    for q in questions:
+        row = out.setdefault(tuple(q[f] for f in BY), [0, 0.0])
+        row[0] += 1
+        row[1] += "evidence" in q and shown(q)
+    return {k: [n, v / n] for k, (n, v) in out.items()}
+
+
+def print_compared(
+    rows: Mapping[tuple[Any, ...], Mapping[str, Any]],
+    stream: Mapping[tuple[Any, ...], list[float]],
+) -> None:
+    """The docs' table: per cell the stream set's size and visible share, the evidence-framed
+    set's size and its baselines' headlines."""
+    print(
+        "| task | horizon | level | headline | stream n | stream visible | kept n "
+        "| evidence oracle | blind | prior | rule |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    order = {t: i for i, t in enumerate(qa.TASKS)}
+    hz = {h: i for i, h in enumerate(qa.HORIZONS)}
+    for key in sorted(set(rows) | set(stream), key=lambda k: (order[k[1]], hz[k[2]], k[0])):
+        level, task, horizon = key
+        row = rows.get(key, {})
+        n, vis = stream.get(key, [0, None])
+        cells = " | ".join(_num(row.get(k)) for k in ("evidence", "blind", "prior", "rule"))
+        print(
+            f"| {task} | {horizon} | L{level} | {qa.TASKS[task].headline} | {int(n)} "
+            f"| {_num(vis)} | {row.get('questions', 0)} | {cells} |"
+        )
+
+
 def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
@@ -81,14 +131,13 @@ def main() -> None:
     ap.add_argument("tasks_dir", nargs="+")
     ap.add_argument("--modality", default="rgb", choices=qa.MODALITIES)
     ap.add_argument("--json", default=None, help="Also write the numbers to this JSON file.")
+    ap.add_argument("--stream", nargs="+", default=None, help="--frames stream sets to compare.")
     args = ap.parse_args()
-    questions = [
-        {**q, "id": f"{i}:{q['id']}" if len(args.tasks_dir) > 1 else q["id"], "dir": i}
-        for i, d in enumerate(args.tasks_dir)
-        for q in load_questions(d)
-        if q["modality"] == args.modality
-    ]
+    questions = load(args.tasks_dir, args.modality)
     rows = headlines(questions, args.tasks_dir)
+    if args.stream:
+        print_compared(rows, visible_shares(load(args.stream, args.modality)))
+        return
     shares = answer_shares(questions)
     print(f"{len(questions)} {args.modality} questions; each task's headline, higher is better\n")
     kinds = " | ".join(KINDS)

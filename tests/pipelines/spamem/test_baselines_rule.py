@@ -256,3 +256,16 @@ def test_cli_rule_baseline_and_validity_script(
     # the acted-on four (TL_SHORT_MEAN) and the mug at 2 (1/3)
     want = (4 * TL_SHORT_MEAN + 1 / 3) / 5
     assert tl["oracle"] == 1.0 and tl["rule"] == pytest.approx(want)
+    # --stream: the docs' table, the same set standing in for the stream set; the rule on TL
+    # short L2 (prior, blind beside it) and no evidence column (the records are not a dataset)
+    sys.argv = [str(SCRIPT), str(tasks), "--stream", str(tasks)]
+    try:
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    finally:
+        sys.argv = argv
+    table = capsys.readouterr().out
+    assert (
+        "| stream n | stream visible | kept n | evidence oracle | blind | prior | rule |" in table
+    )
+    assert f"| TL | short | L2 | tIoU | 5 | 0.60 | 5 | - | {tl['blind']:.2f} | " in table
+    assert table.rstrip().endswith(" |") and f"| {want:.2f} |" in table
