@@ -103,12 +103,12 @@ def print_compared(
     stream: Mapping[tuple[Any, ...], list[float]],
 ) -> None:
     """The docs' table: per cell the stream set's size and visible share, the evidence-framed
-    set's size and its baselines' headlines."""
+    set's size and its baselines' headlines, and the paper's InternVL3 (``qa.PAPER_INTERNVL3``)."""
     print(
         "| task | horizon | level | headline | stream n | stream visible | kept n "
-        "| evidence oracle | blind | prior | rule |"
+        "| evidence oracle | blind | prior | rule | InternVL3 (paper) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     order = {t: i for i, t in enumerate(qa.TASKS)}
     hz = {h: i for i, h in enumerate(qa.HORIZONS)}
     for key in sorted(set(rows) | set(stream), key=lambda k: (order[k[1]], hz[k[2]], k[0])):
@@ -118,7 +118,8 @@ def print_compared(
         cells = " | ".join(_num(row.get(k)) for k in ("evidence", "blind", "prior", "rule"))
         print(
             f"| {task} | {horizon} | L{level} | {qa.TASKS[task].headline} | {int(n)} "
-            f"| {_num(vis)} | {row.get('questions', 0)} | {cells} |"
+            f"| {_num(vis)} | {row.get('questions', 0)} | {cells} "
+            f"| {_num(qa.PAPER_INTERNVL3.get(key))} |"
         )
 
 

@@ -265,6 +265,30 @@ METRICS = {  # metric -> True where higher is better
 }
 
 
+def _paper_row(level: int, horizon: str, scores: tuple[float | None, ...]) -> dict:
+    order = ("SOR-M", "LOR", "VGL-M", "TL", "RSR-M", "STT", "SED-Add", "SED-Rem", "CSR-Add")
+    return {
+        (level, t, horizon): v
+        for t, v in zip((*order, "CSR-Rem"), scores, strict=True)
+        if v is not None
+    }
+
+
+PAPER_INTERNVL3: dict[tuple[int, str, str], float] = {
+    (1, "SOR", "static"): 0.36,  # Table 1 (RGB): F1
+    (1, "VGL", "static"): 0.00,  # mIoU
+    (1, "RSR", "static"): 0.13,  # R@3
+    (1, "IC", "static"): 0.20,  # Acc@0 (DPE and CC report AbsRel 0.66 and AE 1.83: no headline)
+    **_paper_row(2, "short", (0.90, 0.65, 0.00, 0.68, 0.29, 0.16, 0.63, 0.68, 0.39, 0.47)),
+    **_paper_row(2, "long", (0.90, 0.64, 0.00, 0.68, 0.29, 0.15, None, None, 0.39, 0.47)),
+    **_paper_row(3, "short", (0.13, 0.19, 0.00, 0.42, 0.07, 0.00, 0.43, 0.61, 0.19, 0.35)),
+    **_paper_row(3, "long", (0.13, 0.19, 0.00, 0.42, 0.07, 0.00, None, None, 0.18, 0.35)),
+}
+"""The paper's best overall model, InternVL3, on each (level, task, horizon)'s headline metric
+where the paper reports it (RGB; Tables 1, 3, 4, 5, 7; columns SOR-M .. CSR-Rem), beside which
+the docs put the baselines."""
+
+
 def file_name(level: int, task: str, horizon: str, modality: str) -> str:
     """Where one level x task x horizon x modality's questions go, relative to the tasks dir."""
     return f"{QUESTIONS_DIR}/L{level}/{task}.{horizon}.{modality}.jsonl"

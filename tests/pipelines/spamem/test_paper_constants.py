@@ -186,3 +186,18 @@ def test_visibility_and_depth_display_thresholds() -> None:
     assert round(VISIBLE_SHARE * 640 * 480) == 154
     # docs/spamem.md "evaluate": depth shown as 255 * (1 - min(d, 10 m) / 10 m)
     assert DEPTH_FAR_M == 10.0
+
+
+def test_internvl3_scores_are_the_papers_tables() -> None:
+    # Table 1 (L1 RGB): SOR F1 0.36, IC Acc@0 0.20; Table 3 (L2 short): TL 0.68, SED-Rem 0.68;
+    # Table 4 (L2 long): LOR 0.64, STT 0.15; Table 5 (L3 short): TL 0.42, SED-Add 0.43;
+    # Table 7 (L3 long): CSR-Add 0.18. DPE and CC report no headline metric (AbsRel, AE), and
+    # SED has no long-term form here.
+    p = qa.PAPER_INTERNVL3
+    assert p[(1, "SOR", "static")] == 0.36 and p[(1, "IC", "static")] == 0.20
+    assert p[(2, "TL", "short")] == 0.68 and p[(2, "SED-Rem", "short")] == 0.68
+    assert p[(2, "LOR", "long")] == 0.64 and p[(2, "STT", "long")] == 0.15
+    assert p[(3, "TL", "short")] == 0.42 and p[(3, "SED-Add", "short")] == 0.43
+    assert p[(3, "CSR-Add", "long")] == 0.18
+    assert not {k for k in p if k[1] in ("DPE", "CC") or (k[1][:3] == "SED" and k[2] == "long")}
+    assert all(k[1] in qa.TASKS and k[0] in qa.TASKS[k[1]].levels for k in p)
