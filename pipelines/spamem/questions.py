@@ -64,6 +64,17 @@ COMPARED_STEPS = {
 }
 """Task -> (window start, query step) -> (the step its items are read at, the step compared
 with): an added object is seen after and missed before, a removed one the other way round."""
+COUNT_LIMITS = {"count below 2": 0.7, "count 0": 0.5, "count 1": 0.5}
+"""IC asks about a category whose count is 0 or 1 only while counts below 2 stay at most 70 %
+of a sequence's IC questions (issue 37: counts of 2 or more in at least 30 %) and neither 0 nor
+1 is more than half of them (the most common count scores at most 0.5): most clusters hold one
+object of each category, so their counts are nearly all 0 and 1 (:meth:`Builder.balanced`)."""
+SAMPLED = {
+    "SED": "an empty control",
+    "CSR": "an empty control",
+    "IC": "a count of 0 or 1",
+}
+"""Why :meth:`Builder.balanced` did not ask a question, per task (TL: a lifespan guessed)."""
 MIN_CANDIDATES = 7
 """RSR/RSR-M list every object in their frame a model can name (furniture too,
 :meth:`.SequenceView.candidates`) and need this many besides the anchor: the list is in a drawn
@@ -124,8 +135,8 @@ class Draft:
     pins: dict[int, int] = field(default_factory=dict)
     """Step -> the view its answer was computed in (a box, directions): that step shows it."""
     guesses: dict[str, float] = field(default_factory=dict)
-    """What each prompt-only guess scores on this answer (TL's lifespans, SED/CSR's empty set):
-    a task's questions are balanced so that none scores much without looking
+    """What each prompt-only guess scores on this answer (TL's lifespans, SED/CSR's empty set,
+    IC's counts): a task's questions are balanced so that none scores much without looking
     (:meth:`Builder.balanced`)."""
 
 
@@ -176,10 +187,10 @@ class Builder:
         """``kept``'s records, in order, without those whose draft would lift a prompt-only
         guess (:attr:`Draft.guesses`) above its limit: per task x horizon x level, drafts are
         taken in order of their best guess's score (ties in a drawn order) and each is kept
-        while every guess's mean over the kept ones stays at most :data:`CONTROL_SHARE`
-        (SED/CSR) or :data:`GUESS_LIMIT` (TL). Counted after the records without evidence
-        are skipped, so that skipping those cannot leave mostly easy ones; the dropped are
-        counted in :attr:`skipped`."""
+        while every guess's mean over the kept ones stays at most its :meth:`limit`
+        (SED/CSR's empty set, IC's counts, TL's lifespans). Counted after the records without
+        evidence are skipped, so that skipping those cannot leave mostly easy ones; the dropped
+        are counted in :attr:`skipped`."""
         groups: dict[tuple[str, str, int], list[int]] = {}
         for i, (d, level, _) in enumerate(kept):
             groups.setdefault((d.task, d.horizon, level), []).append(i)
@@ -187,25 +198,36 @@ class Builder:
         for (task, horizon, level), idx in groups.items():
             if not any(kept[i][0].guesses for i in idx):
                 continue
-            sets = task.startswith(("SED", "CSR"))
-            limit = self.settings.control_share if sets else self.settings.guess_limit
             order = [idx[int(j)] for j in self.rng.permutation(len(idx))]
             order.sort(key=lambda i: max(kept[i][0].guesses.values(), default=0.0))
             total: Counter[str] = Counter()
             n = 0
             for i in order:
                 g = kept[i][0].guesses
-                if all((total[k] + v) / (n + 1) <= limit + 1e-9 for k, v in g.items()):
+                if all((total[k] + v) / (n + 1) <= self.limit(k) + 1e-9 for k, v in g.items()):
                     total.update(g)
                     n += 1
                     continue
                 dropped.add(i)
-                what = "an empty control" if sets else "a lifespan a prompt-only guess finds"
-                why = f"{task} {horizon} L{level}: {what}, past the no-look limit {limit:g}"
+                what = SAMPLED.get(task[:3], "a lifespan a prompt-only guess finds")
+                top = max(g, key=lambda k: g[k] - self.limit(k))
+                why = (
+                    f"{task} {horizon} L{level}: {what}, past the no-look limit {self.limit(top):g}"
+                )
                 self.skipped[why] += len(kept[i][2])
         for i, (_, _, recs) in enumerate(kept):
             if i not in dropped:
                 yield from recs
+
+    def limit(self, guess: str) -> float:
+        """The most ``guess`` (a :attr:`Draft.guesses` key) may average: :data:`CONTROL_SHARE`
+        for the empty set, :data:`COUNT_LIMITS` for counts, :data:`GUESS_LIMIT` for a TL
+        lifespan guess (``Settings.guess_limit`` 1 lifts the last two)."""
+        if guess == "empty set":
+            return self.settings.control_share
+        if self.settings.guess_limit >= 1:
+            return 1.0
+        return COUNT_LIMITS.get(guess, self.settings.guess_limit)
 
     def record(self, d: Draft, level: int, modality: str) -> dict[str, Any]:
         seq, t = self.seq, templates()
@@ -523,14 +545,20 @@ class Builder:
             counts = Counter(seq.types[o] for o in objs)
             asked = self.counted_types(counts, rec)
             for c in asked:
+                n = counts.get(c, 0)
                 yield mk(
                     task="IC",
                     key=f"{key}-{c}",
                     fields={**base, "category": c},
-                    answer=counts.get(c, 0),
+                    answer=n,
                     context={**ctx, "category": c},
                     shows=self.shows_set([(0, o) for o in objs if seq.types[o] == c], (0, rec)),
                     named={"receptacles": [rec], "category": c},
+                    guesses={
+                        "count below 2": float(n < 2),
+                        "count 0": float(n == 0),
+                        "count 1": float(n == 1),
+                    },
                 )
 
     def rsr(self, rec: str) -> Iterator[Draft]:

@@ -123,3 +123,21 @@ def test_sed_csr_skip_a_swap_of_lookalike_objects(make_episode, same_asset: bool
         assert sets == {"SED-Add": ["Mug"], "SED-Rem": ["Mug"], "CSR-Add": ["Mug"],
                         "CSR-Rem": ["Mug"]}  # fmt: skip
         assert not any("look alike" in k for k in b.skipped)
+
+
+def test_ic_keeps_counts_below_two_to_70_percent_and_no_count_above_half(
+    memory_scene: SequenceView,
+) -> None:
+    # IC answers 2, 0, 1, 0, 1, 0, 1. The 2 (no guess finds it) comes first; then, in any drawn
+    # order, one 0 (below 2: 1/2 <= .7; 0: 1/2 <= .5) and one 1 (below 2: 2/3; 0: 1/3; 1: 1/3);
+    # a fourth is refused (below 2: 3/4 > .7), as is a second 0 or 1 before it (2/3 > .5)
+    settings = Settings((1,), ("static",), ("rgb",), (0.0, "standing"), "sequences")
+    b = Builder(memory_scene, settings, np.random.default_rng(3), SPAWNABLE)
+    counts = [2, 0, 1, 0, 1, 0, 1]
+    guesses = [
+        {"count below 2": float(n < 2), "count 0": float(n == 0), "count 1": float(n == 1)}
+        for n in counts
+    ]
+    kept = [counts[r["id"]] for r in b.balanced(_drafts("IC", guesses))]
+    assert sorted(kept) == [0, 1, 2]
+    assert sum(v for k, v in b.skipped.items() if k.startswith("IC short L3: a count of 0")) == 4
