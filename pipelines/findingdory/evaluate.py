@@ -59,9 +59,11 @@ def prompt_template() -> str:
 
 
 def prompt(task: Mapping[str, Any], k: int) -> str:
-    n = len(task["goals"])
-    order = " in the order the task asks" if task.get("ordered") else ""
-    return prompt_template().format(k=k, goal=task["text"], n=n, order=order)
+    """The instruction after the frames: the same for every task but its goal text. It does not
+    say how many frames a task needs nor whether their order matters (upstream's
+    ``policies/llm/prompts/qwen_prompt.txt`` neither: a wrong count is its
+    ``num_targets_error``); the multi-goal sentence is upstream's."""
+    return prompt_template().format(k=k, goal=task["text"])
 
 
 class Frames:
