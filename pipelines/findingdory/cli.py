@@ -99,6 +99,11 @@ findingdory_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
 @click.option("--data-root", type=click.Path(file_okay=False), default=None,
               help="Where the experience dataset is now, when it was moved; it must be the "
               "one the tasks recorded (its manifest's sha256).")  # fmt: skip
+@click.option("--parse", type=click.Choice(["upstream", "strict"]), default="upstream",
+              show_default=True, help="How replies are read: upstream's VLM agent's way (JSON5 "
+              "or a Python dict, int() of each index, an unusable answer or an index outside "
+              "the frames scored as frame 0) or strict (JSON, integers; else scored as wrong). "
+              "Recorded in every prediction.")  # fmt: skip
 @click.option("--quiet", is_flag=True, help="No progress output.")
 def evaluate(tasks_dir: str, **kw: object) -> None:
     """Ask a video-language model on an OpenAI-compatible server (vLLM serving Qwen2.5-VL,
@@ -120,7 +125,8 @@ def evaluate(tasks_dir: str, **kw: object) -> None:
         max_side=int(kw["max_side"]),  # type: ignore[call-overload]
         templates=_templates(kw["templates"]), workers=int(kw["workers"]),  # type: ignore[call-overload]
         rate=kw["rate"], retries=int(kw["retries"]),  # type: ignore[arg-type, call-overload]
-        data_root=kw["data_root"], quiet=bool(kw["quiet"]),  # type: ignore[arg-type]
+        data_root=kw["data_root"], parse=str(kw["parse"]),  # type: ignore[arg-type]
+        quiet=bool(kw["quiet"]),
     )  # fmt: skip
     click.echo(line)
 

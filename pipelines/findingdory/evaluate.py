@@ -6,11 +6,19 @@ Per task, one chat request: the experience video subsampled to ``--frames K`` fr
 (``linspace(0, N - 1, K)`` cast to int, as upstream; all frames when N <= K), relabelled
 0..K-1, each sent as a PNG (longest side ``--max-side`` pixels) preceded by the text ``Frame k
 (HH:MM)``, with the relabelled number also drawn top-right (the clock is already top-left),
-then ``templates/findingdory/eval_prompt.txt`` with the instruction. The reply's JSON object
-must hold ``frame_indices`` (a list of integers; a number as text is read as one); each index
-is mapped back to the day's frame number, an index outside 0..K-1 becomes -1 (scored as out of
-bounds). An unusable reply is written as ``frame_indices: [-1]`` with ``error: "malformed:
-..."`` (scored as wrong); a task whose requests all failed is not written, so a rerun resumes.
+then ``templates/findingdory/eval_prompt.txt`` with the instruction. The reply is read as
+``--parse`` says (:data:`PARSE_MODES`), and each index mapped back to the day's frame number:
+
+- ``upstream`` (default): as upstream's VLM agent reads it (``policies/llm/vlm_agent.py``
+  144-169, 284-321, 110-112): a JSON5 or Python-literal object, ``int()`` of each index (4.5 is
+  4, "3" is 3, "4.5" unusable), and an unusable answer or an index outside 0..K-1 clipped to
+  frame 0, which is scored; ``error`` says what was clipped;
+- ``strict``: one JSON object whose ``frame_indices`` are integers (a number as text is read as
+  one); an index outside 0..K-1 becomes -1 (scored as out of bounds), an unusable reply is
+  written as ``frame_indices: [-1]`` with ``error: "malformed: ..."`` (scored as wrong).
+
+Every record says its ``parse``. A task whose requests all failed is not written, so a rerun
+resumes.
 
 Before anything is sent, the experience dataset (where the tasks manifest or ``--data-root``
 says it is) must have the manifest sha256 the tasks manifest recorded
@@ -20,6 +28,7 @@ says it is) must have the manifest sha256 the tasks manifest recorded
 
 from __future__ import annotations
 
+import ast
 import base64
 import io
 import threading
@@ -30,6 +39,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import json5
 import numpy as np
 
 from dataforge.errors import DataforgeError, DatasetError, UsageError
@@ -43,6 +53,9 @@ RAW_LIMIT = 2000
 SERVER_HINT = "start one (docs/llm.md) or check --llm-url"
 _SCHEMA = {"type": "object", "required": ["frame_indices"]}
 EPISODE_CACHE = 2  # episodes whose encoded frames are kept (tasks come episode by episode)
+PARSE_MODES = ("upstream", "strict")
+"""How ``evaluate`` reads a reply: upstream's VLM agent's way (the default), or strictly."""
+CLIPPED = "scored as frame 0, as upstream"
 
 
 def sample_frames(n: int, k: int) -> list[int]:
@@ -131,9 +144,87 @@ def build_messages(task: Mapping[str, Any], frames: Frames) -> list[dict[str, An
     return [{"role": "user", "content": parts}]
 
 
-def parse_indices(text: str, sampled: Sequence[int]) -> tuple[list[int], list[int], str | None]:
-    """(frame numbers of the day, the model's indices, error): indices outside the sampled
-    range become -1; an unusable reply gives ``[-1]`` and ``malformed: ...``."""
+def parse_indices(
+    text: str, sampled: Sequence[int], mode: str = "upstream"
+) -> tuple[list[int], list[int], str | None]:
+    """(frame numbers of the day, the model's indices, error) of a reply, read as ``mode`` (of
+    :data:`PARSE_MODES`) says: :func:`parse_upstream` or :func:`parse_strict`."""
+    if mode == "upstream":
+        return parse_upstream(text, sampled)
+    if mode == "strict":
+        return parse_strict(text, sampled)
+    raise UsageError(f"--parse is one of {', '.join(PARSE_MODES)}, got {mode!r}")
+
+
+def upstream_object(body: str) -> Any:
+    """What upstream's ``VLMAgent.response_json_loads`` makes of a reply (``vlm_agent.py``
+    144-169, 287-288), None where it gives nothing: only a reply holding "json" or both braces
+    is read; "json" and back-ticks are removed everywhere, the text from the first ``{`` to the
+    last ``}`` is kept (when there is such a span), and it is read as JSON5, else as a Python
+    literal."""
+    if "json" not in body and not ("{" in body and "}" in body):
+        return None
+    cleaned = body.strip().replace("json", "").replace("```", "")
+    start, end = cleaned.find("{"), cleaned.rfind("}") + 1
+    if 0 <= start < end:
+        cleaned = cleaned[start:end]
+    try:
+        return json5.loads(cleaned)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(cleaned)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def upstream_picks(obj: Any) -> tuple[list[int] | None, str | None]:
+    """(the indices, None) or (None, why unusable), as upstream's
+    ``extract_frame_indices_from_response`` reads ``frame_indices`` (``vlm_agent.py:305-321``):
+    ``int()`` of each entry, so 4.5 is 4, " 3 " is 3 and true is 1; an ellipsis, or an entry
+    ``int()`` refuses ("4.5", NaN), makes the whole answer unusable. Where upstream raises (not
+    a list: a bare number or text; null, a nested list or Infinity in it) it is unusable here."""
+    if not isinstance(obj, dict) or "frame_indices" not in obj:
+        return None, 'no JSON object with a "frame_indices" key'
+    raw = obj["frame_indices"]
+    if not isinstance(raw, list | tuple):
+        return None, "frame_indices is not a list"
+    if any(v is Ellipsis for v in raw):
+        return None, "an ellipsis in frame_indices"
+    picks = []
+    for v in raw:
+        try:
+            picks.append(int(v))
+        except (TypeError, ValueError, OverflowError):
+            return None, f"{v!r} is not a frame number"
+    return picks, None
+
+
+def parse_upstream(text: str, sampled: Sequence[int]) -> tuple[list[int], list[int], str | None]:
+    """(frame numbers of the day, the model's indices, error), read as upstream's VLM agent
+    reads a reply (:func:`upstream_object`, :func:`upstream_picks`) after the
+    ``<think>`` blocks are dropped. An unusable answer is frame 0 and an index outside
+    0..K-1 is clipped to frame 0 (upstream turns both into -1, ``vlm_agent.py:313``, then
+    clips to 0..K-1, ``vlm_agent.py:111-112``, ``qwen_imagenav_agent.py:190-191``), so frame 0
+    is scored; ``error`` names what was clipped. The count is not changed: a multi-goal task
+    answered with one frame fails (upstream's ``num_targets_error``)."""
+    body = strip_reasoning(text or "")
+    picks, why = upstream_picks(upstream_object(body)) if body else (None, None)
+    if picks is None:
+        why = why or ("only reasoning" if (text or "").strip() else "empty")
+        return [sampled[0]], [], f"unusable: {why} ({CLIPPED})"
+    k = len(sampled)
+    out = [p for p in picks if not 0 <= p < k]
+    mapped = [sampled[p] if 0 <= p < k else sampled[0] for p in picks]
+    error = f"index {out[0]} outside 0..{k - 1} ({CLIPPED})" if len(out) == 1 else (
+        f"indices {out} outside 0..{k - 1} ({CLIPPED})" if out else None)  # fmt: skip
+    return mapped, picks, error
+
+
+def parse_strict(text: str, sampled: Sequence[int]) -> tuple[list[int], list[int], str | None]:
+    """(frame numbers of the day, the model's indices, error): one JSON object with integer
+    ``frame_indices``; indices outside the sampled range become -1; an unusable reply gives
+    ``[-1]`` and ``malformed: ...``."""
     body = strip_reasoning(text or "")
     if not body:
         return [-1], [], "malformed: " + ("only reasoning" if (text or "").strip() else "empty")
@@ -162,11 +253,11 @@ def parse_indices(text: str, sampled: Sequence[int]) -> tuple[list[int], list[in
     return mapped, picked, None
 
 
-def _record(frames: Frames, task: Mapping[str, Any], text: str) -> dict[str, Any]:
+def _record(frames: Frames, task: Mapping[str, Any], text: str, mode: str) -> dict[str, Any]:
     sampled, _, _ = frames.episode(task["episode"])
-    mapped, picked, error = parse_indices(text, sampled)
+    mapped, picked, error = parse_indices(text, sampled, mode)
     return {"id": task["id"], "frame_indices": mapped, "sampled_indices": picked,
-            "error": error, "raw": text[:RAW_LIMIT]}  # fmt: skip
+            "error": error, "parse": mode, "raw": text[:RAW_LIMIT]}  # fmt: skip
 
 
 def experience_root(inputs: Mapping[str, Any], location: str, data_root: Path | None) -> Path:
@@ -191,6 +282,7 @@ def run_evaluate(
     rate: float | None = None,
     retries: int = 2,
     data_root: str | Path | None = None,
+    parse: str = "upstream",
     quiet: bool = False,
 ) -> str:
     """Ask the model every task of ``tasks_dir`` not yet in ``out``; return a summary line.
@@ -211,6 +303,8 @@ def run_evaluate(
     ):
         raise UsageError("--frames >= 1, --max-side >= 16, --workers >= 1, --retries >= 0, "
                          "--rate > 0")  # fmt: skip
+    if parse not in PARSE_MODES:
+        raise UsageError(f"--parse is one of {', '.join(PARSE_MODES)}, got {parse!r}")
     recorded = read_manifest(tasks_dir, verify=True).inputs  # the digests below are the tasks'
     with open_dataset(tasks_dir) as ds:
         if ds.manifest.pipeline != TASKS_PIPELINE:
@@ -232,7 +326,7 @@ def run_evaluate(
         todo = [t for t in items if t["id"] not in done]
         result = answer_all(
             todo, client=client, messages=lambda t: build_messages(t, source),
-            record=lambda t, text: _record(source, t, text), out=out,
+            record=lambda t, text: _record(source, t, text, parse), out=out,
             label="findingdory evaluate", total=len(items), workers=workers,
             gate=RateGate(rate), retries=retries, quiet=quiet,
         )  # fmt: skip
@@ -246,5 +340,6 @@ def run_evaluate(
             f"error: {result.last_error or 'none'}); rerun the same command to resume"
         )
     return (f"findingdory evaluate: {len(items)} tasks: {result.answered} answered, "
-            f"{result.malformed} malformed, {len(items) - len(todo)} skipped (already in "
+            f"{result.malformed} {'malformed' if parse == 'strict' else 'unusable or clipped'} "
+            f"(--parse {parse}), {len(items) - len(todo)} skipped (already in "
             f"{out})")  # fmt: skip

@@ -13,7 +13,8 @@ it called stop (one per subgoal).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -323,7 +324,8 @@ def run_score(
             raise UsageError(f"{tasks_dir} is not a tasks dataset (dataforge findingdory tasks)")
         episodes = load_tasks(ds, templates)
         radius = float(ds[ds.episode_ids[0]].metadata.get("agent_radius", 0.25))
-        unknown = sorted(set(preds) - {tid for e in episodes for tid in e.tasks})
+        wanted = {tid for e in episodes for tid in e.tasks}
+        unknown = sorted(set(preds) - wanted)
         scores, counts = score_predictions(episodes, preds, allow_missing=allow_missing,
                                            trajectories=trajs, agent_radius=radius,
                                            world=EpisodeTasks.day)  # fmt: skip
@@ -336,8 +338,17 @@ def run_score(
         "malformed": counts["malformed"],
         "missing": counts["missing"],
         "unknown_ids": len(unknown),
+        "parse": parse_modes(preds, wanted),
         "low_level": trajs is not None,
     }
+
+
+def parse_modes(preds: Mapping[str, Mapping[str, Any]], ids: Iterable[str]) -> dict[str, int]:
+    """How many of the predictions for ``ids`` each way of reading replies gave (their
+    ``parse``, :data:`.evaluate.PARSE_MODES`; ``unrecorded`` for records without one, e.g.
+    baselines): the scores depend on it (upstream scores an unusable answer as frame 0)."""
+    counts = Counter(str(preds[t].get("parse", "unrecorded")) for t in ids if t in preds)
+    return dict(sorted(counts.items()))
 
 
 def table(report: Mapping[str, Any]) -> Any:
@@ -346,8 +357,10 @@ def table(report: Mapping[str, Any]) -> Any:
     from rich.table import Table
 
     cols = METRIC_COLUMNS + (LL_COLUMNS if report["low_level"] else ())
+    modes = ", ".join(f"{k} {v}" for k, v in report.get("parse", {}).items()) or "none"
     t = Table(title=f"FindingDory scores ({report['tasks']} tasks; {report['malformed']} "
-                    f"malformed, {report['missing']} missing predictions)")  # fmt: skip
+                    f"malformed, {report['missing']} missing predictions; "
+                    f"parse: {modes})")  # fmt: skip
     t.add_column("tasks")
     t.add_column("n", justify="right")
     for c in cols:

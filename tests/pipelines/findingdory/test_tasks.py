@@ -215,7 +215,9 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
         n = int(ds[first["id"].split("/")[0]].metadata["frames"])
     sampled = sample_frames(n, 8)
     assert recs[0]["frame_indices"] == [sampled[3]] and recs[0]["error"] is None
-    assert recs[1]["frame_indices"] == [-1] and recs[1]["error"].startswith("malformed")
+    # upstream's way (the default): an unusable answer is frame 0, scored; the record says so
+    assert recs[1]["frame_indices"] == [0] and recs[1]["error"].startswith("unusable")
+    assert {r["parse"] for r in recs} == {"upstream"}
     body = scripted_server.chat_requests[0]
     parts = body["messages"][0]["content"]
     images = [p for p in parts if p["type"] == "image_url"]
@@ -227,5 +229,5 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
                  templates=["T01", "T05", "T52"], quiet=True)  # fmt: skip
     assert len(scripted_server.chat_requests) == before
     report = run_score(tasks_dir, out, allow_missing=True)
-    assert report["malformed"] >= 1
+    assert report["malformed"] >= 1 and report["parse"] == {"upstream": len(all_tasks)}
     assert np.isfinite(report["scores"]["solvable"]["overall"]["HL-SR"]["mean"] or 0.0)
