@@ -35,8 +35,11 @@ frame spans), the frame count, the clock and geodesic distances from the final p
 Modifiers: ``extreme`` -- ``farthest`` (largest ``distance_from_end``), ``longest`` /
 ``shortest`` (rearrangement duration in frames, place end - pick start), ``most_time`` (room
 frames): one entity or, on a tie, no task. ``each`` (multi-goal) -- ``distinct`` (one subgoal
-per entity, unordered) or ``sequence`` (one per interaction in order, consecutive repeats
-merged, ordered); at least :data:`MIN_SUBGOALS` subgoals.
+per entity, unordered) or ``sequence`` (one per distinct entity, in the order of its first
+interaction, ordered: upstream has one sub-expression per matched entity and a repeat in the
+interaction sequence maps to the same one, ``task/pddl/pddl_domain.py:507-548``, so it counts
+once, ``task/measures.py:171-176``, and its first visit sets the order,
+``pddl_logical_expr.py:155-208``); at least :data:`MIN_SUBGOALS` subgoals.
 
 Goals are a list of subgoals, each a list of acceptable entity ids (reaching any satisfies):
 single-goal tasks have exactly one. A template the log cannot supply gives :class:`Skip` with a
@@ -410,8 +413,7 @@ def _shape_goals(s: dict[str, Any], v: _View, ids: list[str]) -> tuple[tuple[str
         return (tuple(ids),)
     if each == "sequence":
         role = "object" if s["kind"] == "object" else s["set"]
-        seq = [x for x in v.seq(role) if x is not None]
-        ids = [x for k, x in enumerate(seq) if k == 0 or seq[k - 1] != x]
+        ids = list(dict.fromkeys(x for x in v.seq(role) if x is not None))
     if len(ids) < MIN_SUBGOALS:
         raise _Unsupplied(f"fewer than {MIN_SUBGOALS} {s['kind']}s to revisit")
     return tuple((i,) for i in ids)

@@ -405,7 +405,9 @@ def test_revisitation() -> None:
     assert len(t57.goals) == 7 and not t57.ordered
 
 
-def test_ordered_revisitation_merges_consecutive_repeats() -> None:
+def test_ordered_revisitation_has_one_target_per_distinct_receptacle() -> None:
+    """As upstream (``pddl_domain.py:507-548``, ``measures.py:171-176``): a receptacle picked
+    from or placed on again later is one target, ordered by its first interaction."""
     rearranged = [
         ("apple1", "Apple", "counter1", "table1", (10, 12), (20, 22)),
         ("mug1", "Mug", "counter1", "shelf1", (30, 32), (40, 42)),
@@ -413,7 +415,8 @@ def test_ordered_revisitation_merges_consecutive_repeats() -> None:
         ("pen1", "Pen", "counter1", "table1", (70, 72), (80, 82)),
     ]
     log = make_log(rearranged=rearranged, distractors=[], frames=100)
-    assert tasks("T58", log)[0].goals == (("counter1",), ("sofa1",), ("counter1",))
+    assert tasks("T58", log)[0].goals == (("counter1",), ("sofa1",))
+    assert tasks("T59", log)[0].goals == (("table1",), ("shelf1",), ("bed1",))
     assert tasks("T52", log)[0].goals == (("counter1",), ("sofa1",))
     # three objects picked from counter1: "the object you picked from the first receptacle"
     assert list(goals_by_text("T35", log)) == [
