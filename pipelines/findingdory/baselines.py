@@ -2,8 +2,9 @@
 without a model, in the format ``evaluate`` writes.
 
 - ``oracle``: the valid goal frames nearest to the day's final pose (one per subgoal, the
-  shortest tour's for multi-goal tasks; :mod:`.tasks`), so HL-SR and HL-SPL are 1 on solvable
-  tasks; on an unsolvable task it names the last frame (and fails).
+  shortest tour's for multi-goal tasks; :mod:`.tasks`), so HL-SR and HL-SPL-frames are 1 on
+  solvable tasks (HL-SPL, over entities, is below 1 where that frame's entity is not the
+  nearest one); on an unsolvable task it names the last frame (and fails).
 - ``last-frame``: the day's last frame for every subgoal: the walk-away makes it a poor answer.
 - ``random``: frames drawn uniformly (``--seed``), one per subgoal.
 """

@@ -152,10 +152,11 @@ def _templates(text: object) -> list[str] | None:
               help="Score tasks without a prediction as failures instead of stopping.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 def score(tasks_dir: str, predictions: str, **kw: object) -> None:
-    """Score predicted frames on TASKS_DIR with the paper's metrics (B.3): HL-SR, HL-SPL,
-    DTG-SR, SC-SR (teleport to each predicted frame and check the predicates, with coverage
-    or distance dropped), and with --trajectories LL-SR and LL-SPL, per template category and
-    overall, solvable and unsolvable tasks apart. Example: dataforge findingdory score fd/tasks
+    """Score predicted frames on TASKS_DIR with the paper's metrics (B.3): HL-SR, HL-SPL (over
+    entities, as upstream; HL-SPL-frames: over frames), DTG-SR, SC-SR (teleport to each
+    predicted frame and check the predicates, with coverage or distance dropped), and with
+    --trajectories LL-SR and LL-SPL, per template category and overall, solvable and
+    unsolvable tasks apart. Example: dataforge findingdory score fd/tasks
     --predictions preds.jsonl"""
     import json
 
@@ -181,7 +182,7 @@ def score(tasks_dir: str, predictions: str, **kw: object) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="For --kind random.")
 def baseline(tasks_dir: str, kind: str, out: str, seed: int) -> None:
     """Pick frames without a model, to score beside a model's picks. The oracle scores HL-SR =
-    HL-SPL = 1 on solvable tasks; last-frame and random show that the walk-away at the end of
+    HL-SPL-frames = 1 on solvable tasks; last-frame and random show that the walk-away at the end of
     the day defeats trivial answers. Example: dataforge findingdory baseline fd/tasks --kind
     last-frame --out last.jsonl"""
     from dataforge.outputs import check_output_file

@@ -216,13 +216,11 @@ def spl(success: bool, shortest: float, taken: float) -> float:
     ``success``; 1 when l = p = 0 (upstream: "both 0 -> SPL = S"). ``shortest`` (l) and
     ``taken`` (p) are finite non-negative metres when ``success``.
 
-    HL-SPL: S = HL success, l = geodesic from the start pose (collection's final pose) to the
-    closest valid goal, p = the geodesic path to the predicted frame's pose (multi-goal: l =
-    :func:`shortest_tour`, p = :func:`path_length` through the predicted poses). Spec over
-    upstream: upstream ``task/measures.py::FindingDoryHighLevelSPL`` uses per-entity distances
-    (d_min / d_chosen) and returns -1 for multi-goal tasks (not computed); the spec notes
-    define it for multi-goal too, so it is computed here. LL-SPL: S = LL success, p = the
-    base's path, l as for HL-SPL."""
+    HL-SPL-frames (the paper's and the spec's reading, reported beside upstream's HL-SPL,
+    :func:`entity_hl_spl`): S = HL success, l = geodesic from the start pose (collection's final
+    pose) to the closest valid goal frame, p = the geodesic path to the predicted frame's pose
+    (multi-goal: l = :func:`shortest_tour`, p = :func:`path_length` through the predicted
+    poses). LL-SPL: S = LL success, p = the base's path, l as for HL-SPL-frames."""
     if not success:
         return 0.0
     for name, v in (("shortest", shortest), ("taken", taken)):
@@ -231,6 +229,35 @@ def spl(success: bool, shortest: float, taken: float) -> float:
     if shortest == 0 and taken == 0:
         return 1.0
     return float(shortest / max(taken, shortest))
+
+
+def entity_hl_spl(
+    success: bool,
+    multi_goal: bool,
+    distances: Mapping[Hashable, float | None],
+    chosen: Hashable | None,
+) -> float | None:
+    """HL-SPL as upstream computes it (``task/measures.py:736-766``,
+    ``FindingDoryHighLevelSPL``), over entities, not frames: 0 when HL failed; single-goal:
+    d_min / max(d_min, d_chosen), 1 when d_chosen = 0, where ``distances`` are the geodesics from
+    the start pose (the day's final pose) to each acceptable entity of the subgoal (objects: to
+    the snapped centre; receptacles: to the nearest viewpoint; rooms: 0 inside), d_min their
+    minimum (``_find_closest_target``) and d_chosen the distance to ``chosen``, the entity the
+    predicted frame satisfied (``_check_min_d2g_valid_assign``). Multi-goal: None, not computed
+    (upstream writes -1 after a success and 0 after a failure; a mean can take neither without
+    a bias, so multi-goal tasks are left out of it). None too where the chosen entity's distance
+    is unknown (off the navigable space)."""
+    if multi_goal:
+        return None
+    if not success:
+        return 0.0
+    known = {e: float(d) for e, d in distances.items() if d is not None and math.isfinite(d)}
+    if chosen not in known:
+        return None
+    d_min, d_chosen = min(known.values()), known[chosen]
+    if d_chosen == 0:
+        return 1.0
+    return float(d_min / max(d_min, d_chosen))
 
 
 def path_length(
@@ -377,15 +404,16 @@ def low_level_success(
 
 # ------------------------------------------------------------------ summary
 
-METRICS = ("HL-SR", "HL-SPL", "DTG-SR", "SC-SR", "LL-SR", "LL-SR|HL", "LL-SPL")
+METRICS = ("HL-SR", "HL-SPL", "HL-SPL-frames", "DTG-SR", "SC-SR", "LL-SR", "LL-SR|HL", "LL-SPL")
 
 
 @dataclass(frozen=True)
 class TaskScore:
     """One task's scores. ``hl``/``dtg``/``sc``: HL-SR, DTG-SR, SC-SR (a malformed prediction:
-    all False); ``hl_spl``: HL-SPL, None when not computed; ``ll``: the low-level run's success,
-    None when it was not run or not scored; ``ll_spl``: LL-SPL of that run, None likewise.
-    ``solvable``: :func:`is_solvable`."""
+    all False); ``hl_spl``: HL-SPL over entities as upstream (:func:`entity_hl_spl`), None when
+    not computed (multi-goal); ``ll``: the low-level run's success, None when it was not run or
+    not scored; ``ll_spl``: LL-SPL of that run, None likewise; ``hl_spl_frames``: HL-SPL over
+    frames (:func:`spl`), None when not computed. ``solvable``: :func:`is_solvable`."""
 
     category: str
     solvable: bool
@@ -395,6 +423,7 @@ class TaskScore:
     hl_spl: float | None = None
     ll: bool | None = None
     ll_spl: float | None = None
+    hl_spl_frames: float | None = None
 
 
 def is_solvable(valid_frames: Sequence[Sequence[int]]) -> bool:
@@ -409,8 +438,9 @@ def _values(scores: Sequence[TaskScore], metric: str, low_level: bool) -> list[f
         v: float | None
         if metric in ("HL-SR", "DTG-SR", "SC-SR"):
             v = float({"HL-SR": s.hl, "DTG-SR": s.dtg, "SC-SR": s.sc}[metric])
-        elif metric == "HL-SPL":
-            v = None if s.hl_spl is None else (float(s.hl_spl) if s.hl else 0.0)
+        elif metric in ("HL-SPL", "HL-SPL-frames"):
+            x = s.hl_spl if metric == "HL-SPL" else s.hl_spl_frames
+            v = None if x is None else (float(x) if s.hl else 0.0)
         elif metric == "LL-SR|HL":
             v = None if not s.hl or s.ll is None else float(s.ll)
         elif not low_level or (s.hl and s.ll is None):
@@ -446,12 +476,12 @@ def summarize(
     lists categories to report even without tasks. Plain floats; ``None`` where no task
     counts, never NaN.
 
-    HL-SR, DTG-SR, SC-SR: over all tasks. HL-SPL: over tasks with ``hl_spl`` (0 where HL
-    failed). LL-SR (paper B.3 / spec: LL is scored where HL succeeds): when any record has a
-    low-level result, over tasks with one plus the HL failures, a task counting as a success
-    only when both HL and LL succeeded (the agent does not run after an HL failure); LL-SR|HL:
-    the same conditioned on HL success (over tasks with HL success and an LL result). LL-SPL
-    likewise (0 unless HL and LL succeeded)."""
+    HL-SR, DTG-SR, SC-SR: over all tasks. HL-SPL (single-goal tasks, as upstream) and
+    HL-SPL-frames: over tasks with a value (0 where HL failed). LL-SR (paper B.3 / spec: LL is
+    scored where HL succeeds): when any record has a low-level result, over tasks with one plus
+    the HL failures, a task counting as a success only when both HL and LL succeeded (the agent
+    does not run after an HL failure); LL-SR|HL: the same conditioned on HL success (over tasks
+    with HL success and an LL result). LL-SPL likewise (0 unless HL and LL succeeded)."""
     scores = [r if isinstance(r, TaskScore) else TaskScore(**r) for r in records]
     low_level = any(s.ll is not None for s in scores)
     names = sorted({*categories, *(s.category for s in scores)})

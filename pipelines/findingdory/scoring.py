@@ -13,9 +13,10 @@ it called stop (one per subgoal).
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from dataforge.pipelines.findingdory.goal_frames import BITS
 from dataforge.pipelines.findingdory.metrics import (
     LL_MAX_STEPS,
     TaskScore,
+    entity_hl_spl,
     high_level_success,
     low_level_success,
     path_length,
@@ -61,6 +63,8 @@ class EpisodeTasks:
     distance: np.ndarray
     ep: Any  # the stored record (house JSON, viewpoints) for geodesics and renders
     scenes_root: Path | None = None  # an HSSD scene's data folder (the manifest's)
+    entity_distance: dict[str, float | None] = field(default_factory=dict)  # from the start
+    entity_point: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     _grid: Any = None
     _day: Any = None
 
@@ -115,7 +119,11 @@ def load_tasks(ds: Any, only: Sequence[str] | None = None) -> list[EpisodeTasks]
         tasks = {t["id"]: t for t in meta["tasks"] if not only or t["template"] in only}
         index = {e: k for k, e in enumerate(ents)}
         poses, dist = ep["frame_pose"].read(), ep["frame_distance"].read()
-        out.append(EpisodeTasks(eid, tasks, bits, index, poses, dist, ep, root))
+        out.append(EpisodeTasks(
+            eid, tasks, bits, index, poses, dist, ep, root,
+            entity_distance={e["id"]: e.get("distance_m") for e in meta["entities"]},
+            entity_point={e["id"]: tuple(e["point"]) for e in meta["entities"]},
+        ))  # fmt: skip
     return out
 
 
@@ -203,12 +211,14 @@ def score_predictions(
             else:
                 results = [frame_results(ep.bits, ep.index, task.goals, int(f)) for f in indices]
                 rates = success_rates(task, results)
-            hl_spl = _hl_spl(ep, t, rates["HL-SR"], indices, agent_radius)
+            hl_spl = _entity_spl(ep, t, rates["HL-SR"], indices)
+            hl_spl_frames = _hl_spl(ep, t, rates["HL-SR"], indices, agent_radius)
             ll, ll_spl = (None, None)
             if trajectories is not None and rates["HL-SR"] and tid in trajectories:
                 ll, ll_spl = _low_level(ep, t, trajectories[tid], agent_radius, world)
             score = TaskScore(t["category"], bool(t["solvable"]), rates["HL-SR"],
-                              rates["DTG-SR"], rates["SC-SR"], hl_spl, ll, ll_spl)  # fmt: skip
+                              rates["DTG-SR"], rates["SC-SR"], hl_spl, ll, ll_spl,
+                              hl_spl_frames)  # fmt: skip
             out.append((tid, score))
     return out, counts
 
@@ -217,8 +227,40 @@ def _indices_ok(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
 
 
+def chosen_entity(ep: EpisodeTasks, subgoal: Sequence[str], frame: int) -> str | None:
+    """The entity of ``subgoal`` the predicted ``frame`` satisfied (all checks pass): of
+    several, the one whose centre is nearest the frame's base in the floor plane (upstream
+    takes the one with the smallest geodesic ``dist_to_goal`` from the frame,
+    ``measures.py:721-734``); None when it satisfied none."""
+    from dataforge.pipelines.findingdory.goal_frames import ALL
+
+    done = [e for e in subgoal if e in ep.index and int(ep.bits[ep.index[e], frame]) == ALL]
+    if not done:
+        return None
+    x, _, z = (float(v) for v in ep.poses[frame, :3])
+
+    def away(e: str) -> float:
+        p = ep.entity_point.get(e)
+        return math.inf if p is None else math.hypot(p[0] - x, p[2] - z)
+
+    return min(done, key=away)
+
+
+def _entity_spl(ep: EpisodeTasks, t: Mapping[str, Any], ok: bool,
+                indices: Sequence[int]) -> float | None:  # fmt: skip
+    """HL-SPL as upstream (:func:`.metrics.entity_hl_spl`)."""
+    multi = bool(t.get("multi_goal", len(t["goals"]) > 1))
+    if multi or not ok:
+        return entity_hl_spl(ok, multi, {}, None)
+    subgoal = t["goals"][0]
+    chosen = chosen_entity(ep, subgoal, int(indices[0]))
+    return entity_hl_spl(ok, False, {e: ep.entity_distance.get(e) for e in subgoal}, chosen)
+
+
 def _hl_spl(ep: EpisodeTasks, t: Mapping[str, Any], ok: bool, indices: Sequence[int],
             agent_radius: float) -> float | None:  # fmt: skip
+    """HL-SPL-frames: :func:`.metrics.spl` with l = ``shortest_m`` (to the nearest valid frame
+    or the shortest tour) and p the geodesic path through the predicted frames' poses."""
     l_m = t.get("shortest_m")
     if l_m is None:
         return None
@@ -297,7 +339,7 @@ __all__ = ["EpisodeTasks", "frame_results", "high_level_success", "load_tasks", 
 
 # -- the command --------------------------------------------------------------------------------
 
-METRIC_COLUMNS = ("HL-SR", "HL-SPL", "DTG-SR", "SC-SR")
+METRIC_COLUMNS = ("HL-SR", "HL-SPL", "HL-SPL-frames", "DTG-SR", "SC-SR")
 LL_COLUMNS = ("LL-SR", "LL-SR|HL", "LL-SPL")
 
 

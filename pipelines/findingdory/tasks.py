@@ -15,9 +15,9 @@ Outputs
     day left it), and the receptacle ``viewpoints`` / ``viewpoint_receptacle``. Metadata: the
     tasks (:class:`~.templates.Task` fields, ``id``, ``valid_frames``: one sorted list per
     subgoal, ``solvable``, ``shortest_m``: l of SPL), the skipped templates with reasons, the
-    entities (id, kind, centre), the frame count, the final pose, the day's ``video`` (the
-    experience's ``videos/<episode>.mp4`` when collected with ``--video mp4``, else null).
-    Beside the shards,
+    entities (id, kind, centre, ``distance_m``: :func:`entity_distances`), the frame count,
+    the final pose, the day's ``video`` (the experience's ``videos/<episode>.mp4`` when
+    collected with ``--video mp4``, else null). Beside the shards,
     ``tasks.jsonl``: one line per task in the fields of the authors' released QA files
     (``ep_id``, ``video``, ``question``, ``answer``, ``task_id``, ``high_level_category``,
     ``low_level_category``, ``num_interactions``) plus ``id``, ``goals``, ``ordered``,
@@ -163,7 +163,7 @@ def produce(
             "interactions": len(log.interactions),
             "tasks": records,
             "skipped": [{"template": s.template, "reason": s.reason} for s in skips],
-            "entities": [e.to_dict() for e in entities],
+            "entities": entity_records(entities, entity_distances(entities, log, bits, dist)),
             "final_pose": [float(v) for v in poses[-1]] if len(poses) else None,
             "receptacles": recs,
             "rooms": room_ids,
@@ -179,6 +179,34 @@ def produce(
             **habitat,
         },
     )
+
+
+def entity_records(entities: Any, distances: list[float | None]) -> list[dict[str, Any]]:
+    """The stored entities: id, kind, centre and ``distance_m`` (:func:`entity_distances`)."""
+    return [{**e.to_dict(), "distance_m": d} for e, d in zip(entities, distances, strict=True)]
+
+
+def entity_distances(
+    entities: Any, log: Any, bits: np.ndarray, dist: np.ndarray
+) -> list[float | None]:
+    """The geodesic (m) from the day's final pose, where a task starts, to each entity: what
+    upstream's HL-SPL compares (``dist_to_goal`` of ``task/pddl/pddl.py::is_robot_at_position``
+    and ``is_robot_in_room``, read by ``task/measures.py:736-762``). Objects: to the centre
+    snapped to navigable space; receptacles: to the nearest viewpoint (both the log's
+    ``distance_from_end``, :mod:`.experience`); rooms: to the nearest frame pose in the room (0
+    when the day ends in it; upstream: to the nearest of up to 100 navigable points sampled in
+    the region, ``task/utils.py:91``). None: not reachable or not known."""
+    from dataforge.pipelines.findingdory.goal_frames import ALL
+
+    out: list[float | None] = []
+    for k, e in enumerate(entities):
+        if e.kind == "room":
+            inside = np.flatnonzero(bits[k] == ALL)
+            d = float(np.min(dist[inside])) if len(inside) else math.inf
+        else:
+            d = float(log.distance_from_end.get(e.id, math.inf))
+        out.append(round(d, 6) if math.isfinite(d) else None)
+    return out
 
 
 # -- shortest tours over valid frames ---------------------------------------------------------
