@@ -32,6 +32,7 @@ import ast
 import base64
 import io
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -170,10 +171,12 @@ def upstream_object(body: str) -> Any:
         cleaned = cleaned[start:end]
     try:
         return json5.loads(cleaned)
-    except ValueError:
+    except (ValueError, TypeError, RecursionError):  # RecursionError: deep unclosed brackets
         pass
     try:
-        return ast.literal_eval(cleaned)
+        with warnings.catch_warnings():  # "invalid escape sequence" in a model's text
+            warnings.simplefilter("ignore")
+            return ast.literal_eval(cleaned)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
 

@@ -7,6 +7,7 @@ the same replies), an unusable answer or index scored as frame 0, unless ``--par
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 
@@ -98,3 +99,18 @@ def test_a_multi_goal_task_answered_unusably_fails_on_the_count() -> None:
     mapped, _, _ = parse_indices("no idea", SAMPLED)
     task = type("T", (), {"goals": [("a",), ("b",)], "ordered": False, "predicate": "p"})()
     assert mapped == [0] and "expected 2" in (prediction_problem(task, mapped, 71) or "")
+
+
+def test_any_reply_gives_frames_of_the_day() -> None:
+    """Random JSON-ish text, deep unclosed brackets included, never raises: frames of the day
+    (frame 0 where unusable)."""
+    rng = random.Random(0)
+    alphabet = [*'{}[]()":,.-+eE0123456789 ajson\\n`', "frame_indices", "...", "NaN", "[" * 60]
+    for _ in range(3000):
+        s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        reply = '{"frame_indices": ' + s + "}" if rng.random() < 0.5 else s
+        mapped, _, error = parse_indices(reply, SAMPLED)
+        assert set(mapped) <= set(SAMPLED), reply
+        assert error is None or error.endswith("(scored as frame 0, as upstream)")
+    deep = '{"frame_indices": ' + "[" * 3000 + "8}"
+    assert parse_indices(deep, SAMPLED)[0] == [0]

@@ -235,4 +235,15 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
     assert len(scripted_server.chat_requests) == before
     report = run_score(tasks_dir, out, allow_missing=True)
     assert report["malformed"] >= 1 and report["parse"] == {"upstream": len(all_tasks)}
+    # --parse strict: today's way, recorded as such
+    t01 = [t for t in all_tasks if t["template"] == "T01"]
+    scripted_server.push(*["no idea"] * len(t01))
+    strict = tmp_path / "strict.jsonl"
+    run_evaluate(tasks_dir, settings=settings, out=strict, frames=8, max_side=64,
+                 templates=["T01"], parse="strict", quiet=True)  # fmt: skip
+    recs = [json.loads(x) for x in strict.read_text().splitlines()]
+    assert all(r["frame_indices"] == [-1] and r["parse"] == "strict" for r in recs)
+    assert run_score(tasks_dir, strict, allow_missing=True)["parse"] == {"strict": len(t01)}
+    with pytest.raises(UsageError, match="--parse"):
+        run_evaluate(tasks_dir, settings=settings, out=strict, parse="lenient", quiet=True)
     assert np.isfinite(report["scores"]["solvable"]["overall"]["HL-SR"]["mean"] or 0.0)
