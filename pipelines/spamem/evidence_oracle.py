@@ -22,8 +22,8 @@ Perception rules:
   open, the unit's side or back stands beside what rests on its board.
 - Boxes are mask extents; distances the median depth of the mask; a lifespan the first and
   last step whose frame shows the object; a path one entry per receptacle (instance) it is
-  seen on; neighbours by the distance between the centroids of the visible points, directions
-  in the camera frame as the question builder's rule.
+  seen on; neighbours by the distance between centres, the middle of each one's visible
+  points' extent, directions in the camera frame as the question builder's rule.
 
 L2 records show the frame of the query step q and, in the prompt, a text history of steps
 0..q-1 (:meth:`.questions.Builder.history`): each receptacle's objects by type and position at
@@ -65,7 +65,6 @@ FOOTPRINT_M = 0.08  # plan margin around the object's points in which its surfac
 CONTACT_PX = 3  # image rows under an object's lowest pixel searched for what holds it
 MATCH_M = 0.3  # a frame object is a history object of its type within this distance
 SAME_M = 0.006  # two steps of the history list an object that stayed at the same position
-HIDDEN_DEPTH = 0.35  # an object's centre lies this share of its seen width behind its face
 PARTS = frozenset({"Cabinet", "Drawer", "SinkBasin"})  # parts that hold what is inside them
 STRUCTURE = frozenset({"nothing", "Floor", "Wall", "Ceiling", "Doorframe", "Doorway", "Window"})
 
@@ -213,15 +212,13 @@ class Frame:
         return self.points(i).mean(0)
 
     def centre(self, i: int) -> np.ndarray:
-        """Instance ``i``'s centre as seen: its visible points' centroid moved away from the
-        camera by :data:`HIDDEN_DEPTH` of their width (a face seen lies in front of the centre
-        by about half the object's depth: a box's front, a cylinder's near half)."""
-        c = self.centroid(i)
-        cam = self.w2c[:3, :3] @ self.points(i).T
-        width = float(cam[0].max() - cam[0].min())
-        eye = -self.w2c[:3, :3].T @ self.w2c[:3, 3]
-        ray = c - eye
-        return c + ray / max(float(np.linalg.norm(ray)), 1e-6) * HIDDEN_DEPTH * width
+        """Instance ``i``'s centre as seen: the middle of its visible points' extent (x, y, z).
+        Seen from above at a slant, an object's top and near sides span its whole box, while
+        their centroid lies on the near side (issue 37, 3 question sets: the error to the 3D
+        box centre has median 1.5 cm for standing furniture and 1.1 cm for what rests on
+        something, against 18 and 3.9 cm for the centroid moved back by 0.35 of its width)."""
+        p = self.points(i)
+        return (p.min(0) + p.max(0)) / 2
 
     def direction(self, anchor: int, other: int) -> str:
         """The question builder's rule (:meth:`.SequenceView.direction`) on visible centroids."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from spamemhelpers import questions
 
 from dataforge.pipelines.spamem.evidence_oracle import History, _receptacle_type
@@ -206,3 +207,18 @@ def test_a_standing_candidate_hidden_for_the_most_part_is_no_candidate(
 
     assert seen((13, 10, 27, 20))
     assert not seen((13, 10, 27, 12))
+
+
+def test_an_objects_centre_is_the_middle_of_its_visible_extent() -> None:
+    """A box x 0..0.4, y 0..0.2, z 1.0..1.4 seen from above and in front: its top face and
+    front face are visible. Their extent is the whole box, so its middle is the box's centre
+    (0.2, 0.1, 1.2); their centroid lies nearer the front and the top."""
+    from dataforge.pipelines.spamem.evidence_oracle import Frame
+
+    g = np.linspace(0, 1, 21)
+    top = [(0.4 * a, 0.2, 1.0 + 0.4 * b) for a in g for b in g]
+    front = [(0.4 * a, 0.2 * b, 1.0) for a in g for b in g]
+    f = Frame.__new__(Frame)
+    f._points = {1: np.array(top + front)}
+    assert f.centre(1) == pytest.approx([0.2, 0.1, 1.2])
+    assert f.centroid(1)[2] < 1.15 and f.centroid(1)[1] > 0.12
