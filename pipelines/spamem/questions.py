@@ -344,11 +344,14 @@ class Builder:
         added/removed set compares two steps: the receptacle at the compared step shows only
         where every object that stayed on it and is seen at the other step is seen there too
         (:meth:`comparable`; else it could have come or gone). At L2, items of the steps before
-        the query step are in the text history (``"history": true``), not in a frame."""
+        the query step are in the text history (``"history": true``), not in a frame. An STT
+        entry shows only in its own stay (:meth:`stays`): an object back on a receptacle it
+        left shows the later visit, not the first. TL/STT about an object with a gap in its
+        lifespan show nothing (:meth:`one_lifespan`)."""
         seq = self.seq
         support = d.task in SUPPORT_TASKS
         out = []
-        for item, alts in sorted(d.shows.items()):
+        for item, alts in sorted(self.stays(d).items()):
             contents = item == NOTHING or item.startswith(COMPARED_ITEM)
             frames, ids = [], set()
             for step, view in refs:
@@ -368,6 +371,46 @@ class Builder:
             for e in out:
                 if e["item"].startswith(COMPARED_ITEM):
                     e["frames"], e["instances"] = [], []
+        if not self.one_lifespan(d):
+            for e in out:
+                e["frames"], e["instances"] = [], []
+                e.pop("history", None)
+        return out
+
+    def one_lifespan(self, d: Draft) -> bool:
+        """For TL/STT: the named object exists at every step between two of its steps in the
+        window. A removed object never comes back, so a gap is a later spawn given the removed
+        one's id: two objects to any viewer, whose one "lifespan" no frame or history shows.
+        True for every other task."""
+        if d.task not in ("TL", "STT"):
+            return True
+        obj = d.named["object"]
+        first, last = (int(x) for x in d.named["window"])
+        steps = [s for s in range(first, last + 1) if self.seq.exists(s, obj)]
+        return not steps or steps[-1] - steps[0] + 1 == len(steps)
+
+    def stays(self, d: Draft) -> dict[str, list[tuple[int, str]]]:
+        """``d.shows``; for STT each path entry ("2. Drawer") shown only by the steps of its
+        own stay: the i-th run of steps on one receptacle within the window (the steps it was
+        gone between two stays on the same receptacle do not end the stay, as in
+        :meth:`.SequenceView.path`). Without it an entry shows at any step on a receptacle of
+        that entry, e.g. the first of a visit back, which leaves the first stay unseen."""
+        if d.task != "STT":
+            return d.shows
+        seq, obj = self.seq, d.named["object"]
+        first, last = (int(x) for x in d.named["window"])
+        runs: list[tuple[str, list[int]]] = []
+        for s in range(first, last + 1):
+            r = seq.on[s].get(obj)
+            if r is None:
+                continue
+            if not runs or runs[-1][0] != r:
+                runs.append((r, []))
+            runs[-1][1].append(s)
+        out = {}
+        for item in d.shows:
+            i = int(item.split(".", 1)[0]) - 1
+            out[item] = [(s, obj) for s in runs[i][1]]
         return out
 
     def in_history(self, d: Draft) -> bool:
