@@ -108,6 +108,7 @@ class World:
         self._objects: dict[str, HouseObject] = {o.id: o for o in house.objects}
         self._raw = {o["id"]: o for o in _flatten_raw(house.raw.get("objects", []))}
         self._boxes: dict[HouseObject, OrientedBox] = {}  # boxes of objects as they are now
+        self._gone: set[str] = set()  # ids removed: a spawn never takes one (one id, one object)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -209,6 +210,7 @@ class World:
         gone = [object_id]
         for oid in gone:
             gone += [o.id for o in self._objects.values() if o.parent_id == oid]
+        self._gone.update(gone)
         return tuple(self._objects.pop(oid) for oid in gone)
 
     def spawn(
@@ -419,8 +421,12 @@ class World:
         )
 
     def _new_id(self, object_type: str) -> str:
+        """``<type>|spawned|k`` for the lowest k no object of this world has had: an id that
+        was removed is never given again, so that an id names one object over a sequence."""
         k = 0
-        while f"{object_type}|spawned|{k}" in self._objects:
+        while f"{object_type}|spawned|{k}" in self._objects or (
+            f"{object_type}|spawned|{k}" in self._gone
+        ):
             k += 1
         return f"{object_type}|spawned|{k}"
 

@@ -140,3 +140,15 @@ def test_moved_objects_are_written_back_as_children(world: World) -> None:
     assert "Apple|test|0" in [c["id"] for c in table_raw.get("children", [])]
     box = object_box(house.object("Apple|test|0"), world.catalogue)
     assert np.allclose(box.center, res.position)
+
+
+def test_a_removed_id_is_never_spawned_again(world: World) -> None:
+    # Apple|spawned|0 is removed; the next apple is Apple|spawned|1, not a second object named
+    # Apple|spawned|0 (a sequence's graphs would show one apple with a gap in its lifespan)
+    table = first(world, "DiningTable")
+    rng = np.random.default_rng(0)
+    res = world.spawn("Apple_1", table, rng)
+    assert res.ok and res.object_id == "Apple|spawned|0"
+    world.remove(res.object_id)
+    again = world.spawn("Apple_1", table, rng)
+    assert again.ok and again.object_id == "Apple|spawned|1"
