@@ -26,55 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.pipelines.spamem import metrics, qa
+from dataforge.pipelines.spamem import qa
+from dataforge.pipelines.spamem.balance import CONTROL_SHARE, GUESS_LIMIT, Balancer, guesses
+from dataforge.pipelines.spamem.evidence import NOTHING, EvidenceRules, shown
 from dataforge.pipelines.spamem.sequence_view import SequenceView
 
 _FIELD = re.compile(r"\{([a-z_]+)\}")
-NOTHING = "(nothing)"
-"""The evidence item of an empty set answer: the receptacle, seen without the objects."""
-CONTROL_SHARE = 0.2
-"""SED/CSR ask about a receptacle that gained (Add) or lost (Rem) nothing (an empty control,
-which keeps "nothing" a possible answer) only while the empty answer scores at most this on
-average over the questions of a task x horizon x level of the sequence, counted after the
-records without evidence are skipped (:meth:`Builder.balanced`)."""
-GUESS_LIMIT = 0.4
-"""TL asks about an object only while each prompt-only guess of a lifespan (:func:`guesses`:
-the whole window, the query step, the step the prompt names, from it to the query step) scores
-at most this tIoU on average over TL's questions of a horizon x level of the sequence
-(:meth:`Builder.balanced`): short windows make most lifespans easy to guess."""
-SUPPORT_TASKS = frozenset(
-    {"SOR", "CC", "IC", "SOR-M", "LOR", "SED-Add", "SED-Rem", "CSR-Add", "CSR-Rem", "STT"}
-)
-"""Tasks whose answer says what rests on what: their evidence needs the surface seen from
-above (:meth:`Builder.shows`)."""
-BOTTOM_SEEN_PX = 2
-BOTTOM_SEEN_SHARE = 0.01
-"""An object shows what it rests on when its mask reaches within this many pixels (or this
-share of the image height) of the image row of its bottom centre (:meth:`Builder.bottom_seen`)."""
-DRAWN_AS_TOLD_M = 0.05
-"""An object is drawn where the L2 history states it when its rendered box's centre lies this
-close to its stated position (:meth:`Builder.in_history`)."""
-COMPARED_ITEM = "the receptacle at step"
-"""The evidence item of an added/removed set's compared step (:meth:`Builder.compared`)."""
-COMPARED_STEPS = {
-    "SED-Add": lambda first, q: (q, first),
-    "SED-Rem": lambda first, q: (first, q),
-    "CSR-Add": lambda first, q: (q, 0),
-    "CSR-Rem": lambda first, q: (0, q),
-}
-"""Task -> (window start, query step) -> (the step its items are read at, the step compared
-with): an added object is seen after and missed before, a removed one the other way round."""
-COUNT_LIMITS = {"count below 2": 0.7, "count 0": 0.5, "count 1": 0.5}
-"""IC asks about a category whose count is 0 or 1 only while counts below 2 stay at most 70 %
-of a sequence's IC questions (issue 37: counts of 2 or more in at least 30 %) and neither 0 nor
-1 is more than half of them (the most common count scores at most 0.5): most clusters hold one
-object of each category, so their counts are nearly all 0 and 1 (:meth:`Builder.balanced`)."""
-SAMPLED = {
-    "SED": "an empty control",
-    "CSR": "an empty control",
-    "IC": "a count of 0 or 1",
-}
-"""Why :meth:`Builder.balanced` did not ask a question, per task (TL: a lifespan guessed)."""
 MIN_CANDIDATES = 7
 """RSR/RSR-M list every object in their frame a model can name (furniture too,
 :meth:`.SequenceView.candidates`) and need this many besides the anchor: the list is in a drawn
@@ -137,10 +94,13 @@ class Draft:
     guesses: dict[str, float] = field(default_factory=dict)
     """What each prompt-only guess scores on this answer (TL's lifespans, SED/CSR's empty set,
     IC's counts): a task's questions are balanced so that none scores much without looking
-    (:meth:`Builder.balanced`)."""
+    (:meth:`.balance.Balancer.balanced`)."""
 
 
-class Builder:
+class Builder(EvidenceRules, Balancer):
+    """The questions of one sequence (:meth:`records`); its evidence rules and balancing are
+    :class:`.evidence.EvidenceRules` and :class:`.balance.Balancer`."""
+
     def __init__(
         self,
         seq: SequenceView,
@@ -180,54 +140,6 @@ class Builder:
                     continue
                 kept.append((d, level, recs))
         yield from self.balanced(kept)
-
-    def balanced(
-        self, kept: list[tuple[Draft, int, list[dict[str, Any]]]]
-    ) -> Iterator[dict[str, Any]]:
-        """``kept``'s records, in order, without those whose draft would lift a prompt-only
-        guess (:attr:`Draft.guesses`) above its limit: per task x horizon x level, drafts are
-        taken in order of their best guess's score (ties in a drawn order) and each is kept
-        while every guess's mean over the kept ones stays at most its :meth:`limit`
-        (SED/CSR's empty set, IC's counts, TL's lifespans). Counted after the records without
-        evidence are skipped, so that skipping those cannot leave mostly easy ones; the dropped
-        are counted in :attr:`skipped`."""
-        groups: dict[tuple[str, str, int], list[int]] = {}
-        for i, (d, level, _) in enumerate(kept):
-            groups.setdefault((d.task, d.horizon, level), []).append(i)
-        dropped: set[int] = set()
-        for (task, horizon, level), idx in groups.items():
-            if not any(kept[i][0].guesses for i in idx):
-                continue
-            order = [idx[int(j)] for j in self.rng.permutation(len(idx))]
-            order.sort(key=lambda i: max(kept[i][0].guesses.values(), default=0.0))
-            total: Counter[str] = Counter()
-            n = 0
-            for i in order:
-                g = kept[i][0].guesses
-                if all((total[k] + v) / (n + 1) <= self.limit(k) + 1e-9 for k, v in g.items()):
-                    total.update(g)
-                    n += 1
-                    continue
-                dropped.add(i)
-                what = SAMPLED.get(task[:3], "a lifespan a prompt-only guess finds")
-                top = max(g, key=lambda k: g[k] - self.limit(k))
-                why = (
-                    f"{task} {horizon} L{level}: {what}, past the no-look limit {self.limit(top):g}"
-                )
-                self.skipped[why] += len(kept[i][2])
-        for i, (_, _, recs) in enumerate(kept):
-            if i not in dropped:
-                yield from recs
-
-    def limit(self, guess: str) -> float:
-        """The most ``guess`` (a :attr:`Draft.guesses` key) may average: :data:`CONTROL_SHARE`
-        for the empty set, :data:`COUNT_LIMITS` for counts, :data:`GUESS_LIMIT` for a TL
-        lifespan guess (``Settings.guess_limit`` 1 lifts the last two)."""
-        if guess == "empty set":
-            return self.settings.control_share
-        if self.settings.guess_limit >= 1:
-            return 1.0
-        return COUNT_LIMITS.get(guess, self.settings.guess_limit)
 
     def record(self, d: Draft, level: int, modality: str) -> dict[str, Any]:
         seq, t = self.seq, templates()
@@ -334,186 +246,6 @@ class Builder:
             if k in n:
                 out[k] = n[k]
         return out
-
-    def evidence(self, d: Draft, level: int, refs: list[tuple[int, int]]) -> list[dict[str, Any]]:
-        """Per gold item, the record's frames that show it (:meth:`shows`): those of its step in
-        which one of its instances is visible (at least ``min_pixels``); a receptacle drawn shut
-        shows no item (that it holds nothing cannot be seen), though as an object (a shut
-        Microwave on a counter) it is seen. Where the answer rests on what stands on what
-        (:data:`SUPPORT_TASKS`), the camera must also look down on the surface concerned. An
-        added/removed set compares two steps: the receptacle at the compared step shows only
-        where every object that stayed on it and is seen at the other step is seen there too
-        (:meth:`comparable`; else it could have come or gone). At L2, items of the steps before
-        the query step are in the text history (``"history": true``), not in a frame. An STT
-        entry shows only in its own stay (:meth:`stays`): an object back on a receptacle it
-        left shows the later visit, not the first. TL/STT about an object with a gap in its
-        lifespan show nothing (:meth:`one_lifespan`)."""
-        seq = self.seq
-        support = d.task in SUPPORT_TASKS
-        out = []
-        for item, alts in sorted(self.stays(d).items()):
-            contents = item == NOTHING or item.startswith(COMPARED_ITEM)
-            frames, ids = [], set()
-            for step, view in refs:
-                hit = [
-                    seq.instance_id[k]
-                    for s, k in alts
-                    if s == step and self.shows(step, view, k, support, contents)
-                ]
-                if hit:
-                    frames.append([step, view])
-                    ids.update(hit)
-            entry: dict[str, Any] = {"item": item, "frames": frames, "instances": sorted(ids)}
-            if level == 2 and any(s < d.step for s, _ in alts) and self.in_history(d):
-                entry["history"] = True
-            out.append(entry)
-        if not self.comparable(d, level, refs):
-            for e in out:
-                if e["item"].startswith(COMPARED_ITEM):
-                    e["frames"], e["instances"] = [], []
-        if not self.one_lifespan(d):
-            for e in out:
-                e["frames"], e["instances"] = [], []
-                e.pop("history", None)
-        return out
-
-    def one_lifespan(self, d: Draft) -> bool:
-        """For TL/STT: the named object exists at every step between two of its steps in the
-        window. A removed object never comes back, so a gap is a later spawn given the removed
-        one's id: two objects to any viewer, whose one "lifespan" no frame or history shows.
-        True for every other task."""
-        if d.task not in ("TL", "STT"):
-            return True
-        obj = d.named["object"]
-        first, last = (int(x) for x in d.named["window"])
-        steps = [s for s in range(first, last + 1) if self.seq.exists(s, obj)]
-        return not steps or steps[-1] - steps[0] + 1 == len(steps)
-
-    def stays(self, d: Draft) -> dict[str, list[tuple[int, str]]]:
-        """``d.shows``; for STT each path entry ("2. Drawer") shown only by the steps of its
-        own stay: the i-th run of steps on one receptacle within the window (the steps it was
-        gone between two stays on the same receptacle do not end the stay, as in
-        :meth:`.SequenceView.path`). Without it an entry shows at any step on a receptacle of
-        that entry, e.g. the first of a visit back, which leaves the first stay unseen."""
-        if d.task != "STT":
-            return d.shows
-        seq, obj = self.seq, d.named["object"]
-        first, last = (int(x) for x in d.named["window"])
-        runs: list[tuple[str, list[int]]] = []
-        for s in range(first, last + 1):
-            r = seq.on[s].get(obj)
-            if r is None:
-                continue
-            if not runs or runs[-1][0] != r:
-                runs.append((r, []))
-            runs[-1][1].append(s)
-        out = {}
-        for item in d.shows:
-            i = int(item.split(".", 1)[0]) - 1
-            out[item] = [(s, obj) for s in runs[i][1]]
-        return out
-
-    def in_history(self, d: Draft) -> bool:
-        """Whether the L2 text history tells the items of ``d`` before its query step q: always,
-        but for TL/STT about an object named where step q moved it (the history lists it, by
-        type and position, only where it lay before, and no frame shows where it came from),
-        and for RSR-M about a step whose frame drew the anchor or a candidate elsewhere than
-        the history states it (an open drawer is drawn pulled out, its contents with it) or
-        whose candidates include standing furniture (the history lists what rests on things)."""
-        seq, q = self.seq, d.step
-        obj = d.named.get("object")
-        if d.task == "RSR-M" and obj is not None and int(d.named.get("past", q)) < q:
-            s = int(d.named["past"])
-            return all(  # standing furniture (a candidate too) is not in the history
-                o in seq.positions[s]
-                and float(np.linalg.norm(np.subtract(seq.positions[s][o], seq.centre(s, o))))
-                <= DRAWN_AS_TOLD_M
-                for o in [obj, *d.named.get("labels", {}).values()]
-            )
-        if d.task not in ("TL", "STT") or obj is None or d.named.get("named_at") != q:
-            return True
-        before = seq.on[q - 1].get(obj) if q > 0 else None
-        return before is not None and before == seq.on[q].get(obj)
-
-    def shows(
-        self, step: int, view: int, key: str, support: bool = False, contents: bool = False
-    ) -> bool:
-        """Whether frame (step, view) shows ``key``: visible, and, where it stands for what a
-        receptacle holds (``contents``: an empty set, a compared step), not drawn shut (as an
-        object or a neighbour, e.g. a shut Microwave on a counter, it is seen all the same); with
-        ``support``, an object only from above the surface it rests on and a receptacle only
-        from above its lowest surface (from below a surface one cannot tell what rests on it
-        from what stands behind it) where the world graph records the surface's height."""
-        seq = self.seq
-        if key not in seq.visible(seq.row(step, view)):
-            return False
-        is_object = key in seq.on[step]
-        if contents and not is_object and key in seq.shut[step]:
-            return False
-        if not support:
-            return True
-        y = self.surface_heights(step).get(key)
-        if y is None:
-            return True
-        if float(seq.viewpoints[step][view]["position"][1]) <= y:
-            return False
-        return not is_object or self.bottom_seen(step, view, key, y)
-
-    def bottom_seen(self, step: int, view: int, obj: str, y: float) -> bool:
-        """Whether ``obj``'s mask reaches down to where it meets its surface (height ``y``)
-        below its centre, within :data:`BOTTOM_SEEN_PX`: an object whose bottom is hidden (by
-        another object, a drawer's front) may stand on anything."""
-        seq = self.seq
-        row = seq.row(step, view)
-        x, _, z = seq.centre(step, obj)
-        cam = seq.camera_xyz(row, np.array([[x, y, z]]))[0]
-        if cam[2] <= 0:
-            return False
-        v = seq.K[1, 1] * cam[1] / cam[2] + seq.K[1, 2]
-        return seq.visible(row)[obj][3] >= v - max(BOTTOM_SEEN_PX, BOTTOM_SEEN_SHARE * seq.height)
-
-    @functools.lru_cache(maxsize=64)  # noqa: B019 (one builder per sequence, short-lived)
-    def surface_heights(self, step: int) -> dict[str, float]:
-        """Object -> the height of the surface it rests on at ``step``; receptacle -> its
-        lowest surface (only those the world graph records a height for)."""
-        g = self.seq.graphs[step]
-        surfaces: dict[tuple[str, int], float] = {}
-        out: dict[str, float] = {}
-        for r in g["receptacles"]:
-            ys = [(x.get("index"), x["y"]) for x in r.get("surfaces") or [] if "y" in x]
-            for i, y in ys:
-                surfaces[(r["id"], i)] = float(y)
-            if ys:
-                out[r["id"]] = min(float(y) for _, y in ys)
-        for o in g["objects"]:
-            at = [(o.get("element_id"), o.get("surface")), (o.get("parent_id"), o.get("surface"))]
-            y = next((surfaces[k] for k in at if k in surfaces), None)
-            if y is not None:
-                out[o["id"]] = y
-        return out
-
-    def comparable(self, d: Draft, level: int, refs: list[tuple[int, int]]) -> bool:
-        """For an added/removed set (:data:`COMPARED_STEPS`): every object that stayed on the
-        receptacle and is visible at the step the answer is read at is shown (resting on it)
-        at the step it is compared with too (a step before the query step of an L2 record
-        shows every object: the text history lists them). True for every other task."""
-        if d.task not in COMPARED_STEPS:
-            return True
-        seq = self.seq
-        first = int(d.named.get("window", (d.step, d.step))[0])
-        at, other = COMPARED_STEPS[d.task](first, d.step)
-        views = dict(refs)
-
-        def seen(s: int, o: str, support: bool) -> bool:
-            if level == 2 and s < d.step:
-                return True
-            return s in views and self.shows(s, views[s], o, support)
-
-        for r in d.named.get("receptacles", []):
-            stayed = set(seq.objects_on(at, r)) & set(seq.objects_on(other, r))
-            if any(seen(at, o, False) and not seen(other, o, True) for o in sorted(stayed)):
-                return False
-        return True
 
     # -- level 1 -----------------------------------------------------------------------------
 
@@ -1125,26 +857,6 @@ class Builder:
             for o in seq.objects_on(s, r)
         ]
         return f"{seq.receptacle_label[r]}: {'; '.join(items) if items else 'nothing'}"
-
-
-def guesses(
-    lifespan: Mapping[str, int], first: int, last: int, q: int, at: int
-) -> dict[str, float]:
-    """What each prompt-only guess of a TL lifespan scores (tIoU, Eq. 5): the whole window
-    ``first..last``, the query step ``q``, the step ``at`` the prompt names the object at,
-    and from ``at`` to ``q``."""
-    named = {"first": min(at, q), "last": max(at, q)}
-    return {
-        "whole window": metrics.tiou({"first": first, "last": last}, lifespan),
-        "query step": metrics.tiou({"first": q, "last": q}, lifespan),
-        "named step": metrics.tiou({"first": at, "last": at}, lifespan),
-        "named to query step": metrics.tiou(named, lifespan),
-    }
-
-
-def shown(record: dict[str, Any]) -> bool:
-    """Every gold item of the record is in one of its frames (or, at L2, in the history)."""
-    return all(e["frames"] or e.get("history") for e in record["evidence"])
 
 
 def _slug(text: str) -> str:
