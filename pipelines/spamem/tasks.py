@@ -109,7 +109,13 @@ def produce(
     seeds = rng.integers(2**63, size=len(unit.params["episodes"]))
     with open_dataset(root) as ds:
         for eid, s in zip(unit.params["episodes"], seeds, strict=True):
-            records, skipped = sequence_records(cfg, ds[eid], np.random.default_rng(int(s)))
+            try:
+                records, skipped = sequence_records(cfg, ds[eid], np.random.default_rng(int(s)))
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a chunk damaged in place
+                raise DatasetError(
+                    f"{root}: episode {eid}'s world graphs do not decode ({exc}); check the "
+                    f"dataset with 'dataforge validate {root}'"
+                ) from None
             data = b"".join(json_line(r) for r in records)
             counts = Counter(
                 qa.file_name(r["level"], r["task"], r["horizon"], r["modality"]) for r in records
