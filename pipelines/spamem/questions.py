@@ -275,16 +275,10 @@ class Builder(EvidenceRules, Balancer):
             row = seq.row(0, view)
             vis = seq.visible(row)
             labels = seq.left_to_right(row, objs, 0)
-            box = vis.get(rec) or vis.get(seq.parent.get(rec) or "")
-            where = fill(templates()["receptacle_box"], box=list(box[:4])) if box else ""
-            base = {"receptacle": seq.receptacle_label[rec], "receptacle_box": where}
+            base, where_ctx = self.framed(rec, view, row)
             cats = sorted({seq.types[o] for o in objs})
             ctx = {
-                "receptacle": self.receptacle_context(rec),
-                "view": view,
-                "receptacle_box": list(box[:4]) if box else None,
-                "camera_radius_m": float(seq.capture["radius_m"]),
-                "image_size": [seq.width, seq.height],
+                **where_ctx,
                 "objects": [labels[o] for o in objs],
                 "object_ids": {labels[o]: o for o in objs},
             }
@@ -349,27 +343,16 @@ class Builder(EvidenceRules, Balancer):
         row = seq.row(0, view)
         labels, names = self.listed(0, row, anchor, others)
         near = seq.nearest(0, anchor, others, qa.K_NEIGHBOURS)
-        vis = seq.visible(row)
-        box = vis.get(rec) or vis.get(seq.parent.get(rec) or "")
-        where = fill(templates()["receptacle_box"], box=list(box[:4])) if box else ""
+        base, where_ctx = self.framed(rec, view, row)
         yield Draft(
             task="RSR",
             horizon="static",
             step=0,
             key=f"r{view:02d}-{_slug(seq.receptacle_label[rec])}",
-            fields={
-                "receptacle": seq.receptacle_label[rec],
-                "receptacle_box": where,
-                "labels": ", ".join(names),
-                "anchor": labels[anchor],
-            },
+            fields={**base, "labels": ", ".join(names), "anchor": labels[anchor]},
             answer={labels[o]: seq.direction(row, 0, anchor, o) for o in near},
             context={
-                "receptacle": self.receptacle_context(rec),
-                "view": view,
-                "receptacle_box": list(box[:4]) if box else None,
-                "camera_radius_m": float(seq.capture["radius_m"]),
-                "image_size": [seq.width, seq.height],
+                **where_ctx,
                 "anchor": labels[anchor],
                 "object_ids": {labels[o]: o for o in [anchor, *others]},
             },
@@ -382,6 +365,23 @@ class Builder(EvidenceRules, Balancer):
                 "labels": {labels[o]: o for o in others},
             },
         )
+
+    def framed(self, rec: str, view: int, row: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """An L1 question's prompt fields naming ``rec`` (with its box in step-0 view ``view``,
+        or its furniture's) and the context every L1 record of that frame carries."""
+        seq = self.seq
+        vis = seq.visible(row)
+        box = vis.get(rec) or vis.get(seq.parent.get(rec) or "")
+        where = fill(templates()["receptacle_box"], box=list(box[:4])) if box else ""
+        fields = {"receptacle": seq.receptacle_label[rec], "receptacle_box": where}
+        ctx = {
+            "receptacle": self.receptacle_context(rec),
+            "view": view,
+            "receptacle_box": list(box[:4]) if box else None,
+            "camera_radius_m": float(seq.capture["radius_m"]),
+            "image_size": [seq.width, seq.height],
+        }
+        return fields, ctx
 
     def usable(self, step: int) -> list[int]:
         """The views of ``step`` with a usable camera (not every position against something)."""

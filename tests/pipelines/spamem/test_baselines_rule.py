@@ -217,6 +217,17 @@ def write_tasks(root: Path, recs: list[Mapping[str, Any]]) -> None:
             f.write(json.dumps(r, sort_keys=True) + "\n")
 
 
+def run_script(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """What scripts/spamem_validity.py prints with ``args``."""
+    argv = sys.argv
+    sys.argv = [str(SCRIPT), *args]
+    try:
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    finally:
+        sys.argv = argv
+    return capsys.readouterr().out
+
+
 def test_cli_rule_baseline_and_validity_script(
     all_records: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -236,13 +247,7 @@ def test_cli_rule_baseline_and_validity_script(
     assert all(qa.TASKS[g["task"]].headline in g["metrics"] for g in groups)
 
     doc = tmp_path / "validity.json"
-    argv = sys.argv
-    sys.argv = [str(SCRIPT), str(tasks), "--json", str(doc)]
-    try:
-        runpy.run_path(str(SCRIPT), run_name="__main__")
-    finally:
-        sys.argv = argv
-    table = capsys.readouterr().out
+    table = run_script(capsys, str(tasks), "--json", str(doc))
     head = "| task | horizon | level | n | headline | visible | oracle | prior | blind | rule |"
     assert head in table
     # visible: t=1's mug lived [0, 0], in the text history (named at 0); the pen spawned at 4
@@ -258,12 +263,7 @@ def test_cli_rule_baseline_and_validity_script(
     assert tl["oracle"] == 1.0 and tl["rule"] == pytest.approx(want)
     # --stream: the docs' table, the same set standing in for the stream set; the rule on TL
     # short L2 (prior, blind beside it) and no evidence column (the records are not a dataset)
-    sys.argv = [str(SCRIPT), str(tasks), "--stream", str(tasks)]
-    try:
-        runpy.run_path(str(SCRIPT), run_name="__main__")
-    finally:
-        sys.argv = argv
-    table = capsys.readouterr().out
+    table = run_script(capsys, str(tasks), "--stream", str(tasks))
     assert (
         "| stream n | stream visible | kept n | evidence oracle | blind | prior | rule |" in table
     )
