@@ -125,6 +125,7 @@ class EmbeddedWorld:
         self._uploaded: Any = None
         self._grid: Any = None
         self._grid_key: tuple[Any, ...] = ()
+        self._walls: list[Any] | None = None
 
     @property
     def scene(self) -> Any:
@@ -149,11 +150,25 @@ class EmbeddedWorld:
             self._grid_key = key
         return self._grid
 
+    @property
+    def walls(self) -> list[Any]:
+        """The house's standing walls in plan view (shapely LineStrings in x, z), door holes
+        left open except where a door leaf is closed (:func:`wall_obstacles`, what the grid
+        blocks): what a reference point may not be snapped across
+        (:func:`dataforge.world.goals.reference_point`). Objects never change them; kept until
+        :meth:`reset`."""
+        from dataforge.world.navigation import wall_obstacles
+
+        if self._walls is None:
+            self._walls = wall_obstacles(self.world.house(), self.catalogue)
+        return self._walls
+
     def reset(self, house: House) -> None:
         """Start again from ``house`` (e.g. the same house before another episode's changes):
         the renderer and the instance ids are kept, and the grid while the floor-standing
         objects are the same."""
         self.world = World(house, self.catalogue)
+        self._walls = None
         self._changed()
 
     def _layout_key(self) -> tuple[Any, ...]:

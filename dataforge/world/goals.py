@@ -8,9 +8,14 @@ from that pose, nothing in the world moves) and measuring three things (:class:`
   receptacle's navigable viewpoints). By default the reference point is the target's centre
   snapped to navigable space (:func:`reference_point`): on a backend with a
   :class:`~dataforge.nav.grid.NavGrid` (``backend.grid``, the embedded world) the centre of the
-  nearest navigable cell of the grid's largest component (the point itself when it already
-  stands on such a cell), else the nearest of the backend's ``reachable_positions()``; within
-  :data:`SNAP_RADIUS_M` in the floor plane, else there is none and the distance is ``inf``.
+  navigable cell of the grid's largest component nearest to the centre *by path*, on the same
+  grid of cells with the backend's walls (``backend.walls``, plan-view lines) as the only
+  obstacles: furniture does not block the way from an object to where the agent stands (the
+  object rests on it and is reached over it), a wall does, so the reference point is never on
+  the far side of a wall, however near in a straight line (the point itself when it already
+  stands on such a cell); on a grid without walls the path is the straight line. Without a grid
+  it is the nearest of the backend's ``reachable_positions()`` in a straight line. Within
+  :data:`SNAP_RADIUS_M`, else there is none and the distance is ``inf``.
 - ``angle_deg``: the absolute angle, in the floor plane (x, z), between the agent's forward
   direction (its yaw, AI2-THOR's ``rotation.y``: 0 faces +z, 90 faces +x) and the direction
   from the base to the target's centre; 0..180. A target straight above the base is at 0.
@@ -38,10 +43,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import shapely
 from numpy.typing import ArrayLike
 from shapely.geometry import Polygon
+from shapely.ops import unary_union
 
 from dataforge.errors import UsageError
 from dataforge.nav.grid import NavGrid
@@ -52,9 +60,14 @@ from dataforge.world.graph import room_of as _room_containing
 from dataforge.world.scene import InstanceIds
 
 SNAP_RADIUS_M = 2.0
-"""How far (m, floor plane) a target's centre may be from navigable space to get a reference
-point: an object in the middle of a large table or bed is about 1 m from the table's edge plus
-the agent's radius."""
+"""How far (m, floor plane; by path where walls are known) a target's centre may be from
+navigable space to get a reference point: an object in the middle of a large table or bed is
+about 1 m from the table's edge plus the agent's radius."""
+
+WALL_HALF_CELLS = 0.75
+"""Cells whose centre lies within this many cells of a wall line are closed to the path from a
+target to its reference point: more than half a cell, so no step between two edge-adjacent
+cells (fast marching's stencil) crosses a wall."""
 
 CHECKS = ("distance", "angle", "coverage")
 """The names :meth:`GoalCheck.passes` reports, in this order."""
@@ -164,12 +177,13 @@ def reference_point(
     backend: WorldBackend, point: Sequence[float], *, radius: float = SNAP_RADIUS_M
 ) -> np.ndarray | None:
     """``point`` snapped to navigable space (see the module docstring), as (x, y, z); None when
-    nothing navigable lies within ``radius`` metres in the floor plane. On a backend without a
+    nothing navigable lies within ``radius`` metres (by path around the backend's ``walls``
+    when it has a NavGrid, else in a straight line in the floor plane). On a backend without a
     NavGrid this asks for ``reachable_positions()`` (one simulator call): compute the
     reference once per target and pass it to :func:`check_pose`."""
     grid = getattr(backend, "grid", None)
     if isinstance(grid, NavGrid):
-        return _snap_on_grid(grid, point, radius)
+        return _snap_on_grid(grid, point, radius, getattr(backend, "walls", None))
     return _snap_on_positions(np.asarray(backend.reachable_positions(), float), point, radius)
 
 
@@ -257,8 +271,12 @@ def _xyz(p: Sequence[float]) -> tuple[float, float, float]:
     return float(a[0]), float(a[1]), float(a[2])
 
 
-def _snap_on_grid(grid: NavGrid, point: Sequence[float], radius: float) -> np.ndarray | None:
-    """The nearest navigable cell centre of ``grid``'s largest component within ``radius``."""
+def _snap_on_grid(
+    grid: NavGrid, point: Sequence[float], radius: float, walls: Sequence[Any] | None = None
+) -> np.ndarray | None:
+    """The navigable cell centre of ``grid``'s largest component nearest to ``point`` within
+    ``radius``: by path around ``walls`` (:func:`_wall_paths`), or in a straight line when
+    ``walls`` is None."""
     labels, keep = grid.components(), grid.largest_component()
     if keep == 0:
         return None
@@ -277,8 +295,39 @@ def _snap_on_grid(grid: NavGrid, point: Sequence[float], radius: float) -> np.nd
     cx = grid.origin[0] + (jj + j0 + 0.5) * grid.cell
     cz = grid.origin[1] + (ii + i0 + 0.5) * grid.cell
     d = np.hypot(cx - x, cz - z)
+    if walls is not None and i0 <= own[0] < i1 and j0 <= own[1] < j1:
+        d = np.maximum(_wall_paths(grid, (x, z), (i0, i1, j0, j1), walls)[ii, jj], d)
     k = int(np.argmin(d))  # first of ties: row-major order, deterministic
     return None if d[k] > radius else grid.center((int(ii[k] + i0), int(jj[k] + j0)))
+
+
+def _wall_paths(
+    grid: NavGrid, xz: tuple[float, float], window: tuple[int, int, int, int],
+    walls: Sequence[Any],
+) -> np.ndarray:  # fmt: skip
+    """Path lengths (m) from the floor point ``xz`` to the centre of every cell of ``window``
+    (rows i0:i1, columns j0:j1 of ``grid``) with the wall lines ``walls`` as the only obstacles
+    (cells within :data:`WALL_HALF_CELLS` of one are closed; the point's own cell stays open);
+    ``inf`` where no path stays in the window. Fast marching on the window's cells, plus the
+    straight step from the point to its cell's centre."""
+    i0, i1, j0, j1 = window
+    cell = grid.cell
+    x0, z0 = grid.origin[0] + j0 * cell, grid.origin[1] + i0 * cell
+    shape = (i1 - i0, j1 - j0)
+    gx, gz = np.meshgrid(x0 + (np.arange(shape[1]) + 0.5) * cell,
+                         z0 + (np.arange(shape[0]) + 0.5) * cell)  # fmt: skip
+    near = shapely.box(x0, z0, x0 + shape[1] * cell, z0 + shape[0] * cell).buffer(cell)
+    lines = [w for w in walls if not w.is_empty and w.intersects(near)]
+    free = np.ones(shape, dtype=bool)
+    if lines:
+        blocked = unary_union(lines).buffer(WALL_HALF_CELLS * cell)
+        shapely.prepare(blocked)
+        free &= ~shapely.intersects_xy(blocked, gx, gz)
+    own = (math.floor((xz[1] - z0) / cell), math.floor((xz[0] - x0) / cell))
+    free[own] = True
+    field = NavGrid(free, (x0, z0), cell).field_from_cell(own)
+    step = math.hypot(xz[0] - gx[own], xz[1] - gz[own])
+    return np.asarray(field) + step
 
 
 def _snap_on_positions(

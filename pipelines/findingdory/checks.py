@@ -27,7 +27,8 @@ INVARIANTS = {
     "viewpoints": "every viewpoint is navigable on the grid rebuilt from the stored house, "
     "within reach of its receptacle's footprint, and its receptacle index is valid",
     "spots": "every pick (place) spot is a viewpoint of the start (goal) receptacle within "
-    "reach of the object's start (goal) pose, facing it",
+    "reach of the object's start (goal) pose, facing it, and within robot_at_object's distance "
+    "of the object's reference point by path (never behind a wall)",
     "replay": "in a world built from the stored house, every object spawned at its recorded "
     "pose rests stably without collisions, and every rearrangement, replayed in order, places "
     "its object stably at the recorded goal pose",
@@ -65,7 +66,7 @@ class _Scene:
         from dataforge.pipelines.findingdory.creation import EXCLUDED_RECEPTACLES
         from dataforge.world.assets import load_catalogue
         from dataforge.world.house import load_house
-        from dataforge.world.navigation import house_nav_grid
+        from dataforge.world.navigation import house_nav_grid, wall_obstacles
         from dataforge.world.spawnable import receptacle_pairs
         from dataforge.world.surfaces import object_footprint
 
@@ -82,6 +83,7 @@ class _Scene:
             info = self.catalogue.asset(obj.asset_id)
             self.footprints[r["id"]] = object_footprint(obj, info)
         self.views, self.view_index, self.by_receptacle = viewpoint_table(arrays, self.receptacles)
+        self.walls = wall_obstacles(self.house, self.catalogue)
 
     def allows(self, receptacle_category: str, category: str) -> str:
         """Why ``category`` may not start or end on ``receptacle_category`` ('' when it may)."""
@@ -103,6 +105,15 @@ class _Scene:
 
     def distance(self, a: Any, b: Any) -> float:
         return float(self.grid.distance(a, b))
+
+    def reference(self, point: Any) -> np.ndarray | None:
+        """``point``'s reference point as ``robot_at_object`` measures it
+        (:func:`dataforge.world.goals.reference_point` on this grid and the house's walls)."""
+        from types import SimpleNamespace
+
+        from dataforge.world.goals import reference_point
+
+        return reference_point(SimpleNamespace(grid=self.grid, walls=self.walls), point)
 
     def replay(self, plan: Any) -> Iterator[str]:
         from dataforge.world.house import HouseObject
@@ -249,7 +260,9 @@ def _plan_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
 
 def _spot_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
     from dataforge.nav.follower import heading_to, wrap
+    from dataforge.pipelines.findingdory.metrics import ROBOT_AT_OBJECT
 
+    limit = ROBOT_AT_OBJECT.max_distance_m
     for r in plan.rearrangements:
         for kind, rid, spots, where in (
             ("pick", r.start_receptacle, r.pick_spots, r.start_position),
@@ -259,12 +272,16 @@ def _spot_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
                 yield f"{r.object}: no {kind} spot"
                 continue
             views = scene.by_receptacle.get(rid, np.zeros((0, 3)))
+            ref = scene.reference(where)
             for s in spots:
                 p = np.asarray(s.position)
                 if not len(views) or np.min(np.abs(views - p).max(axis=1)) > TOL_M:
                     yield f"{r.object}: {kind} spot {list(s.position)} is not a viewpoint of {rid}"
                 if math.hypot(p[0] - where[0], p[2] - where[2]) > cfg.reach_m + TOL_M:
                     yield f"{r.object}: {kind} spot {list(s.position)} is out of reach"
+                if ref is None or not scene.distance(p, ref) <= limit + TOL_M:
+                    yield (f"{r.object}: {kind} spot {list(s.position)} is over {limit} m by path "
+                           "from the object's reference point")  # fmt: skip
                 if abs(wrap(heading_to(p, where) - s.yaw)) > YAW_TOL_DEG:
                     yield f"{r.object}: {kind} spot yaw {s.yaw} does not face the object"
 

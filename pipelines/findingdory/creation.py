@@ -15,10 +15,12 @@ Per episode (:func:`draw_episode`), in this order of random draws:
    and finish (a receptacle procthor's statistics put the category on, and one of another type).
 2. Each object: an asset of the split, spawned by the world's placement search on a start
    receptacle drawn by procthor's likelihood of the category on its type; its *pick spots* are
-   the start receptacle's viewpoints within ``reach_m`` of the object from which a render of the
-   head camera facing the object shows it on at least ``min_coverage`` of the image (nearest
-   first, at most :data:`SPOTS` kept of :data:`SPOT_TRIES` tried, tried ones 0.3 m apart). An
-   object with none is spawned again elsewhere (:data:`RECEPTACLE_TRIES` receptacles).
+   the start receptacle's viewpoints within ``reach_m`` of the object (straight line) and within
+   ``robot_at_object``'s 2.0 m of its reference point by path (the rule the predicate measures,
+   so no spot is behind a wall: :func:`spots_for`) from which a render of the head camera facing
+   the object shows it on at least ``min_coverage`` of the image (nearest first, at most
+   :data:`SPOTS` kept of :data:`SPOT_TRIES` tried, tried ones 0.3 m apart). An object with none
+   is spawned again elsewhere (:data:`RECEPTACLE_TRIES` receptacles).
 3. One distractor per category: another asset of it (the same one when it has only one) spawned
    on a receptacle other than the twin's start receptacle.
 4. In order, each object is picked (leaves the world) and placed on a goal receptacle of a type
@@ -401,15 +403,25 @@ def _place_visible(
 def spots_for(ctx: SceneBase, backend: Any, object_id: str, receptacle_id: str) -> tuple[Spot, ...]:
     """Viewpoints of ``receptacle_id`` within reach of the object from which the head camera,
     turned to face it, sees it on at least ``min_coverage`` of the image (best coverage
-    first; see the module docstring)."""
+    first; see the module docstring). Within reach: ``reach_m`` in a straight line (the arm)
+    and, by the rule ``robot_at_object`` measures, at most its ``max_distance_m`` by path from
+    the object's reference point (:func:`dataforge.world.goals.reference_point`); a viewpoint
+    the straight line puts in reach but the path does not (behind a wall) is refused, so every
+    spot passes the predicate's distance check."""
     from dataforge.nav.follower import heading_to
-    from dataforge.world.goals import coverage_of, instance_ids_of
+    from dataforge.pipelines.findingdory.metrics import ROBOT_AT_OBJECT
+    from dataforge.world.goals import coverage_of, instance_ids_of, reference_point
 
     cfg, cam = ctx.cfg, ctx.cfg.camera
     centre = ctx.center(backend, object_id)
     views = ctx.views_of(receptacle_id)
     d = np.hypot(views[:, 0] - centre[0], views[:, 2] - centre[2])
     order = [int(k) for k in np.argsort(d, kind="stable") if d[k] <= cfg.reach_m]
+    ref = reference_point(backend, centre) if order else None
+    if ref is None:
+        return ()
+    path = np.asarray(ctx.distances([ref], list(views[order])), dtype=np.float64)[0]
+    order = [k for k, p in zip(order, path, strict=True) if p <= ROBOT_AT_OBJECT.max_distance_m]
     tried: list[np.ndarray] = []
     found: list[Spot] = []
     for k in order:

@@ -7,8 +7,9 @@ upstream evaluates after collection: a frame that showed a mug where it was pick
 frame of that mug any more. For each entity and frame three checks are stored as bits
 (:data:`DISTANCE`, :data:`ANGLE`, :data:`COVERAGE`; :data:`ALL` = the predicate holds):
 
-- objects (``robot_at_object``): geodesic from the base to the object's centre snapped to
-  navigable space (:func:`dataforge.world.goals.reference_point`) <= 2.0 m; floor-plane angle
+- objects (``robot_at_object``): geodesic from the base to the object's reference point (its
+  centre snapped to the navigable cell nearest by path, walls blocking, so never one behind a
+  wall: :func:`dataforge.world.goals.reference_point`) <= 2.0 m; floor-plane angle
   between the heading and the object's centre <= 45 degrees; instance coverage >= 0.1 %;
 - receptacles (``robot_at_receptacle``): geodesic to the receptacle's nearest viewpoint
   <= 0.1 m (a base within 0.1 m of a viewpoint in a straight, navigable line; farther is never

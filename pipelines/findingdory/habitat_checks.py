@@ -69,6 +69,13 @@ class HabitatCheckScene:
     def distance(self, a: Any, b: Any) -> float:
         return float(self.world.distances([a], [b])[0][0])
 
+    def reference(self, point: Any) -> np.ndarray | None:
+        """``point``'s reference point as ``robot_at_object`` measures it in this world
+        (:func:`dataforge.world.goals.reference_point`: the nearest reachable position)."""
+        from dataforge.world.goals import reference_point
+
+        return reference_point(self.world, point)
+
     def replay(self, plan: Any) -> Iterator[str]:
         world = self.world
         world.reset()

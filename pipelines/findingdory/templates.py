@@ -11,11 +11,15 @@ frame spans), the frame count, the clock and geodesic distances from the final p
 
 - ``set``: the goals are a set of entities of ``kind`` --
   object ``all`` (distractors included) | ``interacted`` | ``not_interacted``;
-  receptacle ``all`` | ``interacted`` (picked from or placed on) | ``not_interacted`` | ``pick``
-  | ``place``; room ``all`` | ``visited`` | ``not_visited``. Sets are ordered by first appearance
-  in the interactions, else by log order. Narrowed (at most one) by
-  ``category_slot`` (one filling per category of the set; ``unique: true`` rejects a category
-  with several members: "*the* {target_object_name} that you interacted with"),
+  receptacle ``all`` | ``interacted`` (picked from or placed on) | ``not_interacted`` (the
+  episode's *candidate* receptacles not interacted with: those of the categories of the
+  interactions' start and goal receptacles, as upstream draws them from the episode's
+  ``candidate_start_receps_noninteracted`` + ``candidate_goal_receps_noninteracted`` less the
+  interacted ones, ``findingdory_task.py:1360-1390``; never a receptacle of another category
+  elsewhere in the house) | ``pick`` | ``place``; room ``all`` | ``visited`` | ``not_visited``.
+  Sets are ordered by first appearance in the interactions, else by log order. Narrowed (at
+  most one) by ``category_slot`` (one filling per category of the set; ``unique: true`` rejects
+  a category with several members: "*the* {target_object_name} that you interacted with"),
   ``attribute: {name, slot}`` (one filling per attribute value of an interacted object; null
   values never fill) or ``appearance_slot`` (the k-th entity of the set, k written "first", ...).
 - ``interaction: {by, ...}`` with ``role`` (object | pick | place): the goal is the object, the
@@ -344,7 +348,11 @@ class _View:
             return _unique(self.seq(name))
         if name == "interacted":
             return inter
-        return [r.id for r in self.log.receptacles if name == "all" or r.id not in inter]
+        if name == "all":
+            return [r.id for r in self.log.receptacles]
+        candidates = {self.rec[r].category for r in inter}
+        return [r.id for r in self.log.receptacles
+                if r.category in candidates and r.id not in inter]  # fmt: skip
 
     def category(self, kind: str, eid: str) -> str:
         return self.obj[eid].category if kind == "object" else self.rec[eid].category

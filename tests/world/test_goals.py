@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from renderhelpers import needs_egl
-from roomhelpers import one_room_house, standing
+from roomhelpers import one_room_house, standing, two_rooms
 
 from dataforge.errors import UsageError
 from dataforge.render import intrinsics, project, project_box, thor_camera_pose
@@ -115,6 +115,40 @@ def test_reference_point_without_a_grid_uses_reachable_positions() -> None:
     backend = SimpleNamespace(reachable_positions=lambda: lattice)
     assert np.allclose(reference_point(backend, (0.4, 0.7, 0.3)), (0.5, 0.9, 0.0))
     assert reference_point(backend, (9.0, 0.0, 9.0)) is None
+
+
+def _dresser_by_the_wall() -> EmbeddedWorld:
+    """Rooms A and B of ``two_rooms`` (doorway at z 0.3..1.3 in the wall x = 3) with a dresser
+    in A against that wall at z = 4.5, turned so that it is 0.38 m deep along x."""
+    dresser = CAT.asset("Dresser_205_1")
+    half = dresser.size[2] / 2
+    raw = two_rooms("door", [standing(CAT, "Dresser|1", dresser.asset_id, 3.0 - half - 0.01, 4.5,
+                                      yaw=90.0)])  # fmt: skip
+    return EmbeddedWorld(load_house(raw, catalogue=CAT), CAT, agent_radius=0.25)
+
+
+def test_reference_point_is_never_across_a_wall() -> None:
+    """An object on the dresser, 0.15 m from the wall: the nearest navigable cell in a straight
+    line is in room B (0.4 m, behind the wall; ~8 m by the doorway), the nearest by path in
+    room A in front of the dresser (~0.5 m over it). The reference point is in A."""
+    world = _dresser_by_the_wall()
+    grid = world.grid
+    obj = (2.85, 0.8, 4.5)
+    assert not grid.is_navigable(obj) and not grid.is_navigable((2.6, 0.0, 4.5))  # the dresser
+    straight = grid.snap(obj, radius=2.0)
+    assert straight is not None and straight[0] > 3.0  # what a straight-line snap picks: room B
+    ref = reference_point(world, obj)
+    assert ref is not None and ref[0] < 3.0, ref  # room A, on the object's side
+    assert math.hypot(ref[0] - obj[0], ref[2] - obj[2]) == pytest.approx(0.5, abs=0.06)
+    front = (2.0, 0.0, 4.5)  # a base in front of the dresser, facing it: near by path
+    assert world.distances([front], [ref])[0, 0] < 0.5
+    assert world.distances([front], [straight])[0, 0] > 6.0
+    # nothing on A's side within the radius: no reference point, never one behind the wall
+    assert reference_point(world, obj, radius=0.45) is None
+    # a grid without walls keeps the straight line
+    bare = SimpleNamespace(grid=grid)
+    got = reference_point(bare, obj)
+    assert got is not None and got[0] > 3.0
 
 
 # -- rendered checks ------------------------------------------------------------------------

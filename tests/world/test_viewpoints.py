@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from dfhelpers import SHARED
+from roomhelpers import two_rooms
 
 from dataforge.render import intrinsics, project, thor_camera_pose
 from dataforge.world import load_catalogue, load_house
@@ -348,50 +349,6 @@ def _wall(wid: str, room: str, a: tuple, b: tuple, empty: bool = False) -> dict[
     if empty:
         out["empty"] = True
     return out
-
-
-def two_rooms(shared: str) -> dict[str, Any]:
-    """Rooms A = [0, 3] x [0, 6] and B = [3, 6] x [0, 6]. ``shared``: the wall x = 3 between them
-    is ``"door"`` (solid, with a doorway at z 0.3..1.3) or ``"empty"`` (an open boundary)."""
-    rooms, walls = [], []
-    for name, x0 in (("A", 0.0), ("B", 3.0)):
-        corners = [(x0, 0.0), (x0, 6.0), (x0 + 3, 6.0), (x0 + 3, 0.0)]
-        rooms.append(
-            {
-                "id": f"room|{name}",
-                "roomType": "LivingRoom",
-                "floorPolygon": [_xyz(x, 0, z) for x, z in corners],
-            }
-        )
-        for k, (a, b) in enumerate(zip(corners, corners[1:] + corners[:1], strict=True)):
-            is_shared = a[0] == b[0] == 3.0
-            walls.append(
-                _wall(f"wall|{name}|{k}", f"room|{name}", a, b, shared == "empty" and is_shared)
-            )
-    doors = []
-    if shared == "door":
-        doors.append(
-            {
-                "id": "door|A|B",
-                "assetId": "Doorway_9",
-                "room0": "room|A",
-                "room1": "room|B",
-                "wall0": "wall|A|2",  # (3, 6) -> (3, 0)
-                "wall1": "wall|B|0",  # (3, 0) -> (3, 6)
-                "openable": True,
-                "openness": 1,
-                # offsets along wall0, which runs from (3, 6) to (3, 0)
-                "holePolygon": [_xyz(4.7, 0, 0), _xyz(5.7, 2.1, 0)],
-            }
-        )
-    return {
-        "rooms": rooms,
-        "walls": walls,
-        "doors": doors,
-        "windows": [],
-        "objects": [],
-        "metadata": {"agent": {"position": _xyz(1.5, 0.95, 3.0)}},
-    }
 
 
 @pytest.fixture(scope="module")

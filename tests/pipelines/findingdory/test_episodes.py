@@ -1,20 +1,27 @@
 """FindingDory episode creation: the pairing rules on real houses, pick and place spots that
-really show their objects, viewpoints near every receptacle, counted rejections, and one-line
-errors for impossible requests."""
+really show their objects and are in reach by path (never behind a wall), viewpoints near every
+receptacle, counted rejections, and one-line errors for impossible requests."""
 
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from dfhelpers import SHARED, run_cli
+from roomhelpers import standing, two_rooms
 
 from dataforge.errors import UsageError
 from dataforge.pipelines.findingdory.config import EpisodesConfig
-from dataforge.pipelines.findingdory.creation import Rejection, SceneContext, draw_episode
+from dataforge.pipelines.findingdory.creation import (
+    Rejection,
+    SceneContext,
+    draw_episode,
+    spots_for,
+)
 from dataforge.pipelines.findingdory.plan import EpisodePlan
 from dataforge.store import open_dataset
 
@@ -101,6 +108,34 @@ def test_spots_show_their_objects_when_rendered_again(dataset: Path) -> None:
     # turned away, the object is out of view
     frame = world.render(eye, (spot.yaw + 180.0) % 360.0, cam.tilt_deg)
     assert coverage_of(frame.instance, instance_ids_of(world.ids, [r.object])) == 0.0
+
+
+def test_a_spot_behind_a_wall_is_refused() -> None:
+    """Rooms A and B (``two_rooms``: doorway at z 0.3..1.3 in the wall x = 3), a dresser in A
+    against that wall and an object on it 0.15 m from the wall. Two viewpoints within reach in
+    a straight line: one in front of the dresser (0.55 m) and one in B behind the wall (0.45 m,
+    ~8 m by path). The view is stubbed to show the object from anywhere, so only the distance
+    rule decides: the spot in B is refused, the one in A kept."""
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.backends import EmbeddedWorld
+    from dataforge.world.house import load_house
+
+    cat = load_catalogue()
+    dresser = cat.asset("Dresser_205_1")
+    x = 3.0 - dresser.size[2] / 2 - 0.01  # against the wall x = 3, turned 90 degrees
+    raw = two_rooms("door", [standing(cat, "Dresser|1", dresser.asset_id, x, 4.5, yaw=90.0)])
+    world = EmbeddedWorld(load_house(raw, catalogue=cat), cat, agent_radius=0.25)
+    obj = np.array([2.85, 0.8, 4.5])
+    front, behind = (2.3, world.grid.y, 4.5), (3.3, world.grid.y, 4.5)
+    assert world.grid.is_navigable(front) and world.grid.is_navigable(behind)
+    shown = SimpleNamespace(instance=np.ones((8, 8), dtype=np.int64))
+    backend = SimpleNamespace(grid=world.grid, walls=world.walls, ids={"obj": 1},
+                              render=lambda eye, yaw, tilt: shown)  # fmt: skip
+    ctx = SimpleNamespace(cfg=EpisodesConfig(), center=lambda b, oid: obj,
+                          views_of=lambda rid: np.array([behind, front]),
+                          distances=world.distances)  # fmt: skip
+    spots = spots_for(ctx, backend, "obj", "Dresser|1")  # type: ignore[arg-type]
+    assert [s.position[0] for s in spots] == [pytest.approx(2.3)]
 
 
 def test_viewpoints_surround_every_receptacle() -> None:

@@ -35,6 +35,7 @@ RECEPTACLES = {  # id: (category, room)
     "table1": ("DiningTable", "living"),
     "sofa1": ("Sofa", "living"),
     "shelf1": ("ShelvingUnit", "living"),
+    "shelf2": ("ShelvingUnit", "bedroom"),  # the only candidate receptacle not interacted with
     "bed1": ("Bed", "bedroom"),
     "dresser1": ("Dresser", "bedroom"),
     "sink1": ("SinkBasin", "bathroom"),
@@ -54,7 +55,7 @@ ROOMS = {"kitchen": 600, "living": 500, "bedroom": 300, "bathroom": 0}
 DISTANCES = {"apple1": 4.0, "mug1": 6.5, "book1": 9.0, "phone1": 3.0, "pen1": 2.0, "apple2": 11.0,
              "mug2": 7.4, "book2": 8.1, "phone2": 9.1, "pen2": 6.3, "counter1": 2.5,
              "counter2": 2.2, "table1": 4.1, "sofa1": 5.0, "shelf1": 6.4, "bed1": 9.2,
-             "dresser1": 8.0, "sink1": 12.0, "side1": 7.5}  # fmt: skip
+             "dresser1": 8.0, "sink1": 12.0, "side1": 7.5, "shelf2": 5.5}  # fmt: skip
 
 
 def log_dict(
@@ -243,7 +244,8 @@ def test_object_recall_and_conditional_interaction() -> None:
     assert goals_by_text("T03") == {
         T["T03"].text: [["counter1", "table1", "counter2", "shelf1", "sofa1", "bed1", "dresser1"]]
     }
-    assert goals_by_text("T04") == {T["T04"].text: [["sink1", "side1"]]}
+    # of the episode's candidate categories only: sink1 and side1 are not
+    assert goals_by_text("T04") == {T["T04"].text: [["shelf2"]]}
     assert list(goals_by_text("T06").values()) == [[["apple2", "mug2", "book2", "phone2", "pen2"]]]
     got = goals_by_text("T14")
     assert got["Navigate to the receptacle that you picked the book from."] == [["sofa1"]]
@@ -269,10 +271,31 @@ def test_attributes() -> None:
 
 def test_farthest() -> None:
     assert [t.goals for t in tasks("T21")] == [(("bed1",),)]
-    assert [t.goals for t in tasks("T22")] == [(("sink1",),)]
+    assert [t.goals for t in tasks("T22")] == [(("shelf2",),)]  # sink1 (12 m) is no candidate
     assert [t.goals for t in tasks("T23")] == [(("dresser1",),)]
     assert [t.goals for t in tasks("T24")] == [(("bed1",),)]
     assert [t.goals for t in tasks("T25")] == [(("book1",),)]
+
+
+def test_not_interacted_receptacles_are_the_episode_candidates() -> None:
+    """Upstream draws non-interacted receptacles from the episode's candidate receptacles
+    (non-interacted ones of its start and goal categories, ``findingdory_task.py:1360-1390``),
+    not from the whole house: sink1 (SinkBasin, the farthest, 12 m) and side1 (SideTable) are
+    of no interaction's category and never drawn; shelf2 and sofa2 are."""
+    d = log_dict(distances={**DISTANCES, "sofa2": 3.0})
+    d["receptacles"].append({"id": "sofa2", "category": "Sofa", "room": "living"})
+    log = EpisodeLog.from_dict(d).with_attributes()
+    assert goals_by_text("T04", log) == {T["T04"].text: [["shelf2", "sofa2"]]}
+    assert [t.goals for t in tasks("T22", log)] == [(("shelf2",),)]
+    assert goals_by_text("T11", log) == {
+        "Navigate to a shelving unit you did not interact with yesterday.": [["shelf2"]],
+        "Navigate to a sofa you did not interact with yesterday.": [["sofa2"]],
+    }
+    drawn = {e for tid in ("T04", "T11", "T22") for t in tasks(tid, log) for g in t.goals
+             for e in g}  # fmt: skip
+    assert drawn == {"shelf2", "sofa2"}
+    # the whole house stays for "a {receptacle}" (object recall)
+    assert goals_by_text("T02", log)["Navigate to a sink basin."] == [["sink1"]]
 
 
 def test_room_visitation() -> None:
@@ -465,9 +488,8 @@ def test_skip_nothing_left_unvisited_or_untouched() -> None:
     log = make_log(rooms={"kitchen": 600, "living": 500, "bedroom": 300, "bathroom": 10})
     assert skip("T30", log) == "no not visited room in the log"
     d = log_dict()
-    d["receptacles"] = [r for r in d["receptacles"] if r["id"] not in ("sink1", "side1")]
-    d["objects"] = [o for o in d["objects"] if o["start_receptacle"] not in ("sink1", "side1")]
-    log = EpisodeLog.from_dict(d)
+    d["receptacles"] = [r for r in d["receptacles"] if r["id"] != "shelf2"]
+    log = EpisodeLog.from_dict(d)  # sink1 and side1 untouched, but of no candidate category
     for tid in ("T04", "T11", "T22"):
         assert skip(tid, log) == "no not interacted receptacle in the log"
 
@@ -477,7 +499,7 @@ def test_skip_ties_and_missing_distances() -> None:
     assert skip("T25", log) == "tie for farthest: ['mug1', 'phone1']"
     log = make_log(distances={k: v for k, v in DISTANCES.items() if k != "bed1"})
     assert skip("T21", log) == "no distance_from_end for ['bed1']"
-    assert tasks("T22", log)[0].goals == (("sink1",),)  # not needed there
+    assert tasks("T22", log)[0].goals == (("shelf2",),)  # not needed there
     rearranged = [(*r[:5], (r[4][0] + 200, r[4][0] + 220)) for r in REARRANGED]  # all 220
     log = make_log(rearranged=rearranged)
     assert skip("T49", log).startswith("tie for longest: ['apple1', 'mug1'")
