@@ -19,6 +19,17 @@ frame of that mug any more. For each entity and frame three checks are stored as
 
 Every frame is rendered once (instance ids only are used); an entity's coverage is read from
 the frame's id histogram. Thresholds: :data:`.metrics.THRESHOLDS`.
+
+These bits are what scoring reads: upstream scores a predicted frame by teleporting to its pose
+after the day and checking the predicates there
+(``findingdory_task.py::_run_pddl_vlm_verification``).
+The *labels* (a task's valid frames, its answer and oracle frames) follow upstream's tracking
+during the day instead (``findingdory_task.py::track_valid_keyframes``, lines 626-646): an
+object the day rearranges counts only from the first frame of its place routine, when it is
+where the final world has it; before that it was elsewhere, and a frame of the spot it was later
+put on is no frame of it (:func:`counts_from`, :func:`labels`). Upstream also fills the frames
+of the place routine in which the arm hid the object (``_validate_and_fill_keyframes``); here a
+frame is a label only where its checks pass, so every label also passes teleport-and-check.
 """
 
 from __future__ import annotations
@@ -130,6 +141,23 @@ def frame_checks(
             assert t is not None
             if cov >= t.min_coverage:
                 out[k, f] |= COVERAGE
+    return out
+
+
+def counts_from(entities: Sequence[Entity], log: Any) -> list[int | None]:
+    """The first frame at which each entity can be a label (module docstring): the first frame
+    of an interacted object's place routine (None: never placed), frame 0 for everything else."""
+    placed = {o.id: (None if o.place is None else int(o.place[0]))
+              for o in log.objects if o.interacted}  # fmt: skip
+    return [placed.get(e.id, 0) for e in entities]
+
+
+def labels(bits: np.ndarray, since: Sequence[int | None]) -> np.ndarray:
+    """``bits`` with each entity's frames before ``since`` (:func:`counts_from`; None: all)
+    cleared: the check bits the labels are read from."""
+    out = bits.copy()
+    for k, first in enumerate(since):
+        out[k, : out.shape[1] if first is None else first] = 0
     return out
 
 

@@ -15,7 +15,9 @@ Outputs
     day left it), and the receptacle ``viewpoints`` / ``viewpoint_receptacle``. Metadata: the
     tasks (:class:`~.templates.Task` fields, ``id``, ``valid_frames``: one sorted list per
     subgoal, ``solvable``, ``shortest_m``: l of SPL), the skipped templates with reasons, the
-    entities (id, kind, centre, ``distance_m``: :func:`entity_distances`), the frame count,
+    entities (id, kind, centre, ``counts_from``: the first frame that can be a label, an
+    interacted object's place routine's first frame, :func:`.goal_frames.counts_from`;
+    ``distance_m``: :func:`entity_distances`), the frame count,
     the final pose, the day's ``video`` (the experience's ``videos/<episode>.mp4`` when
     collected with ``--video mp4``, else null). Beside the shards,
     ``tasks.jsonl``: one line per task in the fields of the authors' released QA files
@@ -83,8 +85,10 @@ def produce(
     from dataforge.pipelines.findingdory.collect import VIDEOS_DIR
     from dataforge.pipelines.findingdory.day_world import final_objects, final_world, is_habitat
     from dataforge.pipelines.findingdory.goal_frames import (
+        counts_from,
         entities_of,
         frame_checks,
+        labels,
         valid_frames,
     )  # fmt: skip
     from dataforge.pipelines.findingdory.log import EpisodeLog
@@ -114,6 +118,8 @@ def produce(
     by_rec = {rid: views[view_rec == k].astype(np.float64) for k, rid in enumerate(recs)}
     room_ids = [str(r["id"]) for r in meta["rooms"]]
     bits = frame_checks(day, entities, poses, rooms, room_ids, by_rec, ccfg.camera)
+    since = counts_from(entities, log)
+    tracked = labels(bits, since)
     grid = day.nav
     end = poses[-1, :3] if len(poses) else np.zeros(3)
     dist = grid.distances([end], list(poses[:, :3]))[0] if len(poses) else np.zeros(0)
@@ -123,7 +129,7 @@ def produce(
     for t in tasks:
         k = counter.get(t.template, 0)
         counter[t.template] = k + 1
-        valid = [valid_frames(bits, index, g) for g in t.goals]
+        valid = [valid_frames(tracked, index, g) for g in t.goals]
         solvable = all(valid)
         if not solvable:
             shortest, oracle = None, None
@@ -133,7 +139,7 @@ def produce(
         else:
             shortest, visits = tours.shortest(valid, t.ordered)
             oracle = None if visits is None else [f for _, f in visits]
-            if oracle is not None and not _locks(t, oracle, bits, index):
+            if oracle is not None and not _locks(t, oracle, tracked, index):
                 oracle = [f for _, f in sorted(visits or [])]  # subgoal order always locks
         l_m = None if shortest is None else round(shortest, 6)
         records.append({"id": f"{unit.id}/{t.template}-{k}", **t.to_dict(),
@@ -163,7 +169,9 @@ def produce(
             "interactions": len(log.interactions),
             "tasks": records,
             "skipped": [{"template": s.template, "reason": s.reason} for s in skips],
-            "entities": entity_records(entities, entity_distances(entities, log, bits, dist)),
+            "entities": entity_records(
+                entities, since, entity_distances(entities, log, bits, dist)
+            ),
             "final_pose": [float(v) for v in poses[-1]] if len(poses) else None,
             "receptacles": recs,
             "rooms": room_ids,
@@ -181,9 +189,13 @@ def produce(
     )
 
 
-def entity_records(entities: Any, distances: list[float | None]) -> list[dict[str, Any]]:
-    """The stored entities: id, kind, centre and ``distance_m`` (:func:`entity_distances`)."""
-    return [{**e.to_dict(), "distance_m": d} for e, d in zip(entities, distances, strict=True)]
+def entity_records(
+    entities: Any, since: list[int | None], distances: list[float | None]
+) -> list[dict[str, Any]]:
+    """The stored entities: id, kind, centre, ``counts_from`` (the first frame that can be a
+    label: :func:`.goal_frames.counts_from`) and ``distance_m`` (:func:`entity_distances`)."""
+    return [{**e.to_dict(), "counts_from": s, "distance_m": d}
+            for e, s, d in zip(entities, since, distances, strict=True)]  # fmt: skip
 
 
 def entity_distances(

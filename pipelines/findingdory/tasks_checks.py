@@ -17,7 +17,9 @@ INVARIANTS = {
     "episode; each task's category, group, predicate, order and subgoal count are its "
     "template's, its goals name known entities, its id is unique",
     "valid_frames": "each subgoal's valid frames are exactly the frames whose stored checks "
-    "satisfy the predicate for one of its entities; solvable = every subgoal has one; and "
+    "satisfy the predicate for one of its entities, from that entity's counts_from on (an "
+    "interacted object: its place routine's first frame, never before; others: frame 0); "
+    "solvable = every subgoal has one; and "
     "teleporting to the first valid frame of the episode's first solvable task in the stored "
     "world (render + geodesic) satisfies its predicate again",
     "files": "tasks.jsonl holds exactly the stored tasks, in order, in the released QA fields",
@@ -25,7 +27,7 @@ INVARIANTS = {
 
 
 def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
-    from dataforge.pipelines.findingdory.goal_frames import valid_frames
+    from dataforge.pipelines.findingdory.goal_frames import labels, valid_frames
     from dataforge.pipelines.findingdory.templates import load_templates
 
     meta = ep.metadata
@@ -57,8 +59,9 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
             yield "templates", f"{t['id']}: goals name unknown entities {unknown[:3]}"
     n = int(meta["frames"])
     bits = ep["checks"].read().reshape(len(entities), n) if entities else np.zeros((0, n))
+    tracked = labels(bits, [e.get("counts_from", 0) for e in meta["entities"]])
     for t in meta["tasks"]:
-        want = [valid_frames(bits, entities, g) for g in t["goals"]]
+        want = [valid_frames(tracked, entities, g) for g in t["goals"]]
         if want != t["valid_frames"]:
             yield "valid_frames", f"{t['id']}: stored valid frames differ from the checks'"
         if bool(t["solvable"]) != all(want):

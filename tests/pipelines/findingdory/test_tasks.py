@@ -79,7 +79,9 @@ def test_valid_frames_pass_when_rendered_again_and_invalid_ones_fail(tasks_dir: 
             got = [measure(f, e) for e in task["goals"][0]]
             assert any(d <= t.max_distance_m + 1e-6 and a <= t.max_angle_deg
                        and c >= t.min_coverage for d, a, c in got), got  # fmt: skip
-            invalid = [g for g in range(len(poses)) if g not in set(valid)]
+            since = {e["id"]: e["counts_from"] for e in meta["entities"]}
+            first = max(since[e] for e in task["goals"][0])  # a label no sooner (test below)
+            invalid = [g for g in range(first, len(poses)) if g not in set(valid)]
             g = invalid[len(invalid) // 2]
             tasks = {x.id: x for x in load_tasks(ds)}[eid]
             failed = frame_results(tasks.bits, tasks.index, task["goals"], g)
@@ -112,6 +114,45 @@ def _measure(world, cam, graph, poses, f, e):  # type: ignore[no-untyped-def]
     d = float(world.grid.distances([ref], [(x, y, z)])[0, 0])
     ids = instance_ids_of(world.ids, coverage_keys(graph, e))
     return d, heading_angle_deg((x, y, z), yaw, point), coverage_of(frame.instance, ids)
+
+
+def test_a_moved_object_is_a_label_only_from_its_place_routine_on(tasks_dir: Path) -> None:
+    """Upstream tracks an object the day rearranges only from the first frame of its place
+    routine (findingdory_task.py:626-646): frames before it, even of the spot it was later put
+    on (which pass the checks in the end-of-day world, and so score as upstream scores them),
+    are no labels of it. The place frames are read from the experience's log, not from the
+    tasks' own ``counts_from``."""
+    from dataforge.pipelines.findingdory.goal_frames import ALL
+
+    placed: dict[str, dict[str, int]] = {}
+    with open_dataset(tasks_dir.parent / "experience") as ds:
+        for eid in ds.episode_ids:
+            objs = ds[eid].metadata["log"]["objects"]
+            placed[eid] = {o["id"]: o["place"][0] for o in objs if o["interacted"]}
+    labelled = dropped = 0
+    with open_dataset(tasks_dir) as ds:
+        for eid in ds.episode_ids:
+            ep = ds[eid]
+            meta = ep.metadata
+            ents = [e["id"] for e in meta["entities"]]
+            since = {e["id"]: e["counts_from"] for e in meta["entities"]}
+            bits = ep["checks"].read().reshape(len(ents), int(meta["frames"]))
+            for oid, first in placed[eid].items():
+                if oid not in since:
+                    continue
+                assert since[oid] == first, oid
+                row = bits[ents.index(oid)]
+                dropped += int(np.sum(row[:first] == ALL))  # passing checks, yet no label
+                for t in meta["tasks"]:
+                    for goal, frames in zip(t["goals"], t["valid_frames"], strict=True):
+                        if goal == [oid]:
+                            assert frames and min(frames) >= first, (t["id"], first, frames)
+                            labelled += 1
+            for e in ents:
+                if e not in placed[eid]:
+                    assert since[e] == 0, e
+    assert labelled >= 4, labelled
+    assert dropped > 0  # the end-of-day checks pass before some placement: the rule matters
 
 
 def test_the_last_frame_answers_no_object_recall_task(tasks_dir: Path) -> None:
