@@ -29,9 +29,9 @@ Invariants checked by validate
     to the stored frames' count.
 Where it departs from the paper
     see docs/findingdory.md: the agent walks to place spots (upstream teleports and replays
-    recorded arm actions); pick and place are one frame each and the carried object is not
-    drawn; frames are fewer than the paper's 400-3,500 because ProcTHOR houses are smaller than
-    HSSD's.
+    recorded arm actions); the arm's 10 frames before a pick or place and after a place are
+    still frames, and the carried object is not drawn; frames are fewer than the paper's
+    400-3,500 because ProcTHOR houses are smaller than HSSD's.
 """
 
 from __future__ import annotations

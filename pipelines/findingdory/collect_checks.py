@@ -15,12 +15,13 @@ from dataforge.registry import PipelineStats
 
 INVARIANTS = {
     "replay": "frame 0 is the plan's start; every action moves the agent as it says (forward: "
-    "at most forward_m along the yaw; turns: turn_deg; snap, desnap, empty, stop: no motion); "
+    "at most forward_m along the yaw; turns: turn_deg; snap, desnap, arm, empty, stop: no motion); "
     "all per-frame arrays have one row per frame",
     "clock": "clock[i] is the configured day's minute of frame i (day_start + i / day_steps x "
     "(day_end - day_start)) and never goes back",
     "log": "the log parses and agrees with the frames: one pick and one place per interaction, "
-    "in order, ending on a SNAP / DESNAP frame of that rearrangement's phase; rooms' frame "
+    "in order, each span in that rearrangement's phase with one SNAP / DESNAP frame, a pick "
+    "ending on its SNAP; rooms' frame "
     "counts are the room column's; the log's frame count is the frames'",
     "visibility": "before each SNAP (unless counted as a blind pick) the object covers at least "
     "the episodes' min_coverage of the frame; from its SNAP to its DESNAP it is in no frame",
@@ -49,6 +50,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
 
 def _replay(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.oracle import (
+        ARM,
         DESNAP,
         EMPTY,
         MOVE_FORWARD,
@@ -92,7 +94,7 @@ def _replay(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
         elif a in (TURN_LEFT, TURN_RIGHT):
             want = cfg.turn_deg if a == TURN_RIGHT else -cfg.turn_deg
             ok = np.abs(d).max() <= POS_TOL and abs(turn - want) <= YAW_TOL
-        elif a in (SNAP, DESNAP, EMPTY, STOP):
+        elif a in (SNAP, DESNAP, ARM, EMPTY, STOP):
             ok = np.abs(d).max() <= POS_TOL and abs(turn) <= YAW_TOL
         else:
             ok = False
@@ -135,8 +137,10 @@ def _log(ep: Any) -> Iterator[tuple[str, str]]:
             if not 0 <= a <= b < n:
                 yield "log", f"{inter.object}: {kind} span {list(span)} outside the frames"
                 return
-            if act[b] != code or rearr[b] != k or PHASES[phase[b]] != kind:
-                yield "log", f"{inter.object}: {kind} span does not end on its {kind} frame"
+            if int(np.count_nonzero(act[a : b + 1] == code)) != 1 or (
+                kind == "pick" and act[b] != code
+            ):
+                yield "log", f"{inter.object}: {kind} span does not hold its one {kind} frame"
             if np.any(rearr[a : b + 1] != k) or any(PHASES[p] != kind for p in phase[a : b + 1]):
                 yield "log", f"{inter.object}: frames of its {kind} span belong to another phase"
     counts = Counter(ep["room"].read().astype(int).tolist())
@@ -152,6 +156,7 @@ def _log(ep: Any) -> Iterator[tuple[str, str]]:
 
 def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.log import EpisodeLog
+    from dataforge.pipelines.findingdory.oracle import DESNAP
 
     cfg = _cfg(ep._dataset.manifest)
     try:
@@ -172,7 +177,9 @@ def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
             cov = float(np.count_nonzero(inst[before] == iid)) / inst[before].size
             if cov < cfg.min_coverage:
                 unseen += 1
-        a, b = inter.pick[1], inter.place[1]
+        a = inter.pick[1]
+        acts = ep["action"].read()[inter.place[0] : inter.place[1] + 1]
+        b = inter.place[0] + int(np.argmax(acts == DESNAP))  # the log check: it has one
         for s in range(a, b, BLOCK):
             frames = inst[s : min(b, s + BLOCK)]
             hit = np.nonzero((frames == iid).any(axis=(1, 2)))[0]
@@ -217,12 +224,51 @@ def _wrap(d: float) -> float:
 # -- statistics and the preview --------------------------------------------------------------
 
 
+SUBSAMPLE = 96  # frames of the authors' subsampled videos (findingdory-train README)
+
+
+def even_frames(n: int, k: int = SUBSAMPLE) -> np.ndarray:
+    """``k`` frame indices spread evenly over ``n`` frames, first and last included (all of
+    them when ``n <= k``)."""
+    if n <= k:
+        return np.arange(n)
+    return np.unique(np.round(np.linspace(0, n - 1, k)).astype(np.int64))
+
+
+def caught(ep: Any, k: int = SUBSAMPLE) -> list[tuple[bool, bool]]:
+    """Per interaction of a collected day, whether a ``k``-frame even subsample holds a frame
+    that shows it happen: for the pick, a frame of the pick routine before the SNAP with the
+    object in view; for the place, one from the DESNAP to the routine's end with the object
+    in view (instance masks)."""
+    from dataforge.pipelines.findingdory.log import EpisodeLog
+    from dataforge.pipelines.findingdory.oracle import DESNAP
+
+    log = EpisodeLog.from_dict(ep.metadata["log"])
+    ids = ep.metadata.get("instances") or {}
+    act = ep["action"].read()
+    inst = ep["instance"]
+    picks = even_frames(len(act), k)
+    out = []
+    for i in log.interactions:
+        iid = ids.get(i.object)
+        desnap = i.place[0] + int(np.argmax(act[i.place[0] : i.place[1] + 1] == DESNAP))
+
+        def shows(a: int, b: int, iid: Any = iid) -> bool:
+            return iid is not None and any(
+                bool(np.any(inst[int(f)] == iid)) for f in picks[(picks >= a) & (picks <= b)]
+            )
+
+        out.append((shows(i.pick[0], i.pick[1] - 1), shows(desnap, i.place[1])))
+    return out
+
+
 def stats(ds: Any) -> PipelineStats:
     frames: list[float] = []
     rearr: list[float] = []
     actions: Counter[str] = Counter()
     replans = blind = 0
     ended: Counter[str] = Counter()
+    seen: list[tuple[bool, bool]] = []
     from dataforge.pipelines.findingdory.oracle import ACTION_NAMES
 
     for ep in ds.episodes():
@@ -233,6 +279,8 @@ def stats(ds: Any) -> PipelineStats:
         replans += int(meta.get("replans") or 0)
         blind += int(meta.get("blind_picks") or 0)
         ended[str(meta.get("ended"))] += 1
+        seen.extend(caught(ep))
+    n = max(len(seen), 1)
     return PipelineStats(
         counts={
             "episodes": len(frames),
@@ -241,6 +289,11 @@ def stats(ds: Any) -> PipelineStats:
             "re-plans (pick spot not usable)": replans,
             "blind picks": blind,
             "ended": dict(ended),
+            f"interactions in view in a {SUBSAMPLE}-frame even subsample": {
+                kind: f"{sum(s[j] for s in seen)} of {len(seen)} "
+                f"({sum(s[j] for s in seen) / n:.0%})"
+                for j, kind in enumerate(("picks", "places"))
+            },
             "paper": "400-3,500 frames per episode, 2-11 rearrangements (HSSD houses)",
         },
         distributions={"frames_per_episode": frames, "rearrangements": rearr},

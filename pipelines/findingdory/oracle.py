@@ -15,12 +15,15 @@ action = one frame):
   (or the follower got stuck short of the spot), one :data:`EMPTY` frame and the next pick spot
   is tried (upstream ``retry_nav_pick``; counted in ``replans``). When no spot works the agent
   turns to face the object from where it stands and picks it even if it is still not visible
-  (counted in ``blind_picks``). The pick is one :data:`SNAP` frame: a magic grasp that takes
-  the object out of the world (the carried object is not drawn: the head camera looks ahead
-  and the Stretch's gripper is not modelled);
+  (counted in ``blind_picks``). The arm then reaches out for :data:`ARM_FRAMES` frames
+  (:data:`ARM`; the base stands still, the object stays in view) and the pick is one
+  :data:`SNAP` frame: a magic grasp that takes the object out of the world (the carried object
+  is not drawn: the head camera looks ahead and the Stretch's arm is not modelled);
 - navigate (``nav_place``) to the place spot recorded for the goal pose (the first place spot;
-  the next ones only when it has no path), face its yaw and put the object at the recorded goal
-  pose with one :data:`DESNAP` frame (``place``);
+  the next ones only when it has no path), face its yaw, reach out for :data:`ARM_FRAMES`
+  frames, put the object at the recorded goal pose with one :data:`DESNAP` frame and draw the
+  arm back for :data:`ARM_FRAMES` frames with the object in view where it was put
+  (``place``: the span ends on the last of them, upstream's rearrangement end);
 - after the last rearrangement, walk to ``plan.end`` (within :data:`END_RADIUS_M`) and face its
   yaw (``walk_away``), then one :data:`STOP` frame.
 
@@ -34,9 +37,11 @@ Cost: every frame is rendered once, at most: a frame whose pose and world did no
 only after a pick or a place. No randomness: the plan fixes everything.
 
 Departures from upstream: the agent navigates to the place spot instead of teleporting there
-and replaying the recorded arm sequence; pick and place are one frame each (no manipulation
-mode, arm extension or re-aiming frames); "visible" is ``min_coverage`` of the image (upstream:
-any pixel of the smoothed mask).
+and replaying the recorded arm sequence; the arm's frames are :data:`ARM_FRAMES` still frames
+each way (upstream's pick extends the arm over ``sub_skill_num_steps`` = 10 steps,
+``heuristic_pick_policy.py:45``; its place replays up to 100 recorded steps), with no
+manipulation-mode switch or re-aiming and no arm or held object drawn; "visible" is
+``min_coverage`` of the image (upstream: any pixel of the smoothed mask).
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from dataforge.world.goals import coverage_of, instance_ids_of
 from dataforge.world.house import HouseObject
 
 # Action ids of upstream ``utils.py::ACTION_MAPPING`` (those the oracle uses).
-STOP, MOVE_FORWARD, TURN_LEFT, TURN_RIGHT, DESNAP, EMPTY, SNAP = 0, 1, 2, 3, 5, 6, 9
+STOP, MOVE_FORWARD, TURN_LEFT, TURN_RIGHT, DESNAP, EMPTY, ARM, SNAP = 0, 1, 2, 3, 5, 6, 8, 9
 SPAWN = -1  # the action of frame 0: none produced it
 ACTION_NAMES = {
     STOP: "stop",
@@ -65,11 +70,13 @@ ACTION_NAMES = {
     TURN_RIGHT: "turn_right",
     DESNAP: "desnap",
     EMPTY: "empty",
+    ARM: "full_body_action",
     SNAP: "snap",
 }
 PHASES = ("start", "nav_pick", "pick", "nav_place", "place", "walk_away")
 DECIMALS = 6  # positions and yaws are rounded to this many decimals
 END_RADIUS_M = 0.1  # the walk-away stops this close to its goal (creation keeps it clear)
+ARM_FRAMES = 10  # the arm's frames before a SNAP or DESNAP and after a DESNAP (upstream: 10)
 POSE_TOL_M = 1e-4  # how far an object may be from its recorded start pose when a run starts
 
 
@@ -98,9 +105,10 @@ class OracleAgent:
     """Walks an :class:`EpisodePlan` in a world from :func:`.day_world.plan_world` (see the module
     docstring). After :meth:`run`: ``events`` (one dict per pick and place: ``kind``,
     ``rearrangement``, ``object``, ``receptacle``, ``first``: the first frame of the routine
-    that picked or placed (a pick spot given up before is outside it), ``last``: its SNAP /
-    DESNAP frame), ``replans`` (EMPTY frames), ``blind_picks``
-    (picks of an object not visible) and ``ended`` (``"done"`` or ``"max_frames"``)."""
+    that picked or placed (a pick spot given up before is outside it), ``last``: its SNAP
+    frame, or the last frame of the arm drawn back after a DESNAP), ``replans`` (EMPTY
+    frames), ``blind_picks`` (picks of an object not visible) and ``ended`` (``"done"`` or
+    ``"max_frames"``)."""
 
     def __init__(
         self,
@@ -184,6 +192,7 @@ class OracleAgent:
             yield from self._face(heading_to(self._pos, r.start_position))
             if not self._visible(r.object):
                 self.blind_picks += 1
+        yield from self._arm()  # reach out: the object still in view
         self.day.remove(r.object)  # magic grasp: the object leaves the world
         yield self._emit(SNAP)
         self._event("pick", k, r.object, r.start_receptacle)
@@ -200,12 +209,14 @@ class OracleAgent:
         self._enter("place")
         yaw = spot.yaw if spot is not None else heading_to(self._pos, r.goal_position)
         yield from self._face(yaw)
+        yield from self._arm()  # reach out with the (undrawn) object
         obj = HouseObject(r.object, r.asset, r.category, r.goal_position, r.goal_rotation)
         res = self.day.place_at(obj, r.goal_receptacle)
         if not res.ok:
             raise DatasetError(f"{self.plan.scene}: {r.object} does not rest on "
                                f"{r.goal_receptacle} at its goal pose ({res.status})")  # fmt: skip
         yield self._emit(DESNAP)
+        yield from self._arm()  # draw the arm back: the object in view where it was put
         self._event("place", k, r.object, r.goal_receptacle)
 
     # -- motion ------------------------------------------------------------------------------
@@ -237,6 +248,11 @@ class OracleAgent:
             self._yaw = _round_yaw(self._yaw + step)
             self._stale = True
             yield self._emit(TURN_RIGHT if step > 0 else TURN_LEFT)
+
+    def _arm(self) -> Iterator[StepRecord]:
+        """:data:`ARM_FRAMES` frames of the arm moving, the base still."""
+        for _ in range(ARM_FRAMES):
+            yield self._emit(ARM)
 
     def _set_pose(self, pose: Pose2D) -> None:
         self._pos = _round_xyz((pose.x, self._pos[1], pose.z))

@@ -53,7 +53,7 @@ def test_frames_are_the_stamped_renders_of_their_poses(experience: tuple[Path, P
 
 
 def test_the_log_follows_the_plan_and_the_frames(experience: tuple[Path, Path]) -> None:
-    from dataforge.pipelines.findingdory.oracle import DESNAP, SNAP
+    from dataforge.pipelines.findingdory.oracle import ARM, ARM_FRAMES, DESNAP, SNAP
 
     _, out = experience
     with open_dataset(out) as ds:
@@ -67,7 +67,11 @@ def test_the_log_follows_the_plan_and_the_frames(experience: tuple[Path, Path]) 
     assert [i.object for i in log.interactions] == [r.object for r in plan.rearrangements]
     assert int(np.count_nonzero(actions == SNAP)) == len(plan.rearrangements)
     for i in log.interactions:
-        assert actions[i.pick[1]] == SNAP and actions[i.place[1]] == DESNAP
+        assert actions[i.pick[1]] == SNAP
+        place = actions[i.place[0] : i.place[1] + 1]
+        assert int(np.count_nonzero(place == DESNAP)) == 1
+        # the arm drawn back after the DESNAP ends the place routine (upstream's rearrangement end)
+        assert place[-ARM_FRAMES - 1] == DESNAP and np.all(place[-ARM_FRAMES:] == ARM)
     objs = {o.id: o for o in log.objects}
     for d in plan.distractors:
         assert not objs[d.object].interacted and objs[d.object].category == d.category
@@ -79,6 +83,48 @@ def test_the_log_follows_the_plan_and_the_frames(experience: tuple[Path, Path]) 
     assert set(log.distance_from_end) >= {r.object for r in plan.rearrangements}
     # the day ends walking away: the last placed object is at least a few metres off
     assert log.distance_from_end[plan.rearrangements[-1].object] > 1.0
+
+
+def test_each_interaction_is_in_view_for_the_arms_frames(experience: tuple[Path, Path]) -> None:
+    """Issue 38 item 10: a pick shows its object for the 10 frames the arm reaches out before
+    the SNAP (upstream extends the arm over 10 steps) and a place for the DESNAP and the 10
+    frames the arm draws back, read from the stored instance masks: each interaction stays in
+    view long enough that a 96-frame subsample of a day of 960+ frames can catch it."""
+    _, out = experience
+    with open_dataset(out) as ds:
+        ep = ds[ds.episode_ids[0]]
+        log = EpisodeLog.from_dict(ep.metadata["log"])
+        ids = ep.metadata["instances"]
+        inst = ep["instance"].read()
+        actions = ep["action"].read()
+    for i in log.interactions:
+        iid = ids[i.object]
+        seen = (inst == iid).any(axis=(1, 2))
+        snap = i.pick[1]
+        assert seen[snap - 10 : snap].all() and not seen[snap], i.object  # 10 frames, then gone
+        desnap = i.place[0] + int(np.argmax(actions[i.place[0] : i.place[1] + 1] == 5))
+        assert not seen[desnap - 1] and seen[desnap : desnap + 11].all(), i.object
+        assert i.place[1] == desnap + 10
+
+
+def test_a_96_frame_subsample_catches_every_interaction_of_a_short_day(
+    experience: tuple[Path, Path],
+) -> None:
+    """``stats``' measure: an even subsample (every ~n/96-th frame) of this day of a few hundred
+    frames has a frame of each pick and each place with the object in view (11 frames each
+    way, spaced less than 11 apart)."""
+    from dataforge.pipelines.findingdory.collect_checks import caught, even_frames
+
+    picks = even_frames(1000)
+    assert len(picks) == 96 and picks[0] == 0 and picks[-1] == 999
+    assert set(np.diff(picks).tolist()) <= {10, 11}  # 999 / 95 = 10.5
+    assert even_frames(50).tolist() == list(range(50))
+    _, out = experience
+    with open_dataset(out) as ds:
+        ep = ds[ds.episode_ids[0]]
+        assert len(ep["action"]) < 96 * 11, len(ep["action"])
+        got = caught(ep)
+    assert len(got) == 3 and all(p and q for p, q in got), got  # --rearrangements 3
 
 
 def test_the_video_shows_the_stored_frames(experience: tuple[Path, Path]) -> None:
