@@ -19,6 +19,7 @@ from both sides (no culling: poses are reflections in this left-handed world).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -233,11 +234,15 @@ class Renderer:
             self.ctx.renderbuffer(size, components=1, dtype="i4"),
             self.ctx.renderbuffer(size, components=1, dtype="f4"),
         ]
-        self._fbo = self.ctx.framebuffer(attachments, self.ctx.depth_renderbuffer(size))
+        depth = self.ctx.depth_renderbuffer(size)
+        self._fbo = self.ctx.framebuffer(attachments, depth)
         # Clearing bit-casts the clear colour into integer attachments, so the background colour
-        # is cleared through a second framebuffer that holds only the colour attachment.
+        # is cleared through a second framebuffer that holds only the colour attachment, and
+        # the depth alone (under what ``extra`` draws) through a third that holds only it.
         self._color_fbo = self.ctx.framebuffer([self._color])
-        self._resources: list[Any] = [*attachments, self._fbo, self._color_fbo, self._program]
+        self._depth_fbo = self.ctx.framebuffer(depth_attachment=depth)
+        self._resources: list[Any] = [*attachments, depth, self._fbo, self._color_fbo,
+                                      self._depth_fbo, self._program]  # fmt: skip
         self._scene_objects: list[Any] = []
         self._vao: Any = None
 
@@ -247,22 +252,31 @@ class Renderer:
         buf = scene.buffers()
         if len(buf["positions"]) == 0:
             return
+        self._scene_objects = self._upload(buf)
+        self._vao = self._scene_objects[-1]
+
+    def _upload(self, buf: Mapping[str, np.ndarray]) -> list[Any]:
+        """GL buffers and the vertex array of :meth:`Scene.buffers`-style ``buf`` (the vertex
+        array last)."""
         floats = np.ascontiguousarray(
             np.hstack([buf["positions"], buf["normals"], buf["colors"]]), dtype=np.float32
         )
         ints = np.ascontiguousarray(np.column_stack([buf["instance"], buf["semantic"]]), np.int32)
         vbo_f, vbo_i = self.ctx.buffer(floats.tobytes()), self.ctx.buffer(ints.tobytes())
-        self._vao = self.ctx.vertex_array(
+        vao = self.ctx.vertex_array(
             self._program,
             [
                 (vbo_f, "3f 3f 3f", "in_pos", "in_normal", "in_color"),
                 (vbo_i, "1i 1i", "in_instance", "in_semantic"),
             ],
         )
-        self._scene_objects = [vbo_f, vbo_i, self._vao]
+        return [vbo_f, vbo_i, vao]
 
-    def render(self, pose: ArrayLike) -> Frame:
-        """Draw the scene from camera-to-world ``pose`` (OpenCV camera axes, det -1 rotation)."""
+    def render(self, pose: ArrayLike, extra: Mapping[str, np.ndarray] | None = None) -> Frame:
+        """Draw the scene from camera-to-world ``pose`` (OpenCV camera axes, det -1 rotation),
+        then ``extra`` (world-space buffers in :meth:`Scene.buffers`' layout, e.g. a carried
+        object posed for this frame) over it: in front of everything the scene has, as a
+        first-person view draws what is in hand."""
         cam_to_world = check_pose(pose)
         h, w = self.height, self.width
         self._fbo.use()
@@ -273,10 +287,18 @@ class Renderer:
         self.ctx.disable(self.ctx.CULL_FACE | self.ctx.BLEND)
         self.ctx.enable(self.ctx.DEPTH_TEST)
         self.ctx.depth_func = "<"
+        self._program["world_to_cam"].write(_mat_bytes(np.linalg.inv(cam_to_world)))
+        self._fbo.use()
         if self._vao is not None:
-            self._program["world_to_cam"].write(_mat_bytes(np.linalg.inv(cam_to_world)))
-            self._fbo.use()
             self._vao.render()
+        if extra is not None and len(extra["positions"]):
+            objects = self._upload(extra)
+            self._depth_fbo.use()
+            self._depth_fbo.clear(depth=1.0)
+            self._fbo.use()
+            objects[-1].render()
+            for obj in reversed(objects):
+                obj.release()
         frame = Frame(
             rgb=np.empty((h, w, 3), np.uint8),
             depth=np.empty((h, w), np.float32),

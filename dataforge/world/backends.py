@@ -126,6 +126,7 @@ class EmbeddedWorld:
         self._grid: Any = None
         self._grid_key: tuple[Any, ...] = ()
         self._walls: list[Any] | None = None
+        self._carried: tuple[dict[str, np.ndarray], float, np.ndarray] | None = None
 
     @property
     def scene(self) -> Any:
@@ -169,6 +170,7 @@ class EmbeddedWorld:
         objects are the same."""
         self.world = World(house, self.catalogue)
         self._walls = None
+        self._carried = None
         self._changed()
 
     def _layout_key(self) -> tuple[Any, ...]:
@@ -190,7 +192,33 @@ class EmbeddedWorld:
         if self._uploaded is None or self._uploaded is not self._scene:
             self._renderer.set_scene(self.scene.scene)
             self._uploaded = self._scene
-        return self._renderer.render(thor_camera_pose(position, yaw, horizon))
+        extra = None if self._carried is None else _carried_at(*self._carried, position, yaw)
+        return self._renderer.render(thor_camera_pose(position, yaw, horizon), extra)
+
+    def carry(self, object_id: str | None, offset: Sequence[float] = (0.0, -0.5, 0.5),
+              yaw: float = 0.0) -> None:  # fmt: skip
+        """Draw ``object_id`` as carried from now on (None: nothing): its meshes as they are in
+        the world now (so call this before :meth:`remove`), centred ``offset`` metres (right,
+        up, forward) from every camera position rendered, turned with the camera's yaw from
+        ``yaw`` (the yaw it was picked at). It keeps its instance and semantic ids, and is in no
+        world graph, grid or placement: a carried object is not in the world."""
+        if object_id is None:
+            self._carried = None
+            return
+        hs = self.scene
+        ids = [
+            i
+            for i, info in hs.instances.items()
+            if info.element_id == object_id or info.element_id.startswith(f"{object_id}|")
+        ]
+        buf = hs.scene.buffers()
+        keep = np.isin(buf["instance"], np.asarray(ids, dtype=np.int32))
+        if not keep.any():
+            raise UsageError(f"{object_id} is not drawn in this world: nothing to carry")
+        part = {k: v[keep] for k, v in buf.items()}
+        centre = (part["positions"].min(axis=0) + part["positions"].max(axis=0)) / 2.0
+        part["positions"] = part["positions"] - centre.astype(np.float32)
+        self._carried = (part, float(yaw), np.asarray(offset, dtype=np.float64))
 
     def reachable_positions(self) -> np.ndarray:
         return self.grid.reachable_positions()
@@ -325,6 +353,26 @@ AGENT_POSE_MODES = ("arm", "default", "locobot", "stretch")
 
 # A spawned object whose box centre is this close (metres, per axis) to the wanted one stays put.
 CENTRE_TOLERANCE_M = 1e-3
+
+
+def _carried_at(
+    part: dict[str, np.ndarray], yaw0: float, offset: np.ndarray,
+    position: Sequence[float], yaw: float,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """:meth:`EmbeddedWorld.carry`'s object for a camera at ``position`` facing ``yaw``
+    (AI2-THOR: 0 faces +z, 90 +x; right is (cos, 0, -sin)): turned about y by the yaw since the
+    pick and centred at ``offset`` (right, up, forward) from the camera."""
+    t, d = np.radians(float(yaw)), np.radians(float(yaw) - yaw0)
+    forward = np.array([np.sin(t), 0.0, np.cos(t)])
+    right = np.array([np.cos(t), 0.0, -np.sin(t)])
+    at = np.asarray(position, dtype=np.float64) + offset[0] * right + offset[2] * forward
+    at[1] += offset[1]
+    c, s = np.cos(d), np.sin(d)
+    turn = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])  # forward(yaw0) -> forward(yaw)
+    out = dict(part)
+    out["positions"] = (part["positions"] @ turn.T + at).astype(np.float32)
+    out["normals"] = (part["normals"] @ turn.T).astype(np.float32)
+    return out
 
 
 def _surface(world: World, object_id: str, index: int) -> WorldSurface | None:

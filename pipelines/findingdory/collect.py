@@ -25,12 +25,13 @@ Outputs
 Invariants checked by validate
     see ``collect_checks.INVARIANTS``: actions replay to the stored poses; the clock and the
     stamps follow the frame index; the log agrees with the frames (spans, events, rooms); every
-    pick shows the object before its SNAP and a carried object is in no frame; videos decode
+    pick shows the object before its SNAP and a carried object is drawn only in hand; videos decode
     to the stored frames' count.
 Where it departs from the paper
     see docs/findingdory.md: the agent walks to place spots (upstream teleports and replays
     recorded arm actions); the arm's 10 frames before a pick or place and after a place are
-    still frames, and the carried object is not drawn; frames are fewer than the paper's
+    still frames, and the carried object is drawn at a fixed pose in front of the camera
+    (habitat-sim: not drawn); frames are fewer than the paper's
     400-3,500 because ProcTHOR houses are smaller than HSSD's.
 """
 

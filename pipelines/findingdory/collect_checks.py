@@ -13,6 +13,7 @@ import numpy as np
 
 from dataforge.registry import PipelineStats
 
+CARRIED_MM = 1200  # a carried object's pixels are this close (day_world.CARRY_OFFSET: 0.75 m)
 INVARIANTS = {
     "replay": "frame 0 is the plan's start; every action moves the agent as it says (forward: "
     "at most forward_m along the yaw; turns: turn_deg; snap, desnap, arm, empty, stop: no motion); "
@@ -24,7 +25,8 @@ INVARIANTS = {
     "ending on its SNAP; rooms' frame "
     "counts are the room column's; the log's frame count is the frames'",
     "visibility": "before each SNAP (unless counted as a blind pick) the object covers at least "
-    "the episodes' min_coverage of the frame; from its SNAP to its DESNAP it is in no frame",
+    "the episodes' min_coverage of the frame; from its SNAP to its DESNAP it is drawn only in "
+    "hand: none of its pixels is farther than CARRIED_MM from the camera",
     "videos": "with --video mp4, videos/<episode>.mp4 of every episode (and no other) decodes "
     "to as many frames as the episode has",
 }
@@ -164,7 +166,7 @@ def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
     except Exception:
         return  # reported by the log check
     ids = ep.metadata.get("instances") or {}
-    inst = ep["instance"]
+    inst, depth = ep["instance"], ep["depth"]
     n, blind = len(inst), int(ep.metadata.get("blind_picks") or 0)
     unseen = 0
     for inter in log.interactions:
@@ -181,10 +183,11 @@ def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
         acts = ep["action"].read()[inter.place[0] : inter.place[1] + 1]
         b = inter.place[0] + int(np.argmax(acts == DESNAP))  # the log check: it has one
         for s in range(a, b, BLOCK):
-            frames = inst[s : min(b, s + BLOCK)]
-            hit = np.nonzero((frames == iid).any(axis=(1, 2)))[0]
-            if len(hit):
-                yield "visibility", f"{inter.object} is in frame {s + int(hit[0])} while carried"
+            mask = inst[s : min(b, s + BLOCK)] == iid
+            far = np.flatnonzero((mask & (depth[s : min(b, s + BLOCK)] > CARRIED_MM)).any((1, 2)))
+            if len(far):
+                f = s + int(far[0])
+                yield "visibility", f"{inter.object} in frame {f} beyond {CARRIED_MM} mm, carried"
                 break
     if unseen > blind:
         yield "visibility", f"{unseen} objects not in view before their pick, {blind} blind picks"

@@ -23,6 +23,9 @@ from dataforge.errors import DatasetError
 from dataforge.world.house import HouseObject
 
 HABITAT = "habitat"
+# Where a carried object is drawn: (right, up, forward) metres from the head camera, low in its
+# view (the camera looks 30 degrees down, 55 degrees high): in hand, ahead of the base.
+CARRY_OFFSET = (0.12, -0.5, 0.55)
 
 
 def is_habitat(meta: Mapping[str, Any]) -> bool:
@@ -65,8 +68,13 @@ class DayWorld:
         return (float(c[0]), float(c[1]), float(c[2]))
 
     def remove(self, object_id: str) -> None:
-        """A pick: the object leaves the world (the carried object is not drawn)."""
+        """A pick: the object leaves the world (:meth:`carry` draws it as carried)."""
         self.backend.remove(object_id)
+
+    def carry(self, object_id: str | None, yaw: float = 0.0) -> None:
+        """Draw ``object_id`` held in front of the head camera, :data:`CARRY_OFFSET` from it and
+        turning with the base from ``yaw`` (None: nothing held); call before :meth:`remove`."""
+        self.backend.carry(object_id, CARRY_OFFSET, yaw)
 
     def place_at(self, obj: HouseObject, receptacle_id: str) -> Any:
         """``obj`` at its recorded pose on ``receptacle_id`` (PlacementResult)."""
@@ -144,6 +152,9 @@ class HabitatDay(DayWorld):
 
     def remove(self, object_id: str) -> None:
         self.backend.stow(object_id)
+
+    def carry(self, object_id: str | None, yaw: float = 0.0) -> None:
+        """Not drawn in habitat-sim (a departure: docs/findingdory.md)."""
 
     def place_at(self, obj: HouseObject, receptacle_id: str) -> Any:
         known = self.backend.holds(obj.id)

@@ -17,8 +17,9 @@ action = one frame):
   turns to face the object from where it stands and picks it even if it is still not visible
   (counted in ``blind_picks``). The arm then reaches out for :data:`ARM_FRAMES` frames
   (:data:`ARM`; the base stands still, the object stays in view) and the pick is one
-  :data:`SNAP` frame: a magic grasp that takes the object out of the world (the carried object
-  is not drawn: the head camera looks ahead and the Stretch's arm is not modelled);
+  :data:`SNAP` frame: a magic grasp that takes the object out of the world and into the hand:
+  it is drawn carried, low in front of the head camera, until it is placed
+  (:data:`.day_world.CARRY_OFFSET`; the Stretch's arm is not modelled);
 - navigate (``nav_place``) to the place spot recorded for the goal pose (the first place spot;
   the next ones only when it has no path), face its yaw, reach out for :data:`ARM_FRAMES`
   frames, put the object at the recorded goal pose with one :data:`DESNAP` frame and draw the
@@ -40,8 +41,9 @@ Departures from upstream: the agent navigates to the place spot instead of telep
 and replaying the recorded arm sequence; the arm's frames are :data:`ARM_FRAMES` still frames
 each way (upstream's pick extends the arm over ``sub_skill_num_steps`` = 10 steps,
 ``heuristic_pick_policy.py:45``; its place replays up to 100 recorded steps), with no
-manipulation-mode switch or re-aiming and no arm or held object drawn; "visible" is
-``min_coverage`` of the image (upstream: any pixel of the smoothed mask).
+manipulation-mode switch or re-aiming and no arm drawn; the carried object is drawn at a
+fixed pose ahead of the camera (upstream renders the Stretch's own gripper holding it);
+"visible" is ``min_coverage`` of the image (upstream: any pixel of the smoothed mask).
 """
 
 from __future__ import annotations
@@ -193,6 +195,7 @@ class OracleAgent:
             if not self._visible(r.object):
                 self.blind_picks += 1
         yield from self._arm()  # reach out: the object still in view
+        self.day.carry(r.object, self._yaw)  # in hand from the SNAP frame on
         self.day.remove(r.object)  # magic grasp: the object leaves the world
         yield self._emit(SNAP)
         self._event("pick", k, r.object, r.start_receptacle)
@@ -215,6 +218,7 @@ class OracleAgent:
         if not res.ok:
             raise DatasetError(f"{self.plan.scene}: {r.object} does not rest on "
                                f"{r.goal_receptacle} at its goal pose ({res.status})")  # fmt: skip
+        self.day.carry(None)
         yield self._emit(DESNAP)
         yield from self._arm()  # draw the arm back: the object in view where it was put
         self._event("place", k, r.object, r.goal_receptacle)

@@ -421,6 +421,36 @@ def test_walls_hide_and_holes_reveal(egl: None) -> None:
     np.testing.assert_array_equal(door_mask[in_hole], open_mask[in_hole])
 
 
+def test_extra_is_drawn_over_the_scene_with_its_own_depth(egl: None) -> None:
+    """A carried object (``extra``) behind the wall still shows where it projects, over the
+    wall; where it does not, the frame is the scene's alone; its own faces still hide each
+    other (the depth is cleared once, under it)."""
+    pose = thor_camera_pose((0.0, 1.0, 0.0), 0.0, 0.0)
+    # a 0.6 m cube centred 4 m ahead (behind the wall at z = 3), its front face red, the rest blue
+    cube = box_mesh((0.0, 1.0, 4.0), (0.6, 0.6, 0.6), instance_id=11, semantic_id=BOX,
+                    color=(0, 0, 255))  # fmt: skip
+    front = box_mesh((0.0, 1.0, 3.69), (0.6, 0.6, 0.02), instance_id=11, semantic_id=BOX,
+                     color=(255, 0, 0))  # fmt: skip
+    extra = Scene([cube, front]).buffers()
+    with Renderer(320, 240, 90.0) as r:
+        r.set_scene(hidden_box_scene([]))
+        plain = r.render(pose)
+        over = r.render(pose, extra)
+        again = r.render(pose)
+    mask = over.instance == 11
+    # by hand: the front face spans x, y in +-0.3 m at z = 3.69 (f = 120 px: 90 degrees over
+    # 240 rows)
+    half = 120.0 * 0.3 / 3.69
+    rows, cols = np.nonzero(mask)
+    assert abs(cols.min() - (160 - half)) <= 2 and abs(cols.max() - (160 + half - 1)) <= 2
+    assert abs(rows.min() - (120 - half)) <= 2 and abs(rows.max() - (120 + half - 1)) <= 2
+    assert (over.rgb[mask][:, 0] > over.rgb[mask][:, 2]).mean() > 0.95  # the red face in front
+    np.testing.assert_allclose(over.depth[mask], 3.69 - 0.01, atol=0.02)
+    np.testing.assert_array_equal(over.instance[~mask], plain.instance[~mask])
+    np.testing.assert_array_equal(over.rgb[~mask], plain.rgb[~mask])
+    np.testing.assert_array_equal(again.rgb, plain.rgb)  # nothing of it stays
+
+
 @pytest.mark.parametrize(
     "size_fov", [(64, 48, 90.0), (640, 480, 90.0), (640, 480, 60.0), (200, 100, 110.0)]
 )

@@ -87,23 +87,38 @@ def test_the_log_follows_the_plan_and_the_frames(experience: tuple[Path, Path]) 
 
 def test_each_interaction_is_in_view_for_the_arms_frames(experience: tuple[Path, Path]) -> None:
     """Issue 38 item 10: a pick shows its object for the 10 frames the arm reaches out before
-    the SNAP (upstream extends the arm over 10 steps) and a place for the DESNAP and the 10
-    frames the arm draws back, read from the stored instance masks: each interaction stays in
-    view long enough that a 96-frame subsample of a day of 960+ frames can catch it."""
+    the SNAP (upstream extends the arm over 10 steps), the object is then in hand in every frame
+    until its DESNAP, and the place shows it where it was put for the DESNAP and the 10 frames
+    the arm draws back; read from the stored instance masks and depth."""
     _, out = experience
     with open_dataset(out) as ds:
         ep = ds[ds.episode_ids[0]]
         log = EpisodeLog.from_dict(ep.metadata["log"])
         ids = ep.metadata["instances"]
         inst = ep["instance"].read()
+        depth = ep["depth"].read()
         actions = ep["action"].read()
+    # where the hand holds it, by hand: 0.12 m right, 0.5 m down, 0.55 m ahead of a camera
+    # looking 30 degrees down, 96 x 128 pixels, 43 degrees wide
+    t = np.radians(30.0)
+    ahead = 0.5 * np.sin(t) + 0.55 * np.cos(t)  # along the optical axis
+    below = 0.5 * np.cos(t) - 0.55 * np.sin(t)
+    f = 48.0 / np.tan(np.radians(21.5))
+    want = np.array([48.0 + f * 0.12 / ahead, 64.0 + f * below / ahead])  # (column, row)
     for i in log.interactions:
         iid = ids[i.object]
         seen = (inst == iid).any(axis=(1, 2))
         snap = i.pick[1]
-        assert seen[snap - 10 : snap].all() and not seen[snap], i.object  # 10 frames, then gone
         desnap = i.place[0] + int(np.argmax(actions[i.place[0] : i.place[1] + 1] == 5))
-        assert not seen[desnap - 1] and seen[desnap : desnap + 11].all(), i.object
+        assert seen[snap - 10 : snap].all(), i.object  # the arm's 10 frames before the SNAP
+        for k in range(snap, desnap):  # in hand
+            rows, cols = np.nonzero(inst[k] == iid)
+            assert len(rows), (i.object, k)
+            assert depth[k][rows, cols].max() <= 1200, (i.object, k)
+            assert np.abs(np.array([cols.mean(), rows.mean()]) - want).max() < 16, (i.object, k)
+        assert seen[desnap : desnap + 11].all(), i.object  # put down, the arm drawn back
+        rows, cols = np.nonzero(inst[desnap] == iid)
+        assert np.abs(np.array([cols.mean(), rows.mean()]) - want).max() > 2, i.object  # moved
         assert i.place[1] == desnap + 10
 
 
