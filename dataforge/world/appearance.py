@@ -15,10 +15,10 @@ Each part of the asset's shape is drawn in one sRGB colour
 :data:`NAMED_COLORS` in CIELAB (D65, CIE76 distance); metal parts (``role="metal"``, or a role
 whose colour was read from a metal material) choose among the ``metal`` names, black and the
 chromatic ones (a steel pot is silver, not white; brass is gold), other parts among the
-``plain`` ones. The parts'
-*visible* surface areas are summed per name: a part's triangles are sampled (4 points each)
-and a point inside another closed part (within 10 µm; open-topped parts hide nothing) is
-hidden, so a book's pages under its covers or a bottle's body under its label do not count.
+``plain`` ones. The parts' *visible* surface areas are summed per name: a part's triangles are
+sampled (4 points each) and a point inside another closed part (within 10 µm; open-topped
+parts hide nothing) is hidden, so a book's pages under its covers or a bottle's body under its
+label do not count.
 The colour is the name with the most area, followed by ``"and <name>"`` when a second name
 covers at least :data:`SECOND_COLOR_SHARE` of the visible area (upstream's ``"yellow and
 green"``). ``rgb`` is the colour of the largest visible part of the first name.
