@@ -226,6 +226,23 @@ class EmbeddedWorld:
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
         return self.grid.distances(sources, targets)
 
+    def appearance(self, object_id: str, asset_id: str | None = None) -> Any:
+        """How object ``object_id`` is drawn, in words (an
+        :class:`~dataforge.world.appearance.Appearance`: colour, shape, print or design,
+        material); ``asset_id`` names its asset when it is not in the world (carried). None
+        when a real mesh from ``--assets`` replaces its archetype (its colours are the mesh's)."""
+        from dataforge.world.appearance import object_appearance
+
+        if object_id in self.world:
+            obj = self.world.object(object_id)
+        elif asset_id is not None:
+            obj = HouseObject(object_id, asset_id, "", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+        else:
+            raise UsageError(f"no object {object_id!r} in the world and no asset named")
+        if self.library is not None and self.library.path_of(obj.asset_id) is not None:
+            return None
+        return object_appearance(obj, self.catalogue.asset(obj.asset_id))
+
     def open(self, object_id: str) -> bool:
         ok = self.world.open(object_id)
         self._changed()

@@ -484,31 +484,53 @@ def asset_palette(info: AssetInfo) -> dict[str, RGB]:
     Every colour is then jittered by the asset id (sha256: lightness, hue, saturation, warmth),
     so two assets of one type differ slightly and one asset always gets the same colours.
     """
+    palette, _ = _palette_sources(info)
+    jitter = _jitter(str(info.asset_id))
+    return {role: jitter(palette[role]) for role in ROLES}
+
+
+def palette_materials(info: AssetInfo) -> dict[str, MaterialMatch | None]:
+    """The material each role colour of :func:`asset_palette` was read from (None: a default:
+    the type's colour, a role default, a swatch, or the primary made darker or lighter)."""
+    return _palette_sources(info)[1]
+
+
+def _palette_sources(
+    info: AssetInfo,
+) -> tuple[dict[str, RGB], dict[str, MaterialMatch | None]]:
+    """:func:`asset_palette` before the jitter, and the material behind each role colour."""
     asset_id = str(info.asset_id)
     type_color = TYPE_COLORS.get(info.object_type, GENERIC_COLOR)
-    found: list[tuple[str | None, RGB]] = []
+    found: list[tuple[str | None, RGB, MaterialMatch]] = []
     for category, name in info.materials:
         m = match_material(name, category)
         rgb = _compose(m, type_color)
         if rgb is not None:
-            found.append((m.role, rgb))
-    body = [k for k, (role, _) in enumerate(found) if role not in _TRIM | _NEVER_PRIMARY]
-    trim = [k for k, (role, _) in enumerate(found) if role in _TRIM]
+            found.append((m.role, rgb, m))
+    body = [k for k, (role, _, _) in enumerate(found) if role not in _TRIM | _NEVER_PRIMARY]
+    trim = [k for k, (role, _, _) in enumerate(found) if role in _TRIM]
     chosen = (body or trim or [None])[0]
     primary = type_color if chosen is None else found[chosen][1]
-    rest = [c for k, (role, c) in enumerate(found) if k != chosen and role not in _NEVER_PRIMARY]
-    secondary = next((c for c in rest if c != primary), None)
-    if secondary is None:
+    sources: dict[str, MaterialMatch | None] = {
+        "primary": None if chosen is None else found[chosen][2]
+    }
+    rest = [(c, m) for k, (role, c, m) in enumerate(found)
+            if k != chosen and role not in _NEVER_PRIMARY]  # fmt: skip
+    second = next(((c, m) for c, m in rest if c != primary), None)
+    if second is None:
         factor = 0.7 if _luma(primary) > 128 else 1.45
-        secondary = _rgb([v * factor for v in primary])
+        secondary, sources["secondary"] = _rgb([v * factor for v in primary]), None
+    else:
+        secondary, sources["secondary"] = second
     palette: dict[str, RGB] = {"primary": primary, "secondary": secondary}
     for role in ROLES[2:]:
-        own = next((c for r, c in found if r == role), None)
+        own = next(((c, m) for r, c, m in found if r == role), None)
         if own is None:
-            own = _swatch(asset_id) if role == "fabric" else ROLE_DEFAULTS[role]
-        palette[role] = own
-    jitter = _jitter(asset_id)
-    return {role: jitter(palette[role]) for role in ROLES}
+            palette[role] = _swatch(asset_id) if role == "fabric" else ROLE_DEFAULTS[role]
+            sources[role] = None
+        else:
+            palette[role], sources[role] = own
+    return palette, sources
 
 
 def structure_color(

@@ -72,13 +72,19 @@ def part_geometry(part: Part) -> Geometry:
     return v @ m.T + np.asarray(part.center), n @ m.T, f
 
 
+def part_color(part: Part, palette: dict[str, tuple[int, int, int]]) -> tuple[int, int, int]:
+    """The sRGB ``part`` is drawn with: its own ``color``, else its role's palette colour, else
+    the primary."""
+    return part.color or palette.get(part.role) or palette["primary"]
+
+
 def shape_geometry(
     shape: Shape, palette: dict[str, tuple[int, int, int]]
 ) -> dict[str | None, ElementGeometry]:
     """The shape's parts merged per element, each vertex coloured by its part's role."""
     grouped: dict[str | None, list[tuple[Geometry, tuple[int, int, int]]]] = {}
     for part in shape.parts:
-        color = part.color or palette.get(part.role) or palette["primary"]
+        color = part_color(part, palette)
         grouped.setdefault(part.element, []).append((part_geometry(part), color))
     out: dict[str | None, ElementGeometry] = {}
     for element, items in grouped.items():

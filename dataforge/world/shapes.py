@@ -17,6 +17,10 @@ a wall, and a chair faces +z, toward its table). Every part lies inside the asse
   and whether the object must be open to reach it (``needs_open``).
 * ``elements``: sub-receptacles typed as AI2-THOR types them (``Drawer``, ``Shelf``, ``Cabinet``,
   ``SinkBasin``): a dresser's drawers, a shelving unit's boards.
+* ``description``: words for what the archetype chose to draw, recorded where it chooses
+  (:meth:`ShapeBuilder.describe`): ``shape`` (``"cylindrical"``, ``"bulbous"``, ...) and
+  ``print_or_design`` (a label, a band, tape: only what is drawn);
+  :mod:`dataforge.world.appearance` reads them.
 
 :class:`ShapeBuilder` is how archetypes write shapes: coordinates with the bottom at y = 0 and x,
 z about the box centre, parts clamped to the box.
@@ -40,6 +44,8 @@ SURFACE_KINDS = ("top", "shelf", "seat", "interior", "basin")
 SUB_RECEPTACLE_TYPES = ("Cabinet", "Drawer", "Shelf", "SinkBasin")
 """AI2-THOR's types of receptacles that are parts of another object (not ProcTHOR asset types)."""
 INSIDE_TOL_M = 1e-4
+DESCRIPTIONS = ("shape", "print_or_design")
+"""What :meth:`ShapeBuilder.describe` records."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,7 @@ class Shape:
     surfaces: tuple[Surface, ...] = ()
     elements: Mapping[str, str] = field(default_factory=dict)  # element -> AI2-THOR type
     motions: Mapping[str | None, Motion] = field(default_factory=dict)
+    description: Mapping[str, str] = field(default_factory=dict)
 
     def fill(self) -> float:
         """Sum of the parts' volumes ÷ the box volume (overlapping parts count twice)."""
@@ -187,6 +194,19 @@ class ShapeBuilder:
         self.surfaces: list[Surface] = []
         self.elements: dict[str, str] = {}
         self.motions: dict[str | None, Motion] = {}
+        self.description: dict[str, str] = {}
+
+    def describe(self, **words: str | None) -> None:
+        """Record words for what is drawn (keys of :data:`DESCRIPTIONS`), where the archetype
+        chooses it: ``b.describe(shape="cylindrical")``, ``b.describe(print_or_design="a
+        label")``; None forgets a word. Draws nothing and leaves the variant generator alone."""
+        for key, word in words.items():
+            if key not in DESCRIPTIONS:
+                raise UsageError(f"unknown description {key!r}; expected one of {DESCRIPTIONS}")
+            if word is None:
+                self.description.pop(key, None)
+            else:
+                self.description[key] = str(word)
 
     # -- drawing -------------------------------------------------------------------------
 
@@ -372,6 +392,7 @@ class ShapeBuilder:
             tuple(self.surfaces),
             dict(self.elements),
             dict(self.motions),
+            dict(self.description),
         )
 
 

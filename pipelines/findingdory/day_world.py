@@ -60,6 +60,13 @@ class DayWorld:
     def has(self, object_id: str) -> bool:
         return object_id in self.backend.world
 
+    def appearance(self, object_id: str, asset_id: str | None = None) -> dict[str, Any] | None:
+        """The words for how the object is drawn: shape, color, print_or_design, material
+        (:meth:`EmbeddedWorld.appearance`); ``asset_id`` for an object no longer in the
+        world; None when they are not known."""
+        drawn = self.backend.appearance(object_id, asset_id)
+        return None if drawn is None else drawn.words()
+
     def position(self, object_id: str) -> tuple[float, float, float]:
         return tuple(self.backend.world.object(object_id).position)  # type: ignore[return-value]
 
@@ -142,6 +149,9 @@ class HabitatDay(DayWorld):
 
     def has(self, object_id: str) -> bool:
         return object_id in self.backend.spawned()
+
+    def appearance(self, object_id: str, asset_id: str | None = None) -> dict[str, Any] | None:
+        return None  # HSSD / OVMM meshes: nothing here reads their colours or shapes
 
     def position(self, object_id: str) -> tuple[float, float, float]:
         return self.backend.pose(object_id)[0]

@@ -10,6 +10,9 @@ object's start and goal positions; a room's frames are the frames whose base pos
 ``distance_from_end``: the geodesic from the final pose to each object (its centre snapped to
 navigable space, :func:`dataforge.world.goals.reference_point`) and to each receptacle (its
 nearest viewpoint), what upstream's "farthest from your current location" templates compare.
+Attributes: the words for how each object is drawn (``day.appearance``: shape, colour, print or
+design, material, per object, :mod:`dataforge.world.appearance`), with functionality (and a
+material the drawing does not name) from the category table (:meth:`.EpisodeLog.with_attributes`).
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ def episode_log(
     objects: list[LoggedObject] = []
     interactions: list[Interaction] = []
     final: dict[str, Sequence[float]] = {}
+    drawn: dict[str, Any] = {}
     planned = set()
     for k, r in enumerate(plan.rearrangements):
         planned.add(r.object)
@@ -71,13 +75,16 @@ def episode_log(
                                     room(r.goal_position)))  # fmt: skip
         interactions.append(Interaction(r.object, pick, place))
         final[r.object] = r.goal_position
+        drawn[r.object] = day.appearance(r.object, r.asset)
     for d in plan.distractors:
         planned.add(d.object)
         objects.append(LoggedObject(d.object, d.category, False, d.receptacle))
         final[d.object] = d.position
+        drawn[d.object] = day.appearance(d.object, d.asset)
     for oid, kind, top, position in day.clutter(planned, rec_ids, split):
         objects.append(LoggedObject(oid, kind, False, top))
         final[oid] = position
+        drawn[oid] = day.appearance(oid)
     receptacles = tuple(LoggedReceptacle(r["id"], r["category"], r.get("room")) for r in recs)
     rooms = tuple(LoggedRoom(str(r["id"]), str(r["name"]), int(room_frames.get(r["id"], 0)))
                   for r in meta["rooms"])  # fmt: skip
@@ -95,7 +102,7 @@ def episode_log(
     distance = {k: v for k, v in distance.items() if v is not None}
     log = EpisodeLog(tuple(objects), receptacles, rooms, tuple(interactions), int(frames), clock,
                      distance)  # type: ignore[arg-type]  # fmt: skip
-    return log.with_attributes()
+    return log.with_attributes(drawn)
 
 
 def _finite(v: float) -> float | None:

@@ -1,13 +1,17 @@
 """What FindingDory's collection logs about an episode, as the template engine reads it
 (:mod:`.templates`): objects (interacted ones and their same-category distractors), receptacles,
 rooms with the frames spent in each, the interactions in order, the frame count, the clock and
-geodesic distances from the final pose; and the per-category attribute table."""
+geodesic distances from the final pose; and the objects' attributes: the words for how each
+is drawn (shape, colour, print or design, material: :mod:`dataforge.world.appearance`) and, per
+category, functionality (and material where the drawing names none) from
+``templates/findingdory/attributes.json``."""
 
 from __future__ import annotations
 
 import functools
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
@@ -15,6 +19,9 @@ from typing import Any
 from dataforge.errors import MalformedInputError
 
 Span = tuple[int, int]
+ATTRIBUTE_COLUMNS = ("shape", "color", "print_or_design", "material", "functionality")
+DRAWN_COLUMNS = ("shape", "color", "print_or_design", "material")
+"""The columns read off the drawn object (:mod:`dataforge.world.appearance`)."""
 
 
 def _hhmm(text: str) -> int:
@@ -166,14 +173,24 @@ class EpisodeLog:
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise MalformedInputError(f"episode log: {type(e).__name__}: {e}") from None
 
-    def with_attributes(self, table: dict[str, dict[str, str | None]] | None = None) -> EpisodeLog:
-        """Objects' ``attributes`` looked up by category (attributes.json by default); objects that
-        already carry attributes keep them, unknown categories get None."""
+    def with_attributes(
+        self,
+        drawn: Mapping[str, Mapping[str, str | None] | None] | None = None,
+        table: dict[str, dict[str, str | None]] | None = None,
+    ) -> EpisodeLog:
+        """Objects' ``attributes`` (:data:`ATTRIBUTE_COLUMNS`): shape, color, print_or_design and
+        material from ``drawn`` (object id -> the words for how that object is drawn), then
+        functionality, and material where the drawn words have none, from the category
+        ``table`` (attributes.json by default). An object without drawn words has shape, color
+        and print_or_design None (unknown: nothing is claimed for it); one with neither drawn
+        words nor a table row gets None. Objects that already carry attributes keep them."""
         table = load_attributes() if table is None else table
+        drawn = {} if drawn is None else drawn
         objs = tuple(
-            o if o.attributes is not None else replace(o, attributes=table.get(o.category))
+            o if o.attributes is not None
+            else replace(o, attributes=_attributes(drawn.get(o.id), table.get(o.category)))
             for o in self.objects
-        )
+        )  # fmt: skip
         return replace(self, objects=objs)
 
 
@@ -215,5 +232,17 @@ def _attribute_file() -> dict[str, Any]:
 
 
 def load_attributes() -> dict[str, dict[str, str | None]]:
-    """Category -> {shape, color, print_or_design, material, functionality} (per category)."""
+    """Category -> {material, functionality}: what the drawing cannot say (per category)."""
     return {k: dict(v) for k, v in _attribute_file()["categories"].items()}
+
+
+def _attributes(
+    drawn: Mapping[str, str | None] | None, row: Mapping[str, str | None] | None
+) -> dict[str, str | None] | None:
+    if drawn is None and row is None:
+        return None
+    drawn, row = drawn or {}, row or {}
+    out = {c: drawn.get(c) for c in DRAWN_COLUMNS}
+    out["material"] = out["material"] or row.get("material")
+    out["functionality"] = row.get("functionality")
+    return out

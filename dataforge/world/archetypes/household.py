@@ -23,6 +23,7 @@ from dataforge.world.archetypes.small_parts import (
     add_ring,
     add_rod,
     add_turned_box,
+    flat_word,
     jitter_color,
     shade_color,
 )
@@ -35,6 +36,7 @@ def vase(b: ShapeBuilder, info: AssetInfo) -> None:
     rx, rz = b.w / 2.0, b.d / 2.0
     aspect = b.h / min(b.w, b.d)
     if aspect < 0.6:  # a flat vase: a squat bulb with a small mouth
+        b.describe(shape="bulbous")
         b.sphere((0.0, b.h * 0.45, 0.0), (rx, b.h * 0.45, rz))
         b.cylinder(0.0, 0.0, (b.h * 0.75, b.h), rx * 0.3, rz * 0.3, taper=1.25, open_top=True)
         return
@@ -45,6 +47,9 @@ def vase(b: ShapeBuilder, info: AssetInfo) -> None:
     )
     if "Open" in info.asset_id:
         kind = "open"
+    # a widening open cone, a slightly flared cylinder, a double cone, a bulb under a neck
+    words = {"open": "conical", "straight": "cylindrical", "amphora": "diamond"}
+    b.describe(shape=words.get(kind, "bulbous"))
     if kind == "open":
         taper = b.uniform(1.25, 1.5)
         b.cylinder(0.0, 0.0, (0.0, b.h * 0.08), rx / taper * 0.9, rz / taper * 0.9)
@@ -66,7 +71,9 @@ def vase(b: ShapeBuilder, info: AssetInfo) -> None:
 
 @register("Box")
 def box(b: ShapeBuilder, info: AssetInfo) -> None:
+    b.describe(shape="cuboidal")
     if not info.openable:  # a decorative box: open, with a band round its top
+        b.describe(print_or_design="a band")
         band = b.h * 0.85
         b.box((-b.w / 2, b.w / 2), (0.0, band), (-b.d / 2, b.d / 2), open_top=True)
         b.box(
@@ -78,6 +85,7 @@ def box(b: ShapeBuilder, info: AssetInfo) -> None:
     e = 0.002
     b.box((-b.w / 2, b.w / 2), (0.0, b.h - e), (-b.d / 2 + e, b.d / 2 - e))
     # the flaps' seam along the longer side, under tape running down the front and back
+    b.describe(print_or_design="tape")
     tape = jitter_color(b, b.choice(((205, 170, 110), (215, 205, 185), (150, 110, 70))), 0.05)
     seam = min(b.w, b.d) * 0.005
     tw = min(b.w, b.d) * 0.16
@@ -104,6 +112,7 @@ def box(b: ShapeBuilder, info: AssetInfo) -> None:
 @register("TissueBox")
 def tissue_box(b: ShapeBuilder, info: AssetInfo) -> None:
     body = b.h * 0.8
+    b.describe(shape="cuboidal")
     b.box((-b.w / 2, b.w / 2), (0.0, body), (-b.d / 2, b.d / 2))
     b.box((-b.w * 0.25, b.w * 0.25), (body, body + 0.001), (-b.d * 0.12, b.d * 0.12), color=DARK)
     b.sphere(
@@ -115,6 +124,7 @@ def tissue_box(b: ShapeBuilder, info: AssetInfo) -> None:
 def candle(b: ShapeBuilder, info: AssetInfo) -> None:
     r = min(b.w, b.d) / 2.0
     wick = (45, 38, 32)
+    b.describe(shape="cylindrical")
     if b.w > 0.08 and b.h > 2.2 * b.w:  # a glass holder on a stem with a candle in its cup
         b.cylinder(0.0, 0.0, (0.0, b.h * 0.04), r * 0.8, role="glass")
         b.cylinder(0.0, 0.0, (b.h * 0.04, b.h * 0.6), r * 0.16, role="glass")
@@ -132,6 +142,7 @@ def candle(b: ShapeBuilder, info: AssetInfo) -> None:
 @register("ToiletPaper")
 def toilet_paper(b: ShapeBuilder, info: AssetInfo) -> None:
     r = min(b.w, b.d) / 2.0
+    b.describe(shape="cylindrical")
     if r < 0.03:  # used up: the cardboard core alone
         b.cylinder(0.0, 0.0, (0.0, b.h), r, color=CARDBOARD, open_top=True)
         b.cylinder(0.0, 0.0, (0.0, b.h * 0.06), r, color=(90, 70, 50))
@@ -146,6 +157,7 @@ def paper_towel_roll(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
     r = lf.A / 2.0
     s0 = -lf.L / 2.0 + r
+    b.describe(shape="cylindrical")
     lf.cylinder(s0, 0.0, (0.0, b.h * 0.985), r, role="paper")
     lf.cylinder(s0, 0.0, (0.0, b.h), r * 0.32, color=CARDBOARD)
     # the loose sheet hanging from the roll
@@ -175,6 +187,7 @@ def aluminum_foil(b: ShapeBuilder, info: AssetInfo) -> None:
 def cell_phone(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
     body = b.h * 0.8
+    b.describe(shape="rectangular")
     lf.box((-lf.L / 2.0, lf.L / 2.0), (-lf.A / 2.0, lf.A / 2.0), (0.0, body))
     keyboard = "blackberry" in info.asset_id.lower()
     s_lo = -lf.L * 0.05 if keyboard else -lf.L * 0.44
@@ -192,6 +205,7 @@ def cell_phone(b: ShapeBuilder, info: AssetInfo) -> None:
 def laptop(b: ShapeBuilder, info: AssetInfo) -> None:
     t = min(max(b.h * 0.06, 0.012), 0.025)
     tl = t * 0.55
+    b.describe(shape="rectangular")
     best: tuple[float, float, float, float] | None = None
     for k in range(12, 71):  # a lean of 6 to 35 degrees: the base about as deep as the lid
         a = math.radians(k * 0.5)
@@ -233,6 +247,7 @@ def laptop(b: ShapeBuilder, info: AssetInfo) -> None:
 def remote_control(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
     body = b.h * 0.78
+    b.describe(shape="rectangular", print_or_design="buttons")
     lf.box((-lf.L / 2.0, lf.L / 2.0), (-lf.A / 2.0, lf.A / 2.0), (0.0, body))
     L, A = lf.L, lf.A
     lf.box((L * 0.36, L * 0.43), (-A * 0.12, A * 0.12), (body, b.h), color=(190, 40, 36))
@@ -250,6 +265,7 @@ def alarm_clock(b: ShapeBuilder, info: AssetInfo) -> None:
     digital = b.w > 1.35 * b.h or b.uniform(0, 1) < 0.25
     face = (240, 238, 228)
     if digital:
+        b.describe(shape="cuboidal", print_or_design="digits")
         b.box((-b.w / 2, b.w / 2), (0.0, b.h * 0.94), (-b.d / 2, b.d / 2 - 0.002))
         b.box(
             (-b.w / 2 * 0.96, b.w / 2 * 0.96),
@@ -274,6 +290,7 @@ def alarm_clock(b: ShapeBuilder, info: AssetInfo) -> None:
             )
         return
     round_body = b.uniform(0, 1) < 0.65
+    b.describe(shape="cylindrical" if round_body else "cuboidal", print_or_design="a clock face")
     feet = b.h * 0.08
     if round_body:
         R = min(b.w / 2.0 * 0.82, (b.h - feet) / 2.0 * 0.82)
@@ -306,6 +323,7 @@ def watch(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
     r = min(lf.A * 0.5, lf.L * 0.25)
     case_y = (b.h * 0.55, b.h * 0.85)
+    b.describe(shape="circular")  # a round case on a band
     b.cylinder(0.0, 0.0, case_y, r, role="metal")
     b.cylinder(0.0, 0.0, (case_y[1], b.h), r * 0.85, color=(236, 234, 226))
     band_w = r * 1.3
@@ -335,6 +353,7 @@ def watch(b: ShapeBuilder, info: AssetInfo) -> None:
 def key_chain(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
     ring = min(lf.A * 0.9, lf.L * 0.35)
+    b.describe(shape="irregular")  # a ring and keys
     s_ring = -lf.L / 2.0 + ring / 2.0
     tube = min(b.h, ring * 0.12)
     add_ring(b, lf.pt(s_ring, tube / 2.0), ring, tube, "y", role="metal")
@@ -363,6 +382,7 @@ def key_chain(b: ShapeBuilder, info: AssetInfo) -> None:
 @register("CD")
 def cd(b: ShapeBuilder, info: AssetInfo) -> None:
     r = min(b.w, b.d) / 2.0
+    b.describe(shape="circular", print_or_design="circular pattern")  # rings round the hub
     b.cylinder(0.0, 0.0, (0.0, b.h * 0.7), r, color=(206, 208, 218))
     b.cylinder(0.0, 0.0, (b.h * 0.7, b.h * 0.95), r * 0.9)
     b.cylinder(0.0, 0.0, (b.h * 0.7, b.h), r * 0.16, color=(150, 152, 160))
@@ -372,6 +392,7 @@ def cd(b: ShapeBuilder, info: AssetInfo) -> None:
 @register("CreditCard")
 def credit_card(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
+    b.describe(shape="rectangular", print_or_design="a chip and a stripe")
     lf.box((-lf.L / 2.0, lf.L / 2.0), (-lf.A / 2.0, lf.A / 2.0), (0.0, b.h * 0.75))
     lf.box(
         (-lf.L * 0.38, -lf.L * 0.22),
@@ -393,6 +414,7 @@ def pen(b: ShapeBuilder, info: AssetInfo) -> None:
     r = min(lf.A, b.h) / 2.0
     L = lf.L
     y = r
+    b.describe(shape="cylindrical")
     lf.rod(-L / 2.0, L * 0.32, y, r)
     lf.rod(L * 0.32, L * 0.42, y, r * 0.9, role="plastic")
     lf.cone(L * 0.42, L / 2.0, y, r * 0.8, r * 0.15, role="metal")
@@ -408,6 +430,7 @@ def pencil(b: ShapeBuilder, info: AssetInfo) -> None:
     r = min(lf.A, b.h) / 2.0
     L = lf.L
     y = r
+    b.describe(shape="cylindrical")
     lf.rod(-L / 2.0, -L / 2.0 + L * 0.05, y, r * 0.95, color=(226, 140, 150))
     lf.rod(-L / 2.0 + L * 0.05, -L / 2.0 + L * 0.09, y, r, role="metal")
     lf.rod(-L / 2.0 + L * 0.09, L / 2.0 - L * 0.1, y, r)
@@ -421,6 +444,7 @@ def newspaper(b: ShapeBuilder, info: AssetInfo) -> None:
     L, A = lf.L, lf.A
     paper = (222, 218, 204)
     f = min(b.h / 2.0, A * 0.1)
+    b.describe(shape="rectangular", print_or_design="lines")  # a headline bar, a picture, lines
     lf.box((-L / 2.0, L / 2.0), (-A / 2.0 + f, A / 2.0), (0.0, b.h * 0.5), color=paper)
     lf.box(
         (-L * 0.49, L * 0.49),
@@ -444,6 +468,7 @@ def book(b: ShapeBuilder, info: AssetInfo) -> None:
     L, A = lf.L, lf.A
     t = min(max(b.h * 0.12, 0.0015), 0.004)
     band = b.uniform(0, 1) < 0.5
+    b.describe(shape="cuboidal", print_or_design="a band" if band else None)
     lf.box((-L / 2.0, L / 2.0), (-A / 2.0, A / 2.0), (0.0, t))
     lf.box((-L / 2.0, L / 2.0), (-A / 2.0, A / 2.0), (b.h - t, b.h - (t * 0.3 if band else 0.0)))
     lf.box((-L / 2.0, L / 2.0), (-A / 2.0, -A / 2.0 + t * 1.5), (t, b.h - t))
@@ -455,11 +480,13 @@ def book(b: ShapeBuilder, info: AssetInfo) -> None:
 
 @register("SoapBar")
 def soap_bar(b: ShapeBuilder, info: AssetInfo) -> None:
+    b.describe(shape="oval")  # a puffy rounded slab
     _rounded_slab(b, seam=False)
 
 
 @register("DishSponge")
 def dish_sponge(b: ShapeBuilder, info: AssetInfo) -> None:
+    b.describe(shape="cuboidal")
     b.box((-b.w / 2, b.w / 2), (0.0, b.h * 0.7), (-b.d / 2, b.d / 2), color=(238, 206, 72))
     b.box((-b.w / 2, b.w / 2), (b.h * 0.7, b.h), (-b.d / 2, b.d / 2), color=(52, 128, 64))
 
@@ -489,11 +516,13 @@ def cloth(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
     L, A = lf.L, lf.A
     if b.h > 0.15 * min(L, A):  # crumpled: soft lumps
+        b.describe(shape="irregular")
         lf.sphere(-L * 0.15, b.h * 0.45, 0.0, L * 0.36, b.h * 0.45, A * 0.48)
         lf.sphere(L * 0.22, b.h * 0.5, A * 0.05, L * 0.28, b.h * 0.5, A * 0.4)
         lf.box((-L * 0.48, L * 0.45), (-A * 0.46, A * 0.46), (0.0, b.h * 0.15))
         return
     half = b.h / 2.0
+    b.describe(shape="rectangular")  # folded flat
     lf.box((-L / 2.0, L / 2.0), (-A / 2.0, A / 2.0 - half), (0.0, half))
     lf.box(
         (-L * 0.48, L * 0.48),
@@ -506,6 +535,7 @@ def cloth(b: ShapeBuilder, info: AssetInfo) -> None:
 
 def _hanging_towel(b: ShapeBuilder) -> None:
     r = b.d / 2.0
+    b.describe(shape="rectangular", print_or_design="stripes")
     b.box((-b.w * 0.48, b.w * 0.48), (0.0, b.h - r), (-b.d * 0.42, b.d * 0.42))
     b.hcylinder("x", (0.0, b.h - r, 0.0), b.w * 0.97, r)
     for y in (0.08, 0.14):
@@ -539,12 +569,14 @@ def pillow(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
     L, A = lf.L, lf.A
     if abs(b.h - A) < 0.15 * A and L > 1.5 * A:  # a bolster
+        b.describe(shape="cylindrical")
         r = min(b.h, A) / 2.0
         lf.rod(-L / 2.0 + L * 0.03, L / 2.0 - L * 0.03, r, r)
         for sign in (-1.0, 1.0):
             s = sign * (L / 2.0 - L * 0.015)
             lf.rod(s - L * 0.015, s + L * 0.015, r, r * 0.85, role="secondary")
         return
+    b.describe(shape=flat_word(b))
     _rounded_slab(b)
     if b.uniform(0, 1) < 0.35:  # a button in the middle
         b.sphere(
@@ -596,6 +628,7 @@ def baseball_bat(b: ShapeBuilder, info: AssetInfo) -> None:
 def dumbbell(b: ShapeBuilder, info: AssetInfo) -> None:
     ax = AxialFrame(b)
     L, R = ax.L, ax.R
+    b.describe(shape="elongated")  # two weights on a bar
     ax.seg(0.0, L, R * 0.17, role="metal")
     for t0, t1 in ((0.0, L * 0.24), (L * 0.76, L)):
         ax.seg(t0, t1, R)
@@ -606,6 +639,7 @@ def dumbbell(b: ShapeBuilder, info: AssetInfo) -> None:
 @register("BasketBall")
 def basketball(b: ShapeBuilder, info: AssetInfo) -> None:
     r = min(b.w, b.h, b.d) / 2.0
+    b.describe(shape="spherical", print_or_design="lines")  # two dark seams
     b.sphere(
         (0.0, b.h / 2.0, 0.0),
         (r * 0.985, r * 0.985, r * 0.985),
@@ -690,6 +724,7 @@ def statue(b: ShapeBuilder, info: AssetInfo) -> None:
     aid = info.asset_id.lower()
     base_h = b.h * 0.08
     if "dog" in aid or (b.w > 1.15 * b.h and "hand" not in aid):  # an animal on four legs
+        b.describe(shape="animal")
         lf = LongAxis(b)
         L, A = lf.L, lf.A
         leg_h = b.h * 0.4
@@ -703,6 +738,7 @@ def statue(b: ShapeBuilder, info: AssetInfo) -> None:
         lf.rod(-L * 0.36, -L / 2.0 + A * 0.05, leg_h + b.h * 0.2, A * 0.05, y1=b.h * 0.75)
         return
     if "hand" in aid or b.h < 0.6 * min(b.w, b.d):  # a low sculpture: slab and a hand-like form
+        b.describe(shape="hand")
         lf = LongAxis(b)
         L, A = lf.L, lf.A
         b.box((-b.w / 2, b.w / 2), (0.0, base_h * 1.5), (-b.d / 2, b.d / 2), role="secondary")
@@ -721,6 +757,7 @@ def statue(b: ShapeBuilder, info: AssetInfo) -> None:
     r = min(b.w, b.d) / 2.0
     b.cylinder(0.0, 0.0, (0.0, base_h), r, role="secondary")
     if "fertility" in aid or "towel" in aid:  # rounded stacked forms
+        b.describe(shape="bulbous")
         b.sphere(
             (0.0, base_h + (b.h - base_h) * 0.3, 0.0), (r * 0.85, (b.h - base_h) * 0.3, r * 0.85)
         )
@@ -729,12 +766,14 @@ def statue(b: ShapeBuilder, info: AssetInfo) -> None:
         )
         b.sphere((0.0, b.h - (b.h - base_h) * 0.1, 0.0), (r * 0.4, (b.h - base_h) * 0.1, r * 0.4))
         return
+    b.describe(shape="human")
     _figure(b, base_h)
 
 
 @register("TableTopDecor")
 def table_top_decor(b: ShapeBuilder, info: AssetInfo) -> None:
     tray = min(b.h * 0.15, 0.02)
+    b.describe(shape="irregular")  # a tray with a ball, a candle and a block on it
     b.box((-b.w / 2, b.w / 2), (0.0, tray), (-b.d / 2, b.d / 2), role="wood")
     r = min(b.w, b.d) * 0.2
     b.sphere((-b.w * 0.22, tray + r * 0.8, 0.0), (r, r * 0.8, r), role="ceramic")

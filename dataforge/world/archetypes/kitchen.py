@@ -27,6 +27,7 @@ from dataforge.world.archetypes.small_parts import (
     add_rod,
     add_turned_box,
     jitter_color,
+    round_word,
     shade_color,
 )
 from dataforge.world.assets import AssetInfo
@@ -49,6 +50,7 @@ APPLE_COLORS: tuple[RGB, ...] = (
 def apple(b: ShapeBuilder, info: AssetInfo) -> None:
     body_h = b.h * 0.9
     color = jitter_color(b, b.choice(APPLE_COLORS))
+    b.describe(shape=round_word(b))
     b.sphere((0.0, body_h / 2.0, 0.0), (b.w / 2.0, body_h / 2.0, b.d / 2.0), color=color)
     r = max(min(b.w, b.d) * 0.035, 0.002)
     add_rod(b, (0.0, body_h * 0.85, 0.0), (b.w * 0.03, b.h, 0.0), r, color=STEM)
@@ -62,6 +64,7 @@ def apple(b: ShapeBuilder, info: AssetInfo) -> None:
 @register("Tomato")
 def tomato(b: ShapeBuilder, info: AssetInfo) -> None:
     color = jitter_color(b, b.choice(((200, 38, 28), (215, 55, 32), (180, 30, 26), (222, 70, 40))))
+    b.describe(shape=round_word(b))
     body_h = b.h * 0.97
     b.sphere((0.0, body_h / 2.0, 0.0), (b.w / 2.0, body_h / 2.0, b.d / 2.0), color=color)
     green = (70, 120, 45)
@@ -81,6 +84,7 @@ def tomato(b: ShapeBuilder, info: AssetInfo) -> None:
 def potato(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
     color = jitter_color(b, b.choice(((160, 118, 70), (176, 132, 80), (140, 100, 58))), 0.06)
+    b.describe(shape="oval")  # a long lump and a smaller one
     main_s = -lf.L * b.uniform(0.06, 0.12)
     lf.sphere(main_s, b.h * 0.5, 0.0, lf.L * 0.4, b.h * 0.5, lf.A * 0.5, color=color)
     lump_s = lf.L * b.uniform(0.18, 0.26)
@@ -95,6 +99,7 @@ def egg(b: ShapeBuilder, info: AssetInfo) -> None:
     color = jitter_color(
         b, b.choice(((242, 236, 222), (214, 172, 122), (196, 146, 98), (232, 212, 178))), 0.04
     )
+    b.describe(shape="oval")
     b.sphere((0.0, b.h * 0.42, 0.0), (b.w / 2.0, b.h * 0.42, b.d / 2.0), color=color)
     b.sphere((0.0, b.h * 0.56, 0.0), (b.w * 0.43, b.h * 0.44, b.d * 0.43), color=color)
 
@@ -104,6 +109,7 @@ def lettuce(b: ShapeBuilder, info: AssetInfo) -> None:
     lf = LongAxis(b)
     outer = jitter_color(b, b.choice(((62, 132, 48), (78, 146, 56), (52, 116, 44))))
     inner = jitter_color(b, (160, 204, 96))
+    b.describe(shape=round_word(b))
     lf.sphere(-lf.L * 0.05, b.h * 0.5, 0.0, lf.L * 0.45, b.h * 0.5, lf.A * 0.5, color=outer)
     lf.sphere(lf.L * 0.08, b.h * 0.52, 0.0, lf.L * 0.42, b.h * 0.4, lf.A * 0.4, color=inner)
     lf.rod(-lf.L / 2.0, -lf.L * 0.44, b.h * 0.5, min(lf.A, b.h) * 0.2, color=(214, 224, 170))
@@ -115,6 +121,7 @@ def bread(b: ShapeBuilder, info: AssetInfo) -> None:
     crust = jitter_color(b, b.choice(((196, 136, 70), (176, 112, 56), (210, 158, 92))))
     score = shade_color(crust, 1.35)
     if lf.L / lf.A < 1.25:  # a round loaf
+        b.describe(shape="circular")
         r = min(b.w, b.d) / 2.0
         b.cylinder(0.0, 0.0, (0.0, b.h * 0.4), r * 0.96, color=shade_color(crust, 1.1))
         b.sphere((0.0, b.h / 2.0, 0.0), (b.w / 2.0, b.h / 2.0, b.d / 2.0), color=crust)
@@ -128,6 +135,7 @@ def bread(b: ShapeBuilder, info: AssetInfo) -> None:
             )
         return
     baguette = lf.L / lf.A > 2.2 and b.h < lf.A * 0.8
+    b.describe(shape="elongated" if baguette else "oval")
     if not baguette:  # a flat bottom under the dome
         lf.cylinder(
             0.0, 0.0, (0.0, b.h * 0.4), lf.L * 0.47, lf.A * 0.47, color=shade_color(crust, 1.1)
@@ -153,6 +161,9 @@ def plate(b: ShapeBuilder, info: AssetInfo) -> None:
     b.cylinder(0.0, 0.0, (0.0, floor), rx * well * 1.02, rz * well * 1.02)
     tube = min(b.h * 0.45, min(rx, rz) * 0.12)
     rim_role = "secondary" if b.uniform(0, 1) < 0.3 else "primary"
+    b.describe(shape="circular" if abs(b.w - b.d) < 0.1 * max(b.w, b.d) else "oval")
+    if rim_role == "secondary":
+        b.describe(print_or_design="a colored rim")
     add_ring(b, (0.0, b.h - tube / 2.0, 0.0), 2.0 * min(rx, rz), tube, "y", role=rim_role)
     if info.receptacle:
         b.surface(
@@ -163,6 +174,7 @@ def plate(b: ShapeBuilder, info: AssetInfo) -> None:
 @register("Bowl")
 def bowl(b: ShapeBuilder, info: AssetInfo) -> None:
     taper = b.uniform(1.35, 1.8)
+    b.describe(shape="concave")
     rx, rz = b.w / 2.0 / taper, b.d / 2.0 / taper
     foot = b.h * 0.08
     b.cylinder(0.0, 0.0, (0.0, foot * 1.2), rx * 0.8, rz * 0.8)
@@ -182,7 +194,9 @@ def cup(b: ShapeBuilder, info: AssetInfo) -> None:
     base = b.h * 0.06
     b.cylinder(x, z, (0.0, base), r)
     b.cylinder(x, z, (0.0, b.h), r, taper=taper, open_top=True)
+    b.describe(shape="cylindrical")
     if b.uniform(0, 1) < 0.4:  # a coloured band
+        b.describe(print_or_design="a band")
         y0, y1 = b.h * 0.55, b.h * 0.7
         rb = r * (1.0 + (taper - 1.0) * 0.55) * 1.03
         b.cylinder(
@@ -214,6 +228,7 @@ def mug(b: ShapeBuilder, info: AssetInfo) -> None:
     s0 = -lf.L / 2.0 + r
     x, z = lf.xz(s0, 0.0)
     taper = b.choice((1.0, 1.0, 0.92))
+    b.describe(shape="cylindrical")
     b.cylinder(x, z, (0.0, b.h), r, open_top=True, taper=taper)
     base = b.h * 0.06
     b.cylinder(x, z, (0.0, base), r * 0.98)
@@ -235,6 +250,7 @@ def _cookware(b: ShapeBuilder, info: AssetInfo, deep: bool) -> None:
     shallow_h = b.h if b.h < 0.06 else max(0.045, b.h * 0.55)
     body_h = b.h * 0.97 if deep else shallow_h
     taper = 1.0 if deep else 1.12
+    b.describe(shape="cylindrical" if deep else "concave")
     x, z = lf.xz(s0, 0.0)
     b.cylinder(x, z, (0.0, body_h), R / taper, taper=taper, open_top=True)
     floor = min(0.006, body_h * 0.1)
@@ -272,6 +288,7 @@ def kettle(b: ShapeBuilder, info: AssetInfo) -> None:
     r = 0.5 * min(b.w * 0.9, b.d * 0.7)
     body_h = b.h * 0.62
     taper = 0.78
+    b.describe(shape="conical")  # a narrowing body under a domed lid
     zc = -b.d / 2.0 + r + b.d * 0.03
     b.cylinder(0.0, zc, (0.0, body_h), r, taper=taper)
     rt = r * taper
@@ -329,6 +346,7 @@ def knife(b: ShapeBuilder, info: AssetInfo) -> None:
     wide, thin = _wide(lf, b)
     L = lf.L
     butter = info.object_type == "ButterKnife"
+    b.describe(shape="elongated")
     handle_end = -L / 2.0 + L * (0.42 if not butter else 0.4)
     flat = _flat(lf, b)
     # handle: a thick bar at the low / back side
@@ -369,6 +387,7 @@ def fork(b: ShapeBuilder, info: AssetInfo) -> None:
     wide, thin = _wide(lf, b)
     L = lf.L
     flat = _flat(lf, b)
+    b.describe(shape="elongated")
     t = min(thin * 0.35, 0.004)
     yh = thin / 2.0 if not flat else b.h * 0.35
     # handle rising toward its end
@@ -409,6 +428,7 @@ def spoon(b: ShapeBuilder, info: AssetInfo) -> None:
     L = lf.L
     bowl_len = L * 0.3
     bowl_w = min(lf.A, bowl_len * 0.75)
+    b.describe(shape="elongated")
     t = max(min(b.h * 0.2, 0.004), 0.0015)
     lf.sphere(
         L / 2.0 - bowl_len / 2.0,
@@ -429,6 +449,7 @@ def ladle(b: ShapeBuilder, info: AssetInfo) -> None:
     L = lf.L
     r = min(lf.A / 2.0, L * 0.16)
     depth = min(b.h * 0.7, r * 1.1)
+    b.describe(shape="elongated")
     s0 = L / 2.0 - r
     lf.cylinder(s0, 0.0, (0.0, depth), r * 0.62, taper=1.0 / 0.62, open_top=True, role="metal")
     t = max(min(b.h * 0.1, r * 0.15, 0.005), 0.002)
@@ -444,6 +465,7 @@ def spatula(b: ShapeBuilder, info: AssetInfo) -> None:
     L = lf.L
     head = L * 0.32
     t = max(min(b.h * 0.2, 0.004), 0.0015)
+    b.describe(shape="elongated")
     # the head lies flat on the bottom, the handle rises from it
     lf.box((L / 2.0 - head, L / 2.0), (-lf.A / 2.0, lf.A / 2.0), (0.0, t), role="metal")
     for k in (-1, 0, 1):  # slots
@@ -480,12 +502,14 @@ def _bottle(
 ):
     """Body cylinder up to ``body`` x h, shoulder frustum up to ``shoulder`` x h, neck, cap."""
     r = min(b.w, b.d) / 2.0
+    b.describe(shape="cylindrical")
     kw: dict[str, Any] = {"color": glass} if glass else {"role": "glass"}
     b.cylinder(0.0, 0.0, (0.0, b.h * body), r * 0.97, **kw)
     b.cylinder(0.0, 0.0, (b.h * body, b.h * shoulder), r * 0.97, taper=neck_r / r / 0.97, **kw)
     b.cylinder(0.0, 0.0, (b.h * shoulder, b.h * 0.93), neck_r, **kw)
     b.cylinder(0.0, 0.0, (b.h * 0.9, b.h), neck_r * 1.12, color=cap)
     if label:
+        b.describe(print_or_design="a label")
         b.cylinder(0.0, 0.0, (b.h * body * 0.3, b.h * body * 0.8), r * 1.0, role="paper")
 
 
@@ -503,6 +527,7 @@ def bottle(b: ShapeBuilder, info: AssetInfo) -> None:
         label=False,
     )
     # a label band just outside the body
+    b.describe(print_or_design="a label")
     b.cylinder(0.0, 0.0, (b.h * 0.18, b.h * 0.42), r, role="paper")
 
 
@@ -516,6 +541,7 @@ def wine_bottle(b: ShapeBuilder, info: AssetInfo) -> None:
 def _shaker(b: ShapeBuilder, content: RGB) -> None:
     r = min(b.w, b.d) / 2.0
     body = b.h * 0.72
+    b.describe(shape="cylindrical")
     b.cylinder(0.0, 0.0, (0.0, body), r, taper=b.uniform(0.85, 1.0), color=content)
     b.cylinder(0.0, 0.0, (body, b.h * 0.86), r * 0.82, role="metal")
     b.sphere((0.0, b.h * 0.86, 0.0), (r * 0.82, b.h * 0.14, r * 0.82), role="metal")
@@ -537,6 +563,7 @@ def soap_bottle(b: ShapeBuilder, info: AssetInfo) -> None:
     flat = abs(b.w - b.d) / min(b.w, b.d) > 0.25
     body_h = b.h * b.uniform(0.62, 0.72)
     pump = b.uniform(0, 1) < 0.7
+    b.describe(shape="cuboidal" if flat else "cylindrical")
     if flat:  # a flat bottle: a box with a rounded shoulder
         e = min(0.0015, lf.A * 0.02)
         lf.box((-lf.L * 0.48, lf.L * 0.48), (-lf.A / 2.0 + e, lf.A / 2.0 - e), (0.0, body_h))
@@ -560,6 +587,7 @@ def soap_bottle(b: ShapeBuilder, info: AssetInfo) -> None:
     else:
         b.cylinder(0.0, 0.0, (top + b.h * 0.05, b.h), neck_r * 1.15, role="plastic")
     if b.uniform(0, 1) < 0.5:  # a label: on the front of a flat bottle, round a round one
+        b.describe(print_or_design="a label")
         ys = (body_h * 0.25, body_h * 0.75)
         if flat:
             lf.box((-lf.L * 0.35, lf.L * 0.35), (lf.A / 2.0 - 0.002, lf.A / 2.0), ys, role="paper")
@@ -575,6 +603,7 @@ def spray_bottle(b: ShapeBuilder, info: AssetInfo) -> None:
     rb_s = min(lf.L * 0.32, max(rb_c * 1.3, lf.L * 0.25))
     s0 = -lf.L / 2.0 + rb_s
     body_h = b.h * 0.68
+    b.describe(shape="cylindrical")  # the body under the trigger head
     lf.cylinder(s0, 0.0, (0.0, body_h), rb_s, rb_c)
     lf.cylinder(s0, 0.0, (body_h, body_h + b.h * 0.05), rb_s, rb_c, taper=0.55)
     neck = min(rb_s, rb_c) * 0.55

@@ -197,3 +197,16 @@ def add_interior(
         b.surface(
             "interior", floor, (cx - rx, cx + rx), (cz - rz, cz + rz), clearance=b.h - floor, **kw
         )
+
+
+def round_word(b: ShapeBuilder) -> str:
+    """A round thing's shape word: ``spherical`` when its box is about as high as wide and deep
+    (longest side under 1.2 times the shortest), else ``oval``."""
+    lo, _, hi = sorted((b.w, b.h, b.d))
+    return "spherical" if hi < 1.2 * lo else "oval"
+
+
+def flat_word(b: ShapeBuilder) -> str:
+    """A flat thing's shape word seen from above: ``square`` when its sides differ by under
+    10 %, else ``rectangular``."""
+    return "square" if abs(b.w - b.d) < 0.1 * max(b.w, b.d) else "rectangular"

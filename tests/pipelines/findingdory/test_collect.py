@@ -83,6 +83,20 @@ def test_the_log_follows_the_plan_and_the_frames(experience: tuple[Path, Path]) 
     assert set(log.distance_from_end) >= {r.object for r in plan.rearrangements}
     # the day ends walking away: the last placed object is at least a few metres off
     assert log.distance_from_end[plan.rearrangements[-1].object] > 1.0
+    # attributes as each object is drawn (its asset's words), functionality per category
+    from dataforge.world.appearance import asset_appearance
+    from dataforge.world.assets import load_catalogue
+
+    cat = load_catalogue()
+    for obj, asset in [(r.object, r.asset) for r in plan.rearrangements] + [
+        (d.object, d.asset) for d in plan.distractors
+    ]:
+        words = asset_appearance(cat.asset(asset)).words()
+        got = objs[obj].attributes
+        assert got is not None and got["functionality"]
+        assert {k: got[k] for k in ("shape", "color", "print_or_design")} == {
+            k: words[k] for k in ("shape", "color", "print_or_design")
+        }, obj
 
 
 def test_each_interaction_is_in_view_for_the_arms_frames(experience: tuple[Path, Path]) -> None:

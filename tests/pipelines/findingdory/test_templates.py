@@ -51,6 +51,16 @@ REARRANGED = [  # id, category, start receptacle, goal receptacle, pick span, pl
 DISTRACTORS = [("apple2", "Apple", "sink1"), ("mug2", "Mug", "side1"),
                ("book2", "Book", "dresser1"), ("phone2", "CellPhone", "bed1"),
                ("pen2", "Pen", "shelf1")]  # fmt: skip
+DRAWN = {  # the words for how each is drawn (dataforge.world.appearance), by object
+    "apple1": {"shape": "spherical", "color": "red", "print_or_design": None, "material": None},
+    "mug1": {"shape": "cylindrical", "color": "white", "print_or_design": "a band",
+             "material": "ceramic"},
+    "book1": {"shape": "cuboidal", "color": "brown", "print_or_design": "a band",
+              "material": None},
+    "phone1": {"shape": "rectangular", "color": "black", "print_or_design": None,
+               "material": None},
+    "pen1": {"shape": "cylindrical", "color": "blue", "print_or_design": None, "material": None},
+}  # fmt: skip
 ROOMS = {"kitchen": 600, "living": 500, "bedroom": 300, "bathroom": 0}
 DISTANCES = {"apple1": 4.0, "mug1": 6.5, "book1": 9.0, "phone1": 3.0, "pen1": 2.0, "apple2": 11.0,
              "mug2": 7.4, "book2": 8.1, "phone2": 9.1, "pen2": 6.3, "counter1": 2.5,
@@ -85,7 +95,7 @@ def log_dict(
 
 
 def make_log(**kw: Any) -> EpisodeLog:
-    return EpisodeLog.from_dict(log_dict(**kw)).with_attributes()
+    return EpisodeLog.from_dict(log_dict(**kw)).with_attributes(DRAWN)
 
 
 RICH = make_log()
@@ -155,12 +165,25 @@ def test_attribute_table_covers_the_spawnable_categories() -> None:
 
     table = load_attributes()
     assert sorted(table) == sorted(Rules(load_catalogue()).spawnable)
-    cols = ("shape", "color", "print_or_design", "material", "functionality")
-    for cat, row in table.items():
-        assert tuple(row) == cols, cat
-        assert all(row[c] for c in cols if c != "print_or_design"), cat
-    assert table["Apple"] == {"shape": "round", "color": "red", "print_or_design": None,
-                              "material": "organic", "functionality": "eating"}  # fmt: skip
+    for cat, row in table.items():  # only what the drawing cannot say
+        assert tuple(row) == ("material", "functionality"), cat
+        assert all(row.values()), cat
+    assert table["Apple"] == {"material": "organic", "functionality": "eating"}
+
+
+def test_drawn_words_win_and_the_table_fills_only_functionality_and_a_missing_material() -> None:
+    log = make_log()
+    got = {o.id: o.attributes for o in log.objects}
+    assert got["apple1"] == {**DRAWN["apple1"], "material": "organic", "functionality": "eating"}
+    assert got["mug1"] == {**DRAWN["mug1"], "functionality": "drinking"}  # drawn ceramic wins
+    # no drawn words (a distractor here; a Habitat scene's objects): nothing claimed but the table's
+    assert got["mug2"] == {"shape": None, "color": None, "print_or_design": None,
+                           "material": "ceramic", "functionality": "drinking"}  # fmt: skip
+    # no pattern drawn stays None: the table never supplies one
+    assert got["phone1"]["print_or_design"] is None
+    d = log_dict()
+    d["objects"][0]["category"] = "Unknown"
+    assert EpisodeLog.from_dict(d).with_attributes().objects[0].attributes is None
 
 
 # ---------------------------------------------------------------- wording and clock
@@ -261,11 +284,10 @@ def test_object_recall_and_conditional_interaction() -> None:
 def test_attributes() -> None:
     got = goals_by_text("T16")
     assert got[
-        "Navigate back to a rectangular shaped object that you interacted with yesterday."
-    ] == [["book1", "phone1"]]
+        "Navigate back to a cylindrical shaped object that you interacted with yesterday."
+    ] == [["mug1", "pen1"]]
     assert goals_by_text("T18") == {
-        "Navigate to an interacted object with printed pattern on it.": [["mug1"]],
-        "Navigate to an interacted object with printed text on it.": [["book1"]],
+        "Navigate to an interacted object with a band on it.": [["mug1", "book1"]],
     }
 
 
