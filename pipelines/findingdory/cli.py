@@ -1,5 +1,5 @@
-"""``dataforge findingdory``: episodes with pick-and-place rearrangements (more to come:
-experience collection, tasks, evaluation, scores)."""
+"""``dataforge findingdory``: episodes with pick-and-place rearrangements, experience
+collection, tasks, evaluation, scores, baselines and the findingdory-train export."""
 
 from __future__ import annotations
 
@@ -33,9 +33,10 @@ findingdory.add_command(
 
 COLLECT_HELP = (
     "Play every episode of the FindingDory episodes dataset DIR with the oracle agent into "
-    "--out: per frame the head camera's RGB (clock stamped top-left), depth, instance and "
-    "semantic masks, pose, action, time of day and room, plus the interaction log the tasks "
-    "are made from; --video mp4 also writes videos/<episode>.mp4. Example: dataforge "
+    "--out: per frame the head camera's RGB (clean), depth, instance and semantic masks, "
+    "pose, action, time of day and room, plus the interaction log the tasks are made from; "
+    "--video mp4 also writes videos/<episode>.mp4, each frame stamped with its clock "
+    "top-left and its frame number top-right. Example: dataforge "
     "findingdory collect fd/episodes --video mp4 --out fd/experience"
 )
 findingdory.add_command(
