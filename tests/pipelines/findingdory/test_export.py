@@ -203,3 +203,14 @@ def test_bad_input_is_one_line(made: dict[str, Path], case: str, tmp_path: Path)
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "Traceback" not in r.stderr
     assert not (target / "README.md").exists()
+
+
+def test_hugging_face_datasets_loads_the_folder(made: dict[str, Path]) -> None:
+    """Where ``datasets`` is installed: ``load_dataset(<folder>, split=...)`` as their scripts call
+    it takes the rows of the card's files, the answer a string (5.2.0 did, docs)."""
+    datasets = pytest.importorskip("datasets", reason="Hugging Face datasets is not installed")
+    ds = datasets.load_dataset(str(made["out"]), name=None, split="validation")
+    assert ds.column_names == ["ep_id", "video", "question", "answer", "task_id",
+                               "high_level_category", "low_level_category",
+                               "num_interactions"]  # fmt: skip
+    assert [dict(r) for r in ds] == load_split(made["out"], "validation")
