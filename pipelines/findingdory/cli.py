@@ -1,5 +1,5 @@
-"""``dataforge findingdory``: episodes with pick-and-place rearrangements (more to come:
-experience collection, tasks, evaluation, scores)."""
+"""``dataforge findingdory``: episodes with pick-and-place rearrangements, experience
+collection, tasks, evaluation, scores, baselines and the findingdory-train export."""
 
 from __future__ import annotations
 
@@ -33,9 +33,10 @@ findingdory.add_command(
 
 COLLECT_HELP = (
     "Play every episode of the FindingDory episodes dataset DIR with the oracle agent into "
-    "--out: per frame the head camera's RGB (clock stamped top-left), depth, instance and "
-    "semantic masks, pose, action, time of day and room, plus the interaction log the tasks "
-    "are made from; --video mp4 also writes videos/<episode>.mp4. Example: dataforge "
+    "--out: per frame the head camera's RGB (clean), depth, instance and semantic masks, "
+    "pose, action, time of day and room, plus the interaction log the tasks are made from; "
+    "--video mp4 also writes videos/<episode>.mp4, each frame stamped with its clock "
+    "top-left and its frame number top-right. Example: dataforge "
     "findingdory collect fd/episodes --video mp4 --out fd/experience"
 )
 findingdory.add_command(
@@ -191,3 +192,43 @@ def baseline(tasks_dir: str, kind: str, out: str, seed: int) -> None:
     check_output_file(out, "--out", inputs=[tasks_dir])
     n = run_baseline(tasks_dir, kind=kind, out=out, seed=seed)
     click.echo(f"wrote {n} {kind} predictions to {out}")
+
+
+@findingdory.command()
+@click.argument("tasks_dirs", metavar="TASKS_DIR...", nargs=-1, required=True,
+                type=click.Path(file_okay=False))  # fmt: skip
+@click.option("--out", required=True, type=click.Path(),
+              help="Folder to write (new or empty; keep 'findingdory' in its path: "
+              "findingdory-train asserts it).")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["findingdory-train"]),
+              default="findingdory-train", show_default=True,
+              help="findingdory-train: the QA rows and videos its sft_video_llm.py and "
+              "evaluate_video_llm.py read.")  # fmt: skip
+@click.option(
+    "--frames",
+    type=int,
+    default=96,
+    show_default=True,
+    help="Frames kept per day's video, even, 4..768 (the authors' release: 96).",
+)
+@click.option("--data-root", type=click.Path(file_okay=False), default=None,
+              help="Where the experience dataset of the one TASKS_DIR is now, when it was "
+              "moved; it must be the one the tasks recorded.")  # fmt: skip
+def export(tasks_dirs: tuple[str, ...], out: str, fmt: str, frames: int,
+           data_root: str | None) -> None:  # fmt: skip
+    """Write the tasks of TASKS_DIR (one or more tasks datasets: train and val days) and the
+    days they were made from as the authors' fine-tuning code reads them: train.jsonl and
+    validation.jsonl rows (ep_id, video, question, answer, task_id, high_level_category,
+    low_level_category, num_interactions; answer: the valid frames of each subgoal as indices
+    into the video, e.g. "[[3, 4], [17]]"), a dataset card naming them, and
+    videos/<train|val>/ep_id_<episode>.mp4 of --frames frames at 1 fps, stamped with the clock
+    and the index. Tasks without a valid frame among the kept ones are left out (export.json
+    lists them). Pass --out as both --dataset_name and --video_cache_dir. Example: dataforge
+    findingdory export fd/tasks-train fd/tasks-val --out fd/findingdory-train"""
+    from dataforge.pipelines.findingdory.export import run_export
+
+    result = run_export(tasks_dirs, out, fmt=fmt, frames=frames, data_root=data_root)
+    rows = ", ".join(f"{s} {n} rows" for s, n in result.rows.items())
+    left = sum(result.dropped.values())
+    click.echo(f"{result.out}: {rows}, {result.videos} videos for findingdory-train"
+               + (f"; {left} tasks left out (export.json says why)" if left else ""))  # fmt: skip

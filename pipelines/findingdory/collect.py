@@ -1,5 +1,5 @@
 """FindingDory experience collection (paper appendix B.2): the oracle agent's day, frame by
-frame, with time-of-day stamps, and the interaction log the tasks are made from.
+frame, with the time of day, and the interaction log the tasks are made from.
 
 Inputs
     a ``findingdory`` episodes dataset (``dataforge findingdory episodes``; its manifest is
@@ -8,8 +8,8 @@ Randomization and seeds
     none: the plan fixes everything and the agent is deterministic. One work unit per episode.
 Outputs
     one stored episode per FindingDory episode (``<scene>-<k>``), one row per frame (frame 0:
-    the spawn; then one per action): ``rgb`` uint8 (the head camera's picture with the clock
-    ``HH:MM`` drawn top-left, as in the paper's Fig. 6), ``depth`` uint16 (mm, 0: nothing),
+    the spawn; then one per action): ``rgb`` uint8 (the head camera's picture, clean: the
+    clock is drawn where frames are shown, :mod:`.stamps`), ``depth`` uint16 (mm, 0: nothing),
     ``instance`` uint16 (ids of the metadata's ``instances``: element id -> id; 0 nothing),
     ``semantic`` uint16 (ids of the metadata's ``semantic_classes``), ``position`` float64
     (x, floor y, z), ``yaw`` float64 (degrees, AI2-THOR: 0 faces +z, 90 +x), ``action`` int8
@@ -21,12 +21,14 @@ Outputs
     Frames are streamed to the shard in blocks (bounded memory at 4,000 frames). Metadata:
     the plan, the :class:`~.log.EpisodeLog` (``log``), the pick and place events, re-plans,
     blind picks, how the run ended, the clock and the camera. With ``--video mp4``:
-    ``videos/<episode>.mp4`` beside the shards (H.264 via PyAV, ``--fps``).
+    ``videos/<episode>.mp4`` beside the shards (H.264 via PyAV, ``--fps``), each frame with
+    its clock ``HH:MM`` top-left (the paper's Fig. 6) and its frame number top-right
+    (:func:`.stamps.stamp_frame`), so the numbers in the tasks' answers can be read off it.
 Invariants checked by validate
-    see ``collect_checks.INVARIANTS``: actions replay to the stored poses; the clock and the
-    stamps follow the frame index; the log agrees with the frames (spans, events, rooms); every
-    pick shows the object before its SNAP and a carried object is drawn only in hand; videos decode
-    to the stored frames' count.
+    see ``collect_checks.INVARIANTS``: actions replay to the stored poses; the clock follows
+    the frame index; the log agrees with the frames (spans, events, rooms); every pick shows
+    the object before its SNAP and a carried object is drawn only in hand; videos decode to
+    the stored frames' count and show them with the stamps of the stored clock and frame number.
 Where it departs from the paper
     see docs/findingdory.md: the agent walks to place spots (upstream teleports and replays
     recorded arm actions); the arm's 10 frames before a pick or place and after a place are
@@ -64,7 +66,7 @@ def schema(cfg: CollectConfig) -> Schema:
     return Schema(
         {
             "rgb": ArraySpec("uint8", (None, h, w, 3), kind="rgb",
-                             description="head camera, clock stamped top-left", **img),
+                             description="head camera, clean (no stamp)", **img),
             "depth": ArraySpec("uint16", (None, h, w), kind="depth", units="mm",
                                description="0: nothing", **img),
             "instance": ArraySpec("uint16", (None, h, w), kind="mask",
@@ -114,7 +116,6 @@ def produce(
     from dataforge.pipelines.findingdory.plan import EpisodePlan
     from dataforge.render.camera import intrinsics
     from dataforge.render.renderer import depth_mm, to_uint16
-    from dataforge.viz.overlay import stamp
     from dataforge.world.assets import load_catalogue
     from dataforge.world.graph import room_of
 
@@ -153,7 +154,7 @@ def produce(
         last["pose"] = (recs[-1].position, recs[-1].yaw)
         last["frames"] = recs[-1].index + 1
         return {
-            "rgb": np.stack([stamp(r.frame.rgb, clock(r.index)) for r in recs]),
+            "rgb": np.stack([r.frame.rgb for r in recs]).astype(np.uint8, copy=False),
             "depth": np.stack([depth_mm(r.frame.depth) for r in recs]),
             "instance": np.stack([to_uint16(r.frame.instance, "instance") for r in recs]),
             "semantic": np.stack([to_uint16(r.frame.semantic, "semantic") for r in recs]),
@@ -216,7 +217,8 @@ def produce(
 
 
 def video_files(ds: Any, fps: float) -> dict[str, Any]:
-    """``videos/<episode>.mp4`` of every stored episode's RGB, written from the shards."""
+    """``videos/<episode>.mp4`` of every stored episode's RGB, written from the shards, each
+    frame stamped with its clock and frame number (:func:`video_frame`)."""
     return {f"{VIDEOS_DIR}/{eid}.mp4": functools.partial(_write_video, ds, eid, fps)
             for eid in ds.episode_ids}  # fmt: skip
 
@@ -225,14 +227,24 @@ def _write_video(ds: Any, eid: str, fps: float, path: Any) -> None:
     from dataforge.viz.video import Mp4Writer
 
     rgb = ds[eid]["rgb"]
+    minutes = ds[eid]["clock"].read()
     n = len(rgb)
     if n == 0:
         raise DatasetError(f"episode {eid} has no frames to write as a video")
     h, w = rgb.shape[1:3]
     with Mp4Writer(path, w, h, fps=fps) as out:
         for s in range(0, n, 64):
-            for frame in rgb[s : min(n, s + 64)]:
-                out.write(frame)
+            for i, frame in enumerate(rgb[s : min(n, s + 64)], start=s):
+                out.write(video_frame(frame, int(minutes[i]), i, clean=True))
+
+
+def video_frame(rgb: np.ndarray, minutes: int, index: int, *, clean: bool) -> np.ndarray:
+    """Frame ``index`` of an episode's MP4: the stored frame with its clock and its frame number
+    stamped (:func:`.stamps.stamp_frame`). ``clean``: the dataset stores clean RGB; the videos
+    of older datasets are their stored frames, the clock drawn in, no number."""
+    from dataforge.pipelines.findingdory.stamps import stamp_frame
+
+    return stamp_frame(rgb, minutes, index) if clean else np.asarray(rgb)
 
 
 # -- the job ---------------------------------------------------------------------------------
@@ -251,7 +263,7 @@ def build_job(cfg: CollectConfig, *, seed: int, fmt: str, inputs: Inputs | None 
         _av("--video mp4")  # a missing PyAV stops here, in one line
     src = dict(manifest.config)
     scenes_root = carry_scenes(inputs, manifest, habitat=src.get("scene_kind") == "habitat")
-    cfg = cfg.with_(split=str(src.get("split", cfg.split)),
+    cfg = cfg.with_(clean_rgb=True, split=str(src.get("split", cfg.split)),
                     agent_radius=float(src.get("agent_radius", cfg.agent_radius)),
                     min_coverage=float(src.get("min_coverage", cfg.min_coverage)))  # fmt: skip
     root = str(inputs.root(EPISODES))

@@ -28,10 +28,14 @@ INVARIANTS = {
     "the episodes' min_coverage of the frame; from its SNAP to its DESNAP it is drawn only in "
     "hand: none of its pixels is farther than CARRIED_MM from the camera",
     "videos": "with --video mp4, videos/<episode>.mp4 of every episode (and no other) decodes "
-    "to as many frames as the episode has",
+    "to as many frames as the episode has, and its first, middle and last frames are the "
+    "stored frames with the stamps drawn from the stored clock and the frame number (mean "
+    "absolute error under 8 levels; where the stamps change pixels, nearer the stamped frame "
+    "than the clean one, and nearer it than one stamped a minute and a frame later)",
 }
 
 BLOCK = 64
+VIDEO_TOL = 8.0  # mean |decoded - expected| of a video frame, levels (H.264 at crf 23)
 POS_TOL = 2e-6
 YAW_TOL = 2e-6
 
@@ -218,6 +222,53 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
                 continue
             if got != len(ds[eid]["rgb"]):
                 yield eid, "videos", f"{rel} has {got} frames, the episode {len(ds[eid]['rgb'])}"
+                continue
+            problem = video_stamps(ds, eid, cfg.clean_rgb)
+            if problem:
+                yield eid, "videos", problem
+
+
+def video_stamps(ds: Any, eid: str, clean: bool) -> str | None:
+    """What is wrong with the first, middle and last frames of ``eid``'s video, or None: each
+    must be the stored frame stamped from the stored clock and its frame number
+    (:func:`.collect.video_frame`), up to the codec's error; where the stamps change pixels it
+    must be nearer the stamped frame than the clean one (the stamps are there), and where a
+    minute later and the next number would draw other pixels, nearer the right stamps (H.264
+    blurs the glyphs but keeps them: measured ~6 levels from the right stamps, ~55 from
+    others)."""
+    from dataforge.pipelines.findingdory.collect import VIDEOS_DIR, video_frame
+    from dataforge.viz.video import read_mp4_frames
+
+    ep = ds[eid]
+    rgb, minutes = ep["rgb"], ep["clock"].read()
+    n = len(rgb)
+    want = sorted({0, n // 2, n - 1})
+    rel = f"{VIDEOS_DIR}/{eid}.mp4"
+    for i, frame in enumerate(read_mp4_frames(ds.root / rel)):
+        if i > want[-1]:
+            break
+        if i not in want:
+            continue
+        stored = np.asarray(rgb[i])
+        expected = video_frame(stored, int(minutes[i]), i, clean=clean).astype(np.int16)
+        got = frame[: stored.shape[0], : stored.shape[1]].astype(np.int16)  # even-size padding
+        err = float(np.abs(got - expected).mean())
+        if err > VIDEO_TOL:
+            return f"{rel}: frame {i} is not the stored frame with its stamps (error {err:.1f})"
+        if not clean:
+            continue  # older datasets: the stored frames, clock drawn in, no number
+        other = video_frame(stored, int(minutes[i]) + 1, i + 1, clean=True).astype(np.int16)
+        checks = (
+            (stored.astype(np.int16), "lacks its stamps"),
+            (other, "is stamped with another clock or frame number"),
+        )
+        for against, what in checks:
+            differ = np.any(expected != against, axis=2)
+            if not differ.any():
+                continue
+            if np.abs(got - expected)[differ].mean() >= np.abs(got - against)[differ].mean():
+                return f"{rel}: frame {i} {what}"
+    return None
 
 
 def _wrap(d: float) -> float:
@@ -227,22 +278,16 @@ def _wrap(d: float) -> float:
 # -- statistics and the preview --------------------------------------------------------------
 
 
-SUBSAMPLE = 96  # frames of the authors' subsampled videos (findingdory-train README)
-
-
-def even_frames(n: int, k: int = SUBSAMPLE) -> np.ndarray:
-    """``k`` frame indices spread evenly over ``n`` frames, first and last included (all of
-    them when ``n <= k``)."""
-    if n <= k:
-        return np.arange(n)
-    return np.unique(np.round(np.linspace(0, n - 1, k)).astype(np.int64))
+SUBSAMPLE = 96  # frames of the authors' subsampled videos (findingdory-train's README)
 
 
 def caught(ep: Any, k: int = SUBSAMPLE) -> list[tuple[bool, bool]]:
-    """Per interaction of a collected day, whether a ``k``-frame even subsample holds a frame
+    """Per interaction of a collected day, whether a ``k``-frame subsample (upstream's,
+    :func:`.evaluate.sample_frames`, which the findingdory-train export keeps) holds a frame
     that shows it happen: for the pick, a frame of the pick routine before the SNAP with the
     object in view; for the place, one from the DESNAP to the routine's end with the object
     in view (instance masks)."""
+    from dataforge.pipelines.findingdory.evaluate import sample_frames
     from dataforge.pipelines.findingdory.log import EpisodeLog
     from dataforge.pipelines.findingdory.oracle import DESNAP
 
@@ -250,7 +295,7 @@ def caught(ep: Any, k: int = SUBSAMPLE) -> list[tuple[bool, bool]]:
     ids = ep.metadata.get("instances") or {}
     act = ep["action"].read()
     inst = ep["instance"]
-    picks = even_frames(len(act), k)
+    picks = np.asarray(sample_frames(len(act), k), dtype=np.int64)
     out = []
     for i in log.interactions:
         iid = ids.get(i.object)
@@ -292,7 +337,7 @@ def stats(ds: Any) -> PipelineStats:
             "re-plans (pick spot not usable)": replans,
             "blind picks": blind,
             "ended": dict(ended),
-            f"interactions in view in a {SUBSAMPLE}-frame even subsample": {
+            f"interactions in view in a {SUBSAMPLE}-frame subsample": {
                 kind: f"{sum(s[j] for s in seen)} of {len(seen)} "
                 f"({sum(s[j] for s in seen) / n:.0%})"
                 for j, kind in enumerate(("picks", "places"))

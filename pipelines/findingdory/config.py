@@ -134,8 +134,9 @@ class CollectConfig(PipelineConfig):
     )
     video: str = option(
         "none",
-        "Also write each episode's RGB (with its time stamps) as videos/<episode>.mp4 "
-        "(H.264 via PyAV: pip install 'dataforge[video]').",
+        "Also write each episode's RGB as videos/<episode>.mp4, each frame stamped with its "
+        "clock top-left and its frame number top-right (H.264 via PyAV: pip install "
+        "'dataforge[video]').",
         choices=VIDEO_KINDS,
     )
     fps: float = option(10.0, "Frames per second of the MP4 videos.", min=0.1, max=120.0)
@@ -158,6 +159,9 @@ class CollectConfig(PipelineConfig):
     split: str = "val"
     agent_radius: float = 0.25
     min_coverage: float = 0.001  # "clearly visible" before a pick
+    # Set by build_job: rgb is stored without the clock drawn in (stamps.py draws it where
+    # frames are shown). Datasets made before record nothing: their rgb carries the clock.
+    clean_rgb: bool = False
 
     def __post_init__(self) -> None:
         w, h = self.resolution

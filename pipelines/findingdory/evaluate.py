@@ -5,8 +5,9 @@ any OpenAI-compatible vision server.
 Per task, one chat request: the experience video subsampled to ``--frames K`` frames
 (``linspace(0, N - 1, K)`` cast to int, as upstream; all frames when N <= K), relabelled
 0..K-1, each sent as a PNG (longest side ``--max-side`` pixels) preceded by the text ``Frame k
-(HH:MM)``, with the relabelled number also drawn top-right (the clock is already top-left),
-then ``templates/findingdory/eval_prompt.txt`` with the instruction. The reply is read as
+(HH:MM)``, with the clock drawn top-left and the relabelled number top-right
+(:func:`.stamps.stamp_frame`, from the stored clean frame and clock), then
+``templates/findingdory/eval_prompt.txt`` with the instruction. The reply is read as
 ``--parse`` says (:data:`PARSE_MODES`), and each index mapped back to the day's frame number:
 
 - ``upstream`` (default): as upstream's VLM agent reads it (``policies/llm/vlm_agent.py``
@@ -85,6 +86,7 @@ class Frames:
     per episode."""
 
     def __init__(self, root: Path, k: int, max_side: int) -> None:
+        from dataforge.pipelines.findingdory.stamps import rgb_is_clean
         from dataforge.store import open_dataset
 
         self.k, self.max_side = k, max_side
@@ -92,6 +94,7 @@ class Frames:
             self.ds = open_dataset(root)
         except DatasetError as exc:
             raise DatasetError(f"the experience dataset: {exc} (moved? pass --data-root)") from None
+        self.clean = rgb_is_clean(self.ds.manifest.config)
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, tuple[list[int], list[str], list[str]]] = OrderedDict()
 
@@ -109,7 +112,7 @@ class Frames:
     def _encode(self, eid: str) -> tuple[list[int], list[str], list[str]]:
         from PIL import Image
 
-        from dataforge.viz.overlay import stamp
+        from dataforge.pipelines.findingdory.stamps import hhmm, stamp_frame
 
         try:
             ep = self.ds[eid]
@@ -117,10 +120,10 @@ class Frames:
             raise DatasetError(f"no episode {eid!r} in {self.ds.root}") from None
         frames = sample_frames(len(ep["rgb"]), self.k)
         minutes = ep["clock"].read()
-        clocks = [f"{int(minutes[f]) // 60:02d}:{int(minutes[f]) % 60:02d}" for f in frames]
+        clocks = [hhmm(minutes[f]) for f in frames]
         pngs = []
         for j, f in enumerate(frames):
-            img = stamp(np.asarray(ep["rgb"][f]), str(j), corner="top-right")
+            img = stamp_frame(ep["rgb"][f], int(minutes[f]), j, clock_drawn=not self.clean)
             pil = Image.fromarray(img)
             scale = self.max_side / max(pil.size)
             if scale < 1:

@@ -82,11 +82,14 @@ def keyframes_figure(ep: Any, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     from dataforge.outputs import check_output_file
+    from dataforge.pipelines.findingdory.stamps import rgb_is_clean, stamp_frame
     from dataforge.viz.plots import save_figure
 
     out = check_output_file(Path(path), "preview")
     log = ep.metadata["log"]
     n = len(ep["rgb"])
+    minutes = ep["clock"].read()
+    drawn = not rgb_is_clean(ep._dataset.manifest.config)
     picks: list[tuple[int, str]] = [(0, "spawn")]
     names = {o["id"]: o["category"] for o in log["objects"]}
     for i in log["interactions"]:
@@ -100,7 +103,7 @@ def keyframes_figure(ep: Any, path: Path) -> None:
     for ax in axes.ravel():
         ax.axis("off")
     for ax, (k, what) in zip(axes.ravel(), picks, strict=False):
-        ax.imshow(ep["rgb"][k])
+        ax.imshow(stamp_frame(ep["rgb"][k], int(minutes[k]), clock_drawn=drawn))
         ax.set_title(f"{k}: {what}", fontsize=7)
     fig.suptitle(f"{ep.id}: {n} frames, {len(log['interactions'])} rearrangements", fontsize=9)
     save_figure(fig, out)
@@ -116,6 +119,7 @@ def task_figure(ep: Any, path: Path, row: int) -> None:
     import matplotlib.pyplot as plt
 
     from dataforge.outputs import check_output_file
+    from dataforge.pipelines.findingdory.stamps import rgb_is_clean, stamp_frame
     from dataforge.store import open_dataset
     from dataforge.viz.plots import save_figure
     from dataforge.viz.preview import frame_indices
@@ -133,11 +137,13 @@ def task_figure(ep: Any, path: Path, row: int) -> None:
     for ax in axes.ravel():
         ax.axis("off")
     with open_dataset(loc) as ds:
-        rgb = ds[ep.id]["rgb"]
+        rgb, minutes = ds[ep.id]["rgb"], ds[ep.id]["clock"].read()
+        drawn = not rgb_is_clean(ds.manifest.config)
         for r, frames in enumerate(task["valid_frames"]):
             for c, k in enumerate(frame_indices(len(frames), 6) if frames else []):
-                axes[r, c].imshow(rgb[frames[k]])
-                axes[r, c].set_title(f"frame {frames[k]}", fontsize=7)
+                f = frames[k]
+                axes[r, c].imshow(stamp_frame(rgb[f], int(minutes[f]), clock_drawn=drawn))
+                axes[r, c].set_title(f"frame {f}", fontsize=7)
             if not frames:
                 axes[r, 0].text(0, 0.5, "no valid frame (unsolvable)", fontsize=9)
     n = sum(len(f) for f in task["valid_frames"])

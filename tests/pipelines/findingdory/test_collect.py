@@ -1,6 +1,7 @@
-"""FindingDory experience collection: stored frames are the head camera's renders with the clock
-stamped, the log agrees with the plan and the frames, the MP4 shows the stored frames, and a
-long day is streamed to the shard."""
+"""FindingDory experience collection: stored frames are the head camera's clean renders, the log
+agrees with the plan and the frames, the MP4 shows the stored frames with the stamps of their
+clock and frame number (validate catches a video without them), and a long day is streamed to
+the shard."""
 
 from __future__ import annotations
 
@@ -30,9 +31,8 @@ def experience(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return eps, out
 
 
-def test_frames_are_the_stamped_renders_of_their_poses(experience: tuple[Path, Path]) -> None:
+def test_frames_are_the_clean_renders_of_their_poses(experience: tuple[Path, Path]) -> None:
     from dataforge.pipelines.findingdory.day_world import plan_world
-    from dataforge.viz.overlay import stamp
 
     eps, out = experience
     with open_dataset(eps) as ds:
@@ -44,7 +44,8 @@ def test_frames_are_the_stamped_renders_of_their_poses(experience: tuple[Path, P
         world = plan_world(raw, {}, plan, camera=cam, agent_radius=0.25)
         pos, yaw = ep["position"][0], float(ep["yaw"][0])
         frame = world.render((pos[0], pos[1] + cam.height_m, pos[2]), yaw, cam.tilt_deg)
-        np.testing.assert_array_equal(ep["rgb"][0], stamp(frame.rgb, "06:00"))
+        np.testing.assert_array_equal(ep["rgb"][0], frame.rgb)  # no stamp
+        assert ds.manifest.config["clean_rgb"] is True
         np.testing.assert_array_equal(ep["instance"][0], frame.instance.astype(np.uint16))
         minutes = ep["clock"].read()
         assert minutes[0] == 6 * 60 and np.all(np.diff(minutes) >= 0)
@@ -139,15 +140,11 @@ def test_each_interaction_is_in_view_for_the_arms_frames(experience: tuple[Path,
 def test_a_96_frame_subsample_catches_every_interaction_of_a_short_day(
     experience: tuple[Path, Path],
 ) -> None:
-    """``stats``' measure: an even subsample (every ~n/96-th frame) of this day of a few hundred
-    frames has a frame of each pick and each place with the object in view (11 frames each
-    way, spaced less than 11 apart)."""
-    from dataforge.pipelines.findingdory.collect_checks import caught, even_frames
+    """``stats``' measure: a 96-frame subsample (every ~n/96-th frame) of this day of a few
+    hundred frames has a frame of each pick and each place with the object in view (11 frames
+    each way, spaced less than 11 apart)."""
+    from dataforge.pipelines.findingdory.collect_checks import caught
 
-    picks = even_frames(1000)
-    assert len(picks) == 96 and picks[0] == 0 and picks[-1] == 999
-    assert set(np.diff(picks).tolist()) <= {10, 11}  # 999 / 95 = 10.5
-    assert even_frames(50).tolist() == list(range(50))
     _, out = experience
     with open_dataset(out) as ds:
         ep = ds[ds.episode_ids[0]]
@@ -156,14 +153,31 @@ def test_a_96_frame_subsample_catches_every_interaction_of_a_short_day(
     assert len(got) == 3 and all(p and q for p, q in got), got  # --rearrangements 3
 
 
-def test_the_video_shows_the_stored_frames(experience: tuple[Path, Path]) -> None:
-    from dataforge.viz.video import read_mp4_frames
+def test_the_video_shows_the_stored_frames_with_their_stamps(
+    experience: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    from dataforge.pipelines.findingdory.collect_checks import video_stamps
+    from dataforge.pipelines.findingdory.stamps import stamp_frame
+    from dataforge.viz.video import read_mp4_frames, write_mp4
 
     _, out = experience
     with open_dataset(out) as ds:
         eid = ds.episode_ids[0]
-        rgb = ds[eid]["rgb"].read()
+        rgb, minutes = ds[eid]["rgb"].read(), ds[eid]["clock"].read()
+        assert video_stamps(ds, eid, clean=True) is None
     frames = np.stack(list(read_mp4_frames(out / "videos" / f"{eid}.mp4")))
     assert frames.shape == rgb.shape
-    err = np.abs(frames.astype(np.int16) - rgb.astype(np.int16)).mean()
+    stamped = np.stack([stamp_frame(f, int(minutes[i]), i) for i, f in enumerate(rgb)])
+    err = np.abs(frames.astype(np.int16) - stamped.astype(np.int16)).mean()
     assert err < 8.0, err
+    # a video of the clean frames, or stamped with the clock a minute late, is caught
+    late = [stamp_frame(f, int(minutes[i]) + 1, i) for i, f in enumerate(rgb)]
+    for name, shown in (("clean", list(rgb)), ("late", late)):
+        copy = tmp_path / name
+        shutil.copytree(out, copy)
+        write_mp4(shown, copy / "videos" / f"{eid}.mp4", fps=10.0)
+        with open_dataset(copy) as ds:
+            problem = video_stamps(ds, eid, clean=True)
+        assert problem is not None and f"videos/{eid}.mp4: frame 0 " in problem, problem
