@@ -97,6 +97,7 @@ demo: install
 	$(BIN)/dataforge findingdory collect $(DEMO_OUT)/findingdory --resolution 240x320 --video mp4 \
 		--workers 2 --out $(DEMO_OUT)/findingdory_days --overwrite
 	$(BIN)/dataforge validate $(DEMO_OUT)/findingdory_days
+	$(BIN)/dataforge stats $(DEMO_OUT)/findingdory_days
 	$(BIN)/dataforge inspect $(DEMO_OUT)/findingdory_days --preview $(DEMO_OUT)/findingdory_day.png
 	$(BIN)/dataforge findingdory tasks $(DEMO_OUT)/findingdory_days --seed 0 --workers 2 \
 		--out $(DEMO_OUT)/findingdory_tasks --overwrite
@@ -110,6 +111,9 @@ demo: install
 		--out $(DEMO_OUT)/findingdory_last.jsonl
 	$(BIN)/dataforge findingdory score $(DEMO_OUT)/findingdory_tasks \
 		--predictions $(DEMO_OUT)/findingdory_last.jsonl
+	rm -rf $(DEMO_OUT)/findingdory_train
+	$(BIN)/dataforge findingdory export $(DEMO_OUT)/findingdory_tasks \
+		--out $(DEMO_OUT)/findingdory_train
 	@echo "== demo: RoboMME demonstrations on ManiSkill (CPU): two tasks, one episode each"
 	$(BIN)/dataforge robomme generate --tasks PickXtimes,VideoUnmask --episodes-per-task 1 \
 		--size 128 --format hdf5 --out $(DEMO_OUT)/robomme --overwrite
