@@ -68,13 +68,22 @@ def _registry() -> dict[str, LayoutFn]:
 
 
 def upstream_layout(
-    task: str, seed: int, difficulty: str, *, recovery: bool = False
+    task: str, seed: int, difficulty: str, *, recovery: bool = False, recovery_mode: str = "z"
 ) -> UpstreamLayout:
     """The layout upstream builds for ``task`` at ``seed`` and ``difficulty``; with
     ``recovery`` (upstream's generator for metadata episodes 0-5) including the draw of the
-    pick that is missed first (``params["recovery"]``), which may shift later draws."""
+    pick that is missed first (``params["recovery"]``), which may shift later draws.
+
+    ``recovery_mode`` ("z" or "xy", the harness's ``robomme_failure_recovery_mode``) is what
+    ``params["recovery"]["mode"]`` says: a given mode makes the same single draw whichever it
+    is (``placement.recovery_draw``), so the layout functions draw with "z" and the mode is
+    written here."""
     require_release_sqrt()
-    return _registry()[task](seed, difficulty, recovery=recovery)
+    layout = _registry()[task](seed, difficulty, recovery=recovery)
+    drawn = layout.params.get("recovery")
+    if recovery and drawn:
+        drawn["mode"] = recovery_mode.lower()
+    return layout
 
 
 AVX2_ONLY_SEEDS = 27  # of the 3,200 released seeds: other layouts with numpy's AVX2 loops

@@ -131,7 +131,10 @@ class _Counting(RobommeEnv):
         """Upstream's layout for this episode's seed and difficulty."""
         from dataforge.pipelines.robomme.layouts import upstream_layout
 
-        up = upstream_layout(self.TASK, self.episode_seed, self.difficulty, recovery=self.recovery)
+        up = upstream_layout(
+            self.TASK, self.episode_seed, self.difficulty,
+            recovery=self.recovery, recovery_mode=self.recovery_mode or "z",
+        )  # fmt: skip
         return {
             "actors": {k: [float(x) for x in v] for k, v in up.actors.items()},
             "articulations": {k: [float(x) for x in v] for k, v in up.articulations.items()},

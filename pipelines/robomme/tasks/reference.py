@@ -221,7 +221,10 @@ class TwoLaneSwap:
 def upstream_scene(env: RobommeEnv) -> dict[str, Any]:
     """The episode's layout dict (recorded in the metadata): upstream's actor poses (build
     order), the button's root pose and upstream's draws."""
-    lay = upstream_layout(env.TASK, env.episode_seed, env.difficulty, recovery=env.recovery)
+    lay = upstream_layout(
+        env.TASK, env.episode_seed, env.difficulty,
+        recovery=env.recovery, recovery_mode=env.recovery_mode or "z",
+    )  # fmt: skip
     return {
         "actors": {name: list(pose) for name, pose in lay.actors.items()},
         "button": list(lay.articulations["button"]),
