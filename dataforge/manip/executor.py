@@ -42,7 +42,15 @@ class Waypoint:
     (1 open, -1 closed), then hold ``hold`` steps, or — with ``until`` — hold until
     ``until()`` is true (at most ``hold`` steps). ``grasp`` names what kind of object a grasp
     pose closes on (e.g. "cube"; empty for other keyframes) and ``target`` the object, for
-    plans that rewrite picks."""
+    plans that rewrite picks.
+
+    The recorded keyframe (``Recording.waypoint_action``, RoboMME's record made before each
+    motion): a waypoint with a pose sets it to ``key_pose`` (default: the pose) with the
+    gripper flag ``key`` (default: ``gripper``; RoboMME's ``waypoint_type``, 1 "open", -1
+    "close": the gripper state the keyframe asks for once reached, e.g. -1 at a grasp pose),
+    unless ``keyed`` is False (a motion the reference does not record: the keyframe stays). A
+    waypoint without a pose changes the keyframe only when it has a ``key``: the current
+    keyframe's pose again with that flag (a record at the same pose before a gripper action)."""
 
     pose: np.ndarray | Callable[[], np.ndarray] | None
     gripper: float = OPEN
@@ -51,6 +59,9 @@ class Waypoint:
     noisy: bool = True
     grasp: str = ""
     target: Any = None
+    key: float | None = None
+    key_pose: np.ndarray | None = None
+    keyed: bool = True
 
 
 @dataclass(frozen=True)
@@ -213,6 +224,18 @@ class Executor:
     def _gripper(self, command: float) -> float:
         return command if self.has_gripper else CLOSED
 
+    def _flag(self, wp: Waypoint) -> float:
+        """The gripper flag recorded with ``wp``'s keyframe (-1 for a robot without one)."""
+        return self._gripper(wp.gripper if wp.key is None else wp.key)
+
+    def _key_pose(self) -> np.ndarray:
+        """The current keyframe's pose, or (none set) the TCP pose the arm is commanded to."""
+        if not np.isnan(self._waypoint[0]):
+            return self._waypoint[:7]
+        q = self._qpos()
+        q[: self.planner.dof] = self.arm_cmd
+        return self.planner.tcp_pose(q)
+
     def run_waypoint(self, wp: Waypoint) -> None:
         pose = wp.pose() if callable(wp.pose) else wp.pose
         if pose is not None:
@@ -225,8 +248,12 @@ class Executor:
                     {"step": len(self.rec), "offset_m": np.round(offset, 4).tolist()}
                 )
                 self.move(detour)
-            self._waypoint = keyframe(pose, self._gripper(wp.gripper))
+            if wp.keyed:
+                at = pose if wp.key_pose is None else wp.key_pose
+                self._waypoint = keyframe(at, self._flag(wp))
             self.move(np.asarray(pose, dtype=np.float64))
+        elif wp.key is not None:
+            self._waypoint = keyframe(self._key_pose(), self._flag(wp))
         self.gripper = self._gripper(wp.gripper)
         self.hold(wp.hold, wp.until)
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.manip.executor import Noise, Recording
-from dataforge.manip.rotations import continuous_rpy, nearest_rpy, quat_to_rpy
+from dataforge.manip.rotations import continuous_rpy
 from dataforge.pipelines.robomme.seeds import EpisodeSpec
 
 POINT = re.compile(r"[\[<](-?\d+), (-?\d+)[\]>]")  # a grounded pixel: [row, col] or <y, x>
@@ -276,10 +276,33 @@ def drop_unrecorded(
 GRIPPER_CLOSED_M = 0.03  # RoboMME: the gripper is "closed" when a finger is nearer than this
 
 
-def waypoint_rows(waypoint: np.ndarray, eef_rpy: np.ndarray) -> np.ndarray:
+def keyframe_rpy(quat: np.ndarray) -> np.ndarray:
+    """Roll, pitch, yaw of one keyframe quaternion (wxyz) as RoboMME's writer converts a
+    waypoint (``RobommeRecordWrapper._refresh_pending_waypoint`` -> ``rpy_util``): the
+    quaternion as float32, normalised in float32, scipy's extrinsic "xyz" Euler angles (each in
+    [-pi, pi], so a top-down keyframe's roll is +pi or -pi by the quaternion's sign and its
+    last bits), as float32. Nothing is unwrapped: the writer's continuity cache holds the
+    end-effector's batched (1, 4) quaternion, whose shape a single (4,) keyframe never matches,
+    so a keyframe is converted on its own."""
+    import torch
+    from scipy.spatial.transform import Rotation
+
+    q = torch.as_tensor(np.asarray(quat, dtype=np.float32))
+    norm = torch.linalg.norm(q)
+    if not (torch.isfinite(q).all() and torch.isfinite(norm) and norm > 1e-12):
+        q = torch.tensor([1.0, 0.0, 0.0, 0.0])  # the writer's fallback
+    else:
+        q = q / norm
+    w, x, y, z = q.numpy()
+    rpy = Rotation.from_quat(np.array([x, y, z, w])).as_euler("xyz", degrees=False)
+    return rpy.astype(np.float32)
+
+
+def waypoint_rows(waypoint: np.ndarray) -> np.ndarray:
     """RoboMME's ``waypoint_action`` rows [x, y, z, roll, pitch, yaw, gripper] from the
-    recorded keyframes [p, wxyz, gripper] (NaN rows stay NaN): each keyframe's angles are taken
-    within half a turn of the end-effector's (continuous) angles when it was set."""
+    recorded keyframes [p, wxyz, gripper] (NaN rows stay NaN), as its writer stores them: the
+    position as float32, the angles by :func:`keyframe_rpy`, the gripper flag (1 "open", -1
+    "close") as recorded."""
     out = np.full((len(waypoint), 7), np.nan)
     for t in range(len(waypoint)):
         row = waypoint[t]
@@ -288,8 +311,8 @@ def waypoint_rows(waypoint: np.ndarray, eef_rpy: np.ndarray) -> np.ndarray:
         if t > 0 and np.array_equal(row, waypoint[t - 1]):
             out[t] = out[t - 1]
             continue
-        rpy = nearest_rpy(quat_to_rpy(row[3:7]), eef_rpy[max(t - 1, 0)])
-        out[t] = np.concatenate([row[:3], rpy, row[7:]])
+        p = np.asarray(row[:3], dtype=np.float32)
+        out[t] = np.concatenate([p, keyframe_rpy(row[3:7]), row[7:]])
     return out
 
 
@@ -321,7 +344,7 @@ def episode_arrays(
         "wrist_camera_extrinsic": frames[wrist].extrinsic,
         "joint_action": np.asarray(rec.joint_action, dtype=np.float64),
         "eef_action": np.concatenate([eef[:, :3], continuous_rpy(eef[:, 3:7]), eef[:, 7:]], 1),
-        "waypoint_action": waypoint_rows(np.asarray(rec.waypoint_action), eef_rpy),
+        "waypoint_action": waypoint_rows(np.asarray(rec.waypoint_action)),
         "is_video_demo": np.asarray(rec.video, dtype=bool),
         "is_subgoal_boundary": boundary,
         "is_completed": np.asarray(rec.success, dtype=bool),

@@ -29,7 +29,8 @@ def pick(
     grip_z: float | None = None,
     kind: str = "cube",
 ) -> list[Waypoint]:
-    """Approach from above, descend, close, lift. ``kind`` ("cube" or "bin": a container)
+    """Approach from above, descend, close, lift (``solve_pickup``: its keyframes "open" at
+    the approach, "close" at the grasp and the lift). ``kind`` ("cube" or "bin": a container)
     marks the grasp keyframe, for RoboMME's missed-grasp recovery (``recovery.py``)."""
     p = actor_position(actor)
     yaw = grasp_yaw(actor_yaw(actor))
@@ -37,19 +38,20 @@ def pick(
     at = np.array([p[0], p[1], z])
     return [
         Waypoint(top_grasp(at, yaw, APPROACH), OPEN),
-        Waypoint(top_grasp(at, yaw), OPEN, noisy=False, grasp=kind, target=actor),
+        Waypoint(top_grasp(at, yaw), OPEN, noisy=False, grasp=kind, target=actor, key=CLOSED),
         Waypoint(None, CLOSED, hold=GRIP_STEPS),
         Waypoint(top_grasp(at, yaw, LIFT), CLOSED),
     ]
 
 
 def place(position: np.ndarray, *, half: float = CUBE_HALF, yaw: float = 0.0) -> list[Waypoint]:
-    """Carry above ``position`` (table point), lower until the held cube rests on it, open, rise."""
+    """Carry above ``position`` (table point), lower until the held cube rests on it, open, rise
+    (``solve_putonto_whenhold``: its keyframes "close" above, "open" down and back up)."""
     p = np.asarray(position, dtype=np.float64)
     at = np.array([p[0], p[1], p[2] + half + 0.004])
     return [
         Waypoint(top_grasp(at, yaw, APPROACH), CLOSED),
-        Waypoint(top_grasp(at, yaw), CLOSED, noisy=False),
+        Waypoint(top_grasp(at, yaw), CLOSED, noisy=False, key=OPEN),
         Waypoint(None, OPEN, hold=GRIP_STEPS),
         Waypoint(top_grasp(at, yaw, APPROACH), OPEN),
     ]
@@ -61,15 +63,28 @@ READY_Z = 0.15  # RoboMME's planner: the hover height above a button (and a pick
 def press_spring_button(button: Any) -> list[Waypoint]:
     """RoboMME's ``solve_button`` for an ``assets.button`` articulation: hover above it at
     z 0.15 pointing down, close the gripper, go down to the button's root (the fingertips push
-    the cap in), come back up."""
+    the cap in), come back up. Its keyframes: "open" at the hover, "close" there again before
+    the gripper closes, "close" down and up, in upstream's orientation (:func:`button_key`)."""
     root = button.pose.p[0].cpu().numpy().astype(np.float64)
     ready = np.array([root[0], root[1], READY_Z])
     return [
-        Waypoint(top_grasp(ready, 0.0), OPEN),
-        Waypoint(None, CLOSED, hold=GRIP_STEPS),
-        Waypoint(top_grasp(root, 0.0), CLOSED, noisy=False),
-        Waypoint(top_grasp(ready, 0.0), CLOSED),
+        Waypoint(top_grasp(ready, 0.0), OPEN, key_pose=button_key(ready)),
+        Waypoint(None, CLOSED, hold=GRIP_STEPS, key=CLOSED),
+        Waypoint(top_grasp(root, 0.0), CLOSED, noisy=False, key_pose=button_key(root)),
+        Waypoint(top_grasp(ready, 0.0), CLOSED, key_pose=button_key(ready)),
     ]
+
+
+# upstream's button orientation (``solve_button``, ``solve_button_ready``):
+# matrix_to_quaternion(euler_angles_to_matrix(deg2rad([180, 0, 0]), "XYZ")) in float32, the
+# same rotation as ``objects.DOWN`` with the other sign (w the float32 rounding of cos(pi / 2));
+# its waypoint roll is -pi + 1.5e-7 where DOWN's is +pi
+BUTTON_QUAT = np.array([4.371138828673793e-08, -1.0, 0.0, 0.0])
+
+
+def button_key(position: np.ndarray) -> np.ndarray:
+    """The keyframe upstream records at ``position`` for a button press: [p, BUTTON_QUAT]."""
+    return np.concatenate([np.asarray(position, dtype=np.float64)[:3], BUTTON_QUAT])
 
 
 def on_target(actor: Any, target_xy: np.ndarray, radius: float, *, max_z: float = 0.03) -> bool:

@@ -273,11 +273,12 @@ class _Counting(RobommeEnv):
     def put_onto(self, target: Any, release_z: float) -> list[Waypoint]:
         """``solve_putonto_whenhold``: above the target at 15 cm keeping the grasp, down, open,
         up. (Upstream goes down to the target's own height and lets the table stop the cube;
-        we stop where the held cube rests on the table.)"""
+        we stop where the held cube rests on the table.) Keyframes: "close" above, "open" down
+        and back up."""
         q, xy = self.tcp_quat(), _xy(target)
         return [
             Waypoint(self.at(xy, READY_Z, q), CLOSED),
-            Waypoint(self.at(xy, release_z, q), CLOSED, noisy=False),
+            Waypoint(self.at(xy, release_z, q), CLOSED, noisy=False, key=OPEN),
             Waypoint(None, OPEN, hold=GRIP_STEPS),
             Waypoint(self.at(xy, READY_Z, q), OPEN),
         ]
@@ -578,12 +579,14 @@ class BinFill(_Counting):
 
     def drop_into_bin(self, task_index: int) -> list[Waypoint]:
         """``solve_putonto_whenhold_binspecial``: 20 cm over the board, open, 10 cm back; then
-        (ours) wait until the cube of the next pick is on the table."""
+        (ours) wait until the cube of the next pick is on the table. Keyframes: "close" over
+        the board, "open" there again before the gripper opens; the move back records none."""
         q, xy = self.tcp_quat(), _xy(self.board)
+        leave = self.at(xy + np.array([BIN_LEAVE_DX, 0.0]), BIN_DROP_Z, q)
         waypoints = [
             Waypoint(self.at(xy, BIN_DROP_Z, q), CLOSED),
-            Waypoint(None, OPEN, hold=GRIP_STEPS),
-            Waypoint(self.at(xy + np.array([BIN_LEAVE_DX, 0.0]), BIN_DROP_Z, q), OPEN),
+            Waypoint(None, OPEN, hold=GRIP_STEPS, key=OPEN),
+            Waypoint(leave, OPEN, keyed=False),
         ]
         name = self.tasks[task_index + 1].pick
         back = self.layout["stream_return_step"].get(name, 0)
@@ -740,12 +743,13 @@ class SwingXtimes(_Counting):
         return [Waypoint(self.at(_xy(self.targets[side]), SWING_Z, self.tcp_quat()), CLOSED)]
 
     def put_down(self) -> list[Waypoint]:
-        """``solve_putdown_whenhold``: down to 7 cm where the TCP is, open, up to 15 cm."""
+        """``solve_putdown_whenhold``: down to 7 cm where the TCP is, open, up to 15 cm
+        (keyframes: "open" down; the rise records none)."""
         q, xy = self.tcp_quat(), self.tcp_position()[:2]
         return [
-            Waypoint(self.at(xy, PUTDOWN_Z, q), CLOSED, noisy=False),
+            Waypoint(self.at(xy, PUTDOWN_Z, q), CLOSED, noisy=False, key=OPEN),
             Waypoint(None, OPEN, hold=GRIP_STEPS),
-            Waypoint(self.at(xy, READY_Z, q), OPEN),
+            Waypoint(self.at(xy, READY_Z, q), OPEN, keyed=False),
         ]
 
     def goals(self) -> list[str]:
@@ -908,9 +912,11 @@ class StopCube(_Counting):
         return bool(near and tcp[2] < HOVER_Z)
 
     def hover(self) -> list[Waypoint]:
-        """``solve_button_ready``: 15 cm over the button pointing down, then close."""
+        """``solve_button_ready``: 15 cm over the button pointing down, then close (its one
+        keyframe, recorded before the move: "close" there, in upstream's orientation)."""
+        ready = self.at(_xy(self.button), READY_Z)
         return [
-            Waypoint(self.at(_xy(self.button), READY_Z), OPEN),
+            Waypoint(ready, OPEN, key=CLOSED, key_pose=skills.button_key(ready)),
             Waypoint(None, CLOSED, hold=GRIP_STEPS),
         ]
 
@@ -920,15 +926,17 @@ class StopCube(_Counting):
 
     def press_on_visit(self) -> list[Waypoint]:
         """``solve_button(without_hold=True)``: close, down to the button's root, back up;
-        the move down starts so that the press lands when the cube is over the target."""
+        the move down starts so that the press lands when the cube is over the target.
+        Keyframes: "close" over the button (recorded before the gripper closes), down, up."""
         root = _position(self.button)
         visit = int(self.layout["steps_press"])
         go = visit - PRESS_STEPS
+        down, up = self.at(root[:2], root[2]), self.at(root[:2], READY_Z)
         return [
-            Waypoint(None, CLOSED, hold=GRIP_STEPS),
+            Waypoint(None, CLOSED, hold=GRIP_STEPS, key=CLOSED),
             Waypoint(None, CLOSED, hold=max(go, 0) + 2, until=lambda: self.t >= go),
-            Waypoint(self.at(root[:2], root[2]), CLOSED, noisy=False),
-            Waypoint(self.at(root[:2], READY_Z), CLOSED),
+            Waypoint(down, CLOSED, noisy=False, key_pose=skills.button_key(down)),
+            Waypoint(up, CLOSED, key_pose=skills.button_key(up)),
         ]
 
     def goals(self) -> list[str]:

@@ -27,6 +27,7 @@ to the execution phase.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -407,14 +408,19 @@ class _StickTask(_Imitation):
     def swing_onto(self, k: int) -> list[Waypoint]:
         """``solve_swingonto``: two screw motions onto the tip over target ``k`` at 0.07 m (the
         second corrects the first's end error, about 1 cm); ours aims the first 1 cm higher
-        (mplib cannot time-parameterize a motion to the pose it is already at)."""
+        (mplib cannot time-parameterize a motion to the pose it is already at). Upstream
+        records the keyframe before the second motion only, with the TCP's orientation."""
         pose = self.swing_pose(k)
         first = pose.copy()
         first[2] += 0.01
+        key = np.concatenate([pose[:3], self.tcp_quat()])
         return [
-            Waypoint(first, CLOSED, noisy=False),
-            Waypoint(pose, CLOSED, hold=SETTLE, noisy=False),
+            Waypoint(first, CLOSED, noisy=False, keyed=False),
+            Waypoint(pose, CLOSED, hold=SETTLE, noisy=False, key_pose=key),
         ]
+
+    def tcp_quat(self) -> np.ndarray:
+        return self.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
 
     def strong_reset(self) -> list[Waypoint]:
         """Upstream's first NO-RECORD strong reset (``solve_strong_reset``: the reset action
@@ -422,10 +428,10 @@ class _StickTask(_Imitation):
         once the tip is up), then a screw motion to the start configuration's TCP pose (read
         after reset) and ``STRONG_RESET`` steps held there."""
         last = self.target_xy[self.path[-1]]
-        return [
-            Waypoint(tip_pose(np.array([last[0], last[1], SWING_Z + 0.06])), CLOSED),
+        return [  # upstream's strong reset records no keyframe
+            Waypoint(tip_pose(np.array([last[0], last[1], SWING_Z + 0.06])), CLOSED, keyed=False),
             self.restaged(CLOSED),
-            Waypoint(self.start_tcp, CLOSED, noisy=False),
+            Waypoint(self.start_tcp, CLOSED, noisy=False, keyed=False),
             Waypoint(None, CLOSED, hold=self.STRONG_RESET),
         ]
 
@@ -507,6 +513,10 @@ ROUTE_Z = 0.15  # ... and z_threshold=self.z_threshold (0.15)
 OBSTACLE_HALF = (0.05, 0.015, 0.03)  # RouteStick.py: box half sizes (x is vertical once turned)
 ARC_OFFSET = 0.2  # solve_swingonto_withDirection(radius=0.2): the Bezier control's offset
 ARC_POINTS = 4  # screw segments along the Bezier curve (upstream: 45 IK points)
+# upstream's keyframes of an arc: its 45 curve points (t = k / 44) and 5 repeats of the last
+# are split at len // 2 = 25; the keyframe is point 24 (t = 24 / 44) while points 0-24 run,
+# the end from point 25 (t = 25 / 44) on
+ARC_MID, ARC_SPLIT = 24 / 44, 25 / 44
 
 
 def obstacle(scene: Any, name: str, rgb: Sequence[float]) -> Any:
@@ -575,7 +585,9 @@ class RouteStick(_StickTask):
     def move_waypoints(self, step: int) -> list[Waypoint]:
         """``solve_swingonto_withDirection``: a quadratic Bezier from the previous target to
         the next at 0.07 m, its control point 0.2 m off the chord's middle (to the chord's
-        left for clockwise, as upstream's sign convention has it)."""
+        left for clockwise, as upstream's sign convention has it). Keyframes as upstream
+        records them: the curve's point at ``ARC_MID`` (with the TCP's orientation) for the
+        first half of its IK points, the end for the rest."""
         start = self.target_xy[self.path[step - 1]]
         end = self.target_xy[self.path[step]]
         chord = end - start
@@ -583,10 +595,19 @@ class RouteStick(_StickTask):
         left = np.array([-unit[1], unit[0]])
         sign = 1.0 if self.layout["params"]["directions"][step - 1] == "clockwise" else -1.0
         control = (start + end) / 2 + sign * ARC_OFFSET * left
+
+        def curve(s: float) -> np.ndarray:
+            return (1 - s) ** 2 * start + 2 * (1 - s) * s * control + s**2 * end
+
+        q = self.tcp_quat()
+        mid = np.array([*curve(ARC_MID), SWING_Z, *q])
+        last = np.array([*end, SWING_Z, *q])
         out = []
-        for s in np.linspace(0.0, 1.0, ARC_POINTS + 1)[1:]:
-            xy = (1 - s) ** 2 * start + 2 * (1 - s) * s * control + s**2 * end
-            out.append(Waypoint(tip_pose(np.array([*xy, SWING_Z])), CLOSED, noisy=False))
+        ends = np.linspace(0.0, 1.0, ARC_POINTS + 1)
+        for s0, s in itertools.pairwise(ends):
+            key = mid if s0 < ARC_SPLIT else last
+            tip = tip_pose(np.array([*curve(s), SWING_Z]))
+            out.append(Waypoint(tip, CLOSED, noisy=False, key_pose=key))
         out.append(Waypoint(None, CLOSED, hold=SETTLE))  # upstream: 5 repeats of the last
         return out
 
@@ -827,11 +848,13 @@ class MoveCube(_Imitation):
         p[2] = max(p[2], MC_PEG_R)
         yaw = objects.actor_yaw(link)
         up = np.array([p[0], p[1], PEG_LIFT])
+        at = objects.top_grasp(p, yaw)
         return [
             Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
             Waypoint(objects.top_grasp(up, yaw), OPEN),
-            Waypoint(objects.top_grasp(p, yaw, 0.01), OPEN, noisy=False),  # see swing_onto
-            Waypoint(objects.top_grasp(p, yaw), OPEN, noisy=False, grasp="peg"),
+            # see swing_onto; upstream's one motion down, recorded "close" at the grasp
+            Waypoint(objects.top_grasp(p, yaw, 0.01), OPEN, noisy=False, key=CLOSED, key_pose=at),
+            Waypoint(at, OPEN, noisy=False, grasp="peg", key=CLOSED),
             Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
             Waypoint(objects.top_grasp(up, yaw), CLOSED),
         ]
@@ -853,11 +876,12 @@ class MoveCube(_Imitation):
         yaw = float(np.arctan2(axis[1], axis[0]))
         start = c - HOOK_BACK * d - HOOK_SIDE * side * left
         end = g - HOOK_END * d - HOOK_SIDE * side * left
-        return [
-            Waypoint(objects.top_grasp(np.array([*start, TRANSIT_Z]), yaw), CLOSED),
-            Waypoint(objects.top_grasp(np.array([*start, z]), yaw), CLOSED, noisy=False),
+        low = objects.top_grasp(np.array([*start, z]), yaw)
+        return [  # keyframes: "close" at the low start (both moves), at the end; "open" there
+            Waypoint(objects.top_grasp(np.array([*start, TRANSIT_Z]), yaw), CLOSED, key_pose=low),
+            Waypoint(low, CLOSED, noisy=False),
             Waypoint(objects.top_grasp(np.array([*end, z]), yaw), CLOSED, noisy=False),
-            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
+            Waypoint(None, OPEN, hold=skills.GRIP_STEPS, key=OPEN),
         ]
 
     def gripper_push(self) -> list[Waypoint]:
@@ -870,13 +894,16 @@ class MoveCube(_Imitation):
         z = objects.CUBE_HALF
         start = c - PUSH_BACK * d
         end = g - objects.CUBE_HALF * d
-        return [
+        low = objects.top_grasp(np.array([*start, z]), yaw)
+        above = objects.top_grasp(np.array([*start, TRANSIT_Z]), yaw)
+        return [  # keyframes: "close" at the low start (recorded before the move), at the end;
+            # "open" there before the gripper opens
             Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
-            Waypoint(objects.top_grasp(np.array([*start, TRANSIT_Z]), yaw), OPEN),
-            Waypoint(objects.top_grasp(np.array([*start, z]), yaw), OPEN, noisy=False),
+            Waypoint(above, OPEN, key=CLOSED, key_pose=low),
+            Waypoint(low, OPEN, noisy=False, key=CLOSED),
             Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
             Waypoint(objects.top_grasp(np.array([*end, z]), yaw), CLOSED, noisy=False),
-            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
+            Waypoint(None, OPEN, hold=skills.GRIP_STEPS, key=OPEN),
         ]
 
     def stage_waypoints(self, stage: int) -> list[Waypoint]:
@@ -893,9 +920,10 @@ class MoveCube(_Imitation):
         start configuration's TCP pose; upstream holds the reset action 30 steps), wait for
         the restaging."""
         tcp = self.tcp_position()
-        return [
-            Waypoint(objects.top_grasp(np.array([tcp[0], tcp[1], START_Z]), 0.0), OPEN),
-            Waypoint(self.start_tcp, OPEN),
+        rise = objects.top_grasp(np.array([tcp[0], tcp[1], START_Z]), 0.0)
+        return [  # upstream's strong reset records no keyframe
+            Waypoint(rise, OPEN, keyed=False),
+            Waypoint(self.start_tcp, OPEN, keyed=False),
             self.restaged(OPEN),
         ]
 
@@ -1151,11 +1179,13 @@ class InsertPeg(_Imitation):
         (TCP x along the peg), close, lift to 0.2 m."""
         link = self.link(self.pegs[0], self.ends[0])
         p, yaw = self.grasp_point(link)
+        at = objects.top_grasp(p, yaw)
         return [
             Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
             Waypoint(objects.top_grasp(np.array([p[0], p[1], PEG_LIFT]), yaw), OPEN),
-            Waypoint(objects.top_grasp(p, yaw, 0.01), OPEN, noisy=False),  # see swing_onto
-            Waypoint(objects.top_grasp(p, yaw), OPEN, noisy=False, grasp="peg"),
+            # see swing_onto; upstream's one motion down, recorded "close" at the grasp
+            Waypoint(objects.top_grasp(p, yaw, 0.01), OPEN, noisy=False, key=CLOSED, key_pose=at),
+            Waypoint(at, OPEN, noisy=False, grasp="peg", key=CLOSED),
             Waypoint(None, CLOSED, hold=skills.GRIP_STEPS),
             Waypoint(objects.top_grasp(np.array([p[0], p[1], PEG_LIFT]), yaw), CLOSED),
         ]
@@ -1227,12 +1257,13 @@ class InsertPeg(_Imitation):
             poses = [at(back, PRE_INSERT_UP), at(back, 0.01), at(back, 0.0), at(0.0, 0.0)]
             if self.chain_reaches(poses):
                 break
-        # the low approach twice: a long screw motion ends up to ~2 cm off its goal
+        # the low approach twice: a long screw motion ends up to ~2 cm off its goal. Keyframes
+        # ("close"): back and up, back (both low approaches), none for the insertion, the retreat
         return [
             Waypoint(poses[0], CLOSED),
-            Waypoint(poses[1], CLOSED, noisy=False),
+            Waypoint(poses[1], CLOSED, noisy=False, key_pose=poses[2]),
             Waypoint(poses[2], CLOSED, noisy=False),
-            Waypoint(poses[3], CLOSED, noisy=False),
+            Waypoint(poses[3], CLOSED, noisy=False, keyed=False),
             Waypoint(at(INSERT_RETREAT, 0.0), CLOSED, noisy=False),
         ]
 
@@ -1242,10 +1273,10 @@ class InsertPeg(_Imitation):
         configuration's TCP pose), wait for the env to put the pegs back."""
         up = np.array(last.pose, dtype=np.float64)
         up[2] = START_Z
-        return [
+        return [  # upstream's strong reset records no keyframe
             Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
-            Waypoint(up, OPEN),
-            Waypoint(self.start_tcp, OPEN),
+            Waypoint(up, OPEN, keyed=False),
+            Waypoint(self.start_tcp, OPEN, keyed=False),
             self.restaged(OPEN),
         ]
 

@@ -121,7 +121,8 @@ def pick_container(env: Any, actor: Any) -> list[Waypoint]:
     """``solve_pickup_bin``: open; above the container at z 0.2; open; down to 1 cm above its
     origin (the knob); close; up to z 0.2 above where the container is then. Every pose is
     aimed when the executor gets there (a callable pose); the grasp keyframe carries
-    the "bin" mark of :func:`skills.pick` for RoboMME's missed-grasp recovery."""
+    the "bin" mark of :func:`skills.pick` for RoboMME's missed-grasp recovery. Keyframes:
+    "open" above, "close" at the grasp and the lift."""
 
     def aim(z: float | None) -> np.ndarray:
         p = actor_position(actor)
@@ -132,7 +133,7 @@ def pick_container(env: Any, actor: Any) -> list[Waypoint]:
     return [
         Waypoint(None, OPEN, hold=GRIPPER_STEPS),
         Waypoint(lambda: aim(PICK_Z), OPEN, hold=GRIPPER_STEPS),
-        Waypoint(lambda: aim(None), OPEN, noisy=False, grasp="bin"),
+        Waypoint(lambda: aim(None), OPEN, noisy=False, grasp="bin", key=CLOSED),
         Waypoint(None, CLOSED, hold=GRIPPER_STEPS),
         Waypoint(lambda: aim(PICK_Z), CLOSED),
     ]
@@ -140,13 +141,13 @@ def pick_container(env: Any, actor: Any) -> list[Waypoint]:
 
 def put_down(env: Any) -> list[Waypoint]:
     """``solve_putdown_whenhold(release_z=0.07)``: straight down to z 0.07 keeping the hand's
-    orientation, open, up to z 0.15."""
+    orientation, open, up to z 0.15. Keyframes: "open" down; the rise records none."""
     tcp = env.agent.tcp.pose
     p, q = tcp.p[0].cpu().numpy().astype(np.float64), tcp.q[0].cpu().numpy().astype(np.float64)
     return [
-        Waypoint(np.array([p[0], p[1], RELEASE_Z, *q]), CLOSED, noisy=False),
+        Waypoint(np.array([p[0], p[1], RELEASE_Z, *q]), CLOSED, noisy=False, key=OPEN),
         Waypoint(None, OPEN, hold=GRIPPER_STEPS),
-        Waypoint(np.array([p[0], p[1], RETREAT_Z, *q]), OPEN),
+        Waypoint(np.array([p[0], p[1], RETREAT_Z, *q]), OPEN, keyed=False),
     ]
 
 

@@ -296,19 +296,22 @@ def hand_yaw(env: Any, xy: Any) -> float:
     return radial + grasp_yaw(now - radial)
 
 
-def put_waypoints(env: Any, xy: Any, release_z: float = RELEASE_Z) -> list[Waypoint]:
-    """``solve_putonto_whenhold`` / ``solve_putdown_whenhold``: above ``xy`` at 15 cm, down
-    until the held cube's centre is at ``release_z``, open, back up (the hand turned by
-    :func:`hand_yaw`, or the nearest yaw a screw motion reaches; upstream keeps the hand as it
-    is and falls back to RRT)."""
+def put_waypoints(
+    env: Any, xy: Any, release_z: float = RELEASE_Z, *, putdown: bool = False
+) -> list[Waypoint]:
+    """``solve_putonto_whenhold`` / (``putdown``) ``solve_putdown_whenhold``: above ``xy`` at
+    15 cm, down until the held cube's centre is at ``release_z``, open, back up (the hand
+    turned by :func:`hand_yaw`, or the nearest yaw a screw motion reaches; upstream keeps the
+    hand as it is and falls back to RRT). Keyframes as upstream records them: "close" above,
+    "open" down; "open" back up (putonto) or no new one (putdown records nothing there)."""
     down = np.array([xy[0], xy[1], release_z])
     yaw = reachable_yaw(env, down, READY_Z - release_z, hand_yaw(env, xy))
     above = top_grasp(down, yaw, READY_Z - release_z)
     return [
         Waypoint(above, CLOSED),
-        Waypoint(top_grasp(down, yaw), CLOSED, noisy=False),
+        Waypoint(top_grasp(down, yaw), CLOSED, noisy=False, key=OPEN),
         Waypoint(None, OPEN, hold=GRIP_STEPS),
-        Waypoint(above, OPEN),
+        Waypoint(above, OPEN, keyed=not putdown),
     ]
 
 
@@ -371,16 +374,19 @@ def rotate_to(pose: Any, yaw: float) -> Any:
 
 def reset_waypoints(env: Any, until: Callable[[], bool]) -> list[Waypoint]:
     """``solve_reset`` + ``solve_hold_obj``: the TCP to (0, 0, 0.2) with the hand as it is,
-    open, then hold still until ``until()``."""
+    open, then hold still until ``until()`` (neither records a keyframe)."""
     pose = np.array([*RESET_TCP, *tcp_quat(env)])
-    return [Waypoint(pose, OPEN), Waypoint(None, OPEN, hold=600, until=until)]
+    return [Waypoint(pose, OPEN, keyed=False), Waypoint(None, OPEN, hold=600, until=until)]
 
 
 def strong_reset_waypoints(env: Any) -> list[Waypoint]:
     """``solve_strong_reset``: the arm back to the start pose (upstream holds the reset joint
     action for 30 steps; ours: a screw motion to the TCP pose of ``env.START_QPOS``, read
     after reset, then 30 steps held), gripper open."""
-    return [Waypoint(env.start_tcp, OPEN, noisy=False), Waypoint(None, OPEN, hold=STRONG_RESET)]
+    return [
+        Waypoint(env.start_tcp, OPEN, noisy=False, keyed=False),  # upstream records none
+        Waypoint(None, OPEN, hold=STRONG_RESET),
+    ]
 
 
 def hold_waypoints(until: Callable[[], bool]) -> list[Waypoint]:
@@ -580,7 +586,8 @@ class PickHighlight(_Upstream):
             if k < len(self.goal_cubes) - 1:
                 name = "place the cube onto the table"
                 xy = actor_position(cube)
-                yield subgoal(self, name, name, None, put_waypoints(self, xy), choice=name)
+                waypoints = put_waypoints(self, xy, putdown=True)
+                yield subgoal(self, name, name, None, waypoints, choice=name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -721,7 +728,7 @@ class VideoRepick(_Upstream):
         )  # fmt: skip
         name = "drop the cube on the table"
         xy = actor_position(cube)
-        waypoints = put_waypoints(self, xy, release_z=0.03)
+        waypoints = put_waypoints(self, xy, release_z=0.03, putdown=True)
         yield subgoal(self, name, name, None, waypoints, choice="put it down", video=True)
         for i in range(2, self.video_entries):
             if i == 2:
@@ -743,7 +750,7 @@ class VideoRepick(_Upstream):
             )
             xy = actor_position(cube)
             yield subgoal(
-                self, "put it down", "put it down", None, put_waypoints(self, xy),
+                self, "put it down", "put it down", None, put_waypoints(self, xy, putdown=True),
                 choice="put it down",
             )  # fmt: skip
         yield self.press_subgoal(
