@@ -10,7 +10,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from dataforge.pipelines.robomme.episode import STEP_FIELDS
+from dataforge.pipelines.robomme.episode import STEP_FIELDS, subgoal_boundaries
 from dataforge.pipelines.robomme.h5layout import (
     ACTION_FIELDS,
     IMAGES,
@@ -42,7 +42,8 @@ INVARIANTS = {
     "limits": "joint actions and joint states are within the Panda's joint limits; gripper "
     "actions are -1 (close) or 1 (open); finger positions are within [0, 0.04] m (1 mm of "
     "simulation slack); depth is not negative",
-    "boundaries": "is_subgoal_boundary is true exactly at the first step of each subgoal",
+    "boundaries": "is_subgoal_boundary is true exactly at the first step of each subgoal and at "
+    "the first completed step (RoboMME's writer: its task index moves past the task list)",
     "completed": "is_completed is false, then true from the step the task succeeds to the last",
     "video": "is_video_demo frames form a prefix, present exactly for video-conditioned tasks",
     "subgoals": "subgoal indices are valid, non-decreasing and match the metadata's spans",
@@ -76,9 +77,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
         yield "limits", "gripper_state outside [0, 0.04]"
     if any(arrays[d].min() < 0 for d in ("front_depth", "wrist_depth")):
         yield "limits", "negative depth"
-    sg = arrays["subgoal"]
-    expect = np.ones(n, bool)
-    expect[1:] = sg[1:] != sg[:-1]
+    expect = subgoal_boundaries(arrays["subgoal"], arrays["is_completed"])
     if not np.array_equal(arrays["is_subgoal_boundary"], expect):
         k = int(np.flatnonzero(arrays["is_subgoal_boundary"] != expect)[0])
         yield "boundaries", f"is_subgoal_boundary disagrees with the subgoal changes at step {k}"

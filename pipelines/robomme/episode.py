@@ -237,7 +237,7 @@ STEP_FIELDS = (
     "front_rgb", "wrist_rgb", "front_depth", "wrist_depth", "joint_state", "eef_state",
     "gripper_state", "is_gripper_close", "front_camera_extrinsic", "wrist_camera_extrinsic",
     "joint_action", "eef_action", "waypoint_action", "is_video_demo", "is_subgoal_boundary",
-    "is_completed", "subgoal", "subgoal_online",
+    "is_completed", "subgoal", "subgoal_online", "eef_state_quat", "eef_action_quat",
 )  # fmt: skip
 
 
@@ -261,7 +261,7 @@ def drop_unrecorded(
     renumber = np.minimum(renumber, len(kept) - 1).astype(np.int16)
     out["subgoal"] = renumber[planner[keep]]
     out["subgoal_online"] = renumber[arrays["subgoal_online"][keep]]
-    out["is_subgoal_boundary"] = np.r_[True, out["subgoal"][1:] != out["subgoal"][:-1]]
+    out["is_subgoal_boundary"] = subgoal_boundaries(out["subgoal"], out["is_completed"])
     spans = []
     for k in kept:
         sg = dict(subgoals[k])
@@ -271,6 +271,31 @@ def drop_unrecorded(
         sg["start"] = start
         spans.append(sg)
     return out, spans
+
+
+def subgoal_boundaries(planner: np.ndarray, completed: np.ndarray) -> np.ndarray:
+    """RoboMME's ``is_subgoal_boundary``: true where the writer's task index changes
+    (``RecordWrapper.py:876-887``): the first step, each step that starts a new subgoal, and the
+    first completed step (the index moves past the task list, ``RecordWrapper.py:57-71``)."""
+    boundary = np.ones(len(planner), bool)
+    boundary[1:] = planner[1:] != planner[:-1]
+    done = np.asarray(completed, bool)
+    boundary[1:] |= done[1:] & ~done[:-1]
+    return boundary
+
+
+def aligned_quats(quat: np.ndarray, dtype: Any) -> np.ndarray:
+    """(n, 4) wxyz as RoboMME's writer stores them (``rpy_util.build_endeffector_pose_dict``):
+    in ``dtype``, normalised (the unit quaternion where that fails), each one's sign flipped
+    when its dot product with the previous stored one is negative."""
+    q = np.asarray(quat, dtype=dtype).copy()
+    norm = np.linalg.norm(q, axis=1, keepdims=True)
+    ok = np.isfinite(q).all(1, keepdims=True) & np.isfinite(norm) & (norm > 1e-12)
+    q = np.where(ok, q / np.where(ok, norm, 1), np.array([1, 0, 0, 0], dtype=dtype))
+    for t in range(1, len(q)):
+        if np.dot(q[t], q[t - 1]) < 0:
+            q[t] = -q[t]
+    return q.astype(dtype)
 
 
 GRIPPER_CLOSED_M = 0.03  # RoboMME: the gripper is "closed" when a finger is nearer than this
@@ -327,9 +352,11 @@ def episode_arrays(
     tcp = np.asarray(rec.tcp, dtype=np.float64)
     eef_rpy = continuous_rpy(tcp[:, 3:])
     eef = np.asarray(rec.eef_action, dtype=np.float64)
+    # the FK pose goes through a float32 ``sapien.Pose`` upstream (RecordWrapper.py:623-631)
+    eef[:, :7] = eef[:, :7].astype(np.float32)
+    eef_quat = aligned_quats(eef[:, 3:7], np.float64)
     planner, online = step_subgoals(rec)
-    boundary = np.ones(len(rec), bool)
-    boundary[1:] = planner[1:] != planner[:-1]
+    completed = np.asarray(rec.success, dtype=bool)
     state = np.asarray([*rec.state, rec.final_state], dtype=np.float32)
     return {
         "front_rgb": frames[front].rgb,
@@ -343,13 +370,15 @@ def episode_arrays(
         "front_camera_extrinsic": frames[front].extrinsic,
         "wrist_camera_extrinsic": frames[wrist].extrinsic,
         "joint_action": np.asarray(rec.joint_action, dtype=np.float64),
-        "eef_action": np.concatenate([eef[:, :3], continuous_rpy(eef[:, 3:7]), eef[:, 7:]], 1),
+        "eef_action": np.concatenate([eef[:, :3], continuous_rpy(eef_quat), eef[:, 7:]], 1),
         "waypoint_action": waypoint_rows(np.asarray(rec.waypoint_action)),
         "is_video_demo": np.asarray(rec.video, dtype=bool),
-        "is_subgoal_boundary": boundary,
-        "is_completed": np.asarray(rec.success, dtype=bool),
+        "is_subgoal_boundary": subgoal_boundaries(planner, completed),
+        "is_completed": completed,
         "subgoal": planner,
         "subgoal_online": online,
+        "eef_state_quat": aligned_quats(tcp[:, 3:], np.float32),
+        "eef_action_quat": eef_quat,
         "env_state": state.reshape(-1),
         "front_camera_intrinsic": frames[front].intrinsic,
         "wrist_camera_intrinsic": frames[wrist].intrinsic,

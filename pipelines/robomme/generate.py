@@ -88,6 +88,12 @@ def schema(size: int) -> Schema:
             "is_completed": ArraySpec("bool", (None,)),
             "subgoal": ArraySpec("int16", (None,), description="index into metadata subgoals"),
             "subgoal_online": ArraySpec("int16", (None,)),
+            "eef_state_quat": ArraySpec(
+                f32, (None, 4), description="TCP wxyz, normalised, sign-continuous (eef_state_raw)"
+            ),
+            "eef_action_quat": ArraySpec(
+                f64, (None, 4), description="FK wxyz of joint_action, sign-continuous"
+            ),
             "env_state": ArraySpec(
                 f32, (None,), description="(steps + 1) x state_dim: before each step, then final"
             ),

@@ -75,40 +75,64 @@ def test_validate_and_stats(dataset: Path) -> None:
 
 
 # What RoboMME's writer (env_record_wrapper/RecordWrapper.py) stores per episode and per step:
-# path -> (dtype kind, shape); "str" is a variable-length UTF-8 string, "bytes" a fixed-length one.
+# path -> (dtype kind, shape); "str" is a variable-length UTF-8 string, "ascii" a
+# variable-length ascii one (what h5py makes of the writer's ``str.encode()``), "bytes" a
+# fixed-length one. Facts with file:line: fixtures/upstream_release_fields.json.
 UPSTREAM_SETUP = {
     "seed": ("int64", ()), "difficulty": ("str", ()), "task_goal": ("str", (None,)),
     "front_camera_intrinsic": ("float32", (3, 3)), "wrist_camera_intrinsic": ("float32", (3, 3)),
     "available_multi_choices": ("str", ()),
 }  # fmt: skip
+# metadata episodes 0-2 of a recovery task miss above the grasp (RecordWrapper.py:1327-1340)
+UPSTREAM_SETUP_Z = {"fail_recover_mode": ("str", ()), "fail_recover_seed_anchor": ("int64", ())}
 UPSTREAM_STEP = {
     "obs/front_rgb": ("uint8", (SIZE, SIZE, 3)), "obs/wrist_rgb": ("uint8", (SIZE, SIZE, 3)),
     "obs/front_depth": ("int16", (SIZE, SIZE, 1)), "obs/wrist_depth": ("int16", (SIZE, SIZE, 1)),
     "obs/joint_state": ("float32", (7,)), "obs/eef_state": ("float32", (6,)),
+    "obs/eef_state_raw/pose": ("float32", (3,)), "obs/eef_state_raw/quat": ("float32", (4,)),
+    "obs/eef_state_raw/rpy": ("float32", (3,)),
+    "action/eef_action_raw/pose": ("float64", (3,)),
+    "action/eef_action_raw/quat": ("float64", (4,)),
+    "action/eef_action_raw/rpy": ("float64", (3,)),
     "obs/gripper_state": ("float32", (2,)), "obs/is_gripper_close": ("bool", ()),
     "obs/front_camera_extrinsic": ("float32", (3, 4)),
     "obs/wrist_camera_extrinsic": ("float32", (3, 4)),
     "action/joint_action": ("float64", (8,)), "action/eef_action": ("float64", (7,)),
     "action/waypoint_action": ("float64", (7,)),  # float32 NaN x 7 while no waypoint is set
     "action/choice_action": ("str", ()),
-    "info/simple_subgoal": ("bytes", ()), "info/simple_subgoal_online": ("bytes", ()),
-    "info/grounded_subgoal": ("bytes", ()), "info/grounded_subgoal_online": ("bytes", ()),
+    "info/simple_subgoal": ("ascii", ()), "info/simple_subgoal_online": ("ascii", ()),
+    "info/grounded_subgoal": ("ascii", ()), "info/grounded_subgoal_online": ("ascii", ()),
     "info/is_video_demo": ("bool", ()), "info/is_subgoal_boundary": ("bool", ()),
     "info/is_completed": ("bool", ()),
 }  # fmt: skip
 
 
 def _kind(d: h5py.Dataset) -> str:
-    if h5py.check_string_dtype(d.dtype) is not None:
-        return "str" if d.dtype.kind == "O" else "bytes"
+    info = h5py.check_string_dtype(d.dtype)
+    if info is not None:
+        if info.length is not None:
+            return "bytes"
+        return "str" if info.encoding == "utf-8" else "ascii"
     return str(d.dtype)
 
 
 def _groups(g: h5py.Group) -> set[str]:
-    return (
-        {f"{k}/{n}" for k in g for n in g[k]}
-        if all(isinstance(g[k], h5py.Group) for k in g)
-        else set(g)
+    """The paths of every dataset under ``g``."""
+    names: set[str] = set()
+    g.visititems(lambda name, obj: names.add(name) if isinstance(obj, h5py.Dataset) else None)
+    return names
+
+
+def _quat_matrix(q: np.ndarray) -> np.ndarray:
+    """(n, 4) unit wxyz -> (n, 3, 3) rotation matrices (the textbook formula)."""
+    w, x, y, z = q.T
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        1,
     )
 
 
@@ -154,8 +178,11 @@ def test_released_layout_field_by_field(dataset: Path) -> None:
                 ep = f[f"episode_{k}"]
                 m = meta[(task, k)]
                 setup = ep["setup"]
-                assert set(setup) == set(UPSTREAM_SETUP)
-                for name, (kind, shape) in UPSTREAM_SETUP.items():
+                want = {**UPSTREAM_SETUP, **UPSTREAM_SETUP_Z}  # episodes 0, 1: "z"
+                assert set(setup) == set(want)
+                assert setup["fail_recover_mode"].asstr()[()] == "z"
+                assert setup["fail_recover_seed_anchor"][()] == setup["seed"][()]
+                for name, (kind, shape) in want.items():
                     assert _kind(setup[name]) == kind, name
                     if None not in shape:
                         assert setup[name].shape == shape, name
@@ -182,15 +209,35 @@ def test_released_layout_field_by_field(dataset: Path) -> None:
                 video = arr["info/is_video_demo"]
                 assert video.any() == (task == "VideoUnmask")
                 assert np.array_equal(video, np.sort(video)[::-1])  # the video comes first
-                # boundaries: the first step of each subgoal (not each waypoint)
+                # boundaries: the first step of each subgoal (not each waypoint) and the first
+                # completed step (the writer's task index moves past the list)
                 sg = subgoal[(task, k)]
-                assert np.array_equal(
-                    arr["info/is_subgoal_boundary"], np.r_[True, sg[1:] != sg[:-1]]
-                )
                 done = arr["info/is_completed"]
+                first_done = np.r_[done[0], done[1:] & ~done[:-1]]
+                assert np.array_equal(
+                    arr["info/is_subgoal_boundary"], np.r_[True, sg[1:] != sg[:-1]] | first_done
+                )
                 assert done[-1] and not done[0] and np.all(done[:-1] <= done[1:])
                 simple = np.asarray(rows["info/simple_subgoal"])
                 assert np.all((simple == b"All tasks completed") == done)  # the planner's view
+                # the raw pieces are eef_state's / eef_action's, plus the unit quaternion
+                state, raw = arr["obs/eef_state"], "obs/eef_state_raw/"
+                assert np.array_equal(state, np.c_[arr[raw + "pose"], arr[raw + "rpy"]])
+                act, raw_a = arr["action/eef_action"], "action/eef_action_raw/"
+                assert np.array_equal(act[:, :6], np.c_[arr[raw_a + "pose"], arr[raw_a + "rpy"]])
+                for name in (raw + "quat", raw_a + "quat"):
+                    q = arr[name].astype(np.float64)
+                    assert np.allclose(np.linalg.norm(q, axis=1), 1, atol=1e-6)
+                    assert np.all(np.sum(q[1:] * q[:-1], axis=1) > 0), name  # sign-continuous
+                # physics: the hand camera is bolted to the hand, so the TCP seen from the
+                # wrist camera (extrinsic_cv, world -> camera) stays put over the episode
+                ext = arr["obs/wrist_camera_extrinsic"].astype(np.float64)
+                p = arr[raw + "pose"].astype(np.float64)
+                in_cam = np.einsum("tij,tj->ti", ext[:, :, :3], p) + ext[:, :, 3]
+                assert np.abs(in_cam - in_cam[0]).max() < 1e-4
+                rot = _quat_matrix(arr[raw + "quat"].astype(np.float64))
+                rel = np.einsum("tij,tjk->tik", ext[:, :, :3], rot)  # TCP axes in the camera
+                assert np.abs(rel - rel[0]).max() < 1e-4
                 g = arr["obs/gripper_state"]
                 assert np.array_equal(arr["obs/is_gripper_close"], np.any(g < 0.03, axis=1))
                 assert set(np.unique(arr["action/joint_action"][:, 7])) <= {-1.0, 1.0}

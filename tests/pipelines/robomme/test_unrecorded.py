@@ -17,6 +17,7 @@ def test_unrecorded_steps_leave_the_arrays() -> None:
     online[3] = 1  # the first subgoal's last step already names the (dropped) restaging
     arrays = {name: np.arange(12) * 10 for name in STEP_FIELDS}
     arrays.update(subgoal=planner, subgoal_online=online, env_state=np.zeros(13 * 5))
+    arrays["is_completed"] = np.zeros(12, bool)  # not completed: no completion boundary
     out, kept = drop_unrecorded(arrays, subgoals)
     assert [sg["simple"] for sg in kept] == ["s0", "s2", "s3"]
     assert [(sg["start"], sg["end"]) for sg in kept] == [(0, 4), (4, 7), (7, 9)]
