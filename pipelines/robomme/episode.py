@@ -103,17 +103,17 @@ def run_pass1(
             ex = Executor(
                 env, noise=noise, rng=noise_rng(seed), max_steps=max_steps, finish_subgoal=True
             )
-            miss = None
+            miss, kinds = None, []
             if with_recovery:
                 pick = upstream_pick(spec.task, seed, spec.difficulty)
                 miss = missed_grasp(spec.task, spec.episode, seed, pick)
-            rec = ex.run(with_missed_grasp(base.plan(), miss))
+            rec = ex.run(with_missed_grasp(base.plan(), miss, kinds))
         except (PlanningFailed, TaskFailed, PlacementError) as exc:
             filtered.append(Filtered(seed, f"{type(exc).__name__}: {exc}"))
             continue
         kept = Pass1(
             seed, rec, base.goals(), jsonable(base.layout), filtered, base.state_keys(),
-            miss.to_dict() if miss else None,
+            miss.to_dict(kinds[0] if kinds else None) if miss else None,
         )  # fmt: skip
         return kept, filtered
     return None, filtered

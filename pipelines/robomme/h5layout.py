@@ -2,7 +2,8 @@
 ``h5_data_format.md``), written from the stored episodes of one task.
 
 ``episode_<k>/setup/{seed, difficulty, task_goal, available_multi_choices,
-[fail_recover_mode, fail_recover_seed_anchor, fail_recover_xy_signs], front_camera_intrinsic,
+[fail_recover_mode, fail_recover_seed_anchor, fail_recover_xy_signs,
+fail_recover_xy_signed_offset], front_camera_intrinsic,
 wrist_camera_intrinsic}`` and ``episode_<k>/timestep_<t>/{obs, action, info}/...``, with ``k``
 the 0-based metadata episode and ``t`` counting from 0, as RoboMME's writer
 (``env_record_wrapper/RecordWrapper.py``) stores them and its replay tool reads them
@@ -61,7 +62,8 @@ def _raw(group: h5py.Group, name: str, pose_rpy: np.ndarray, quat: np.ndarray) -
 def _recovery(setup: h5py.Group, meta: dict[str, Any]) -> None:
     """RoboMME's ``setup/fail_recover_*`` of an episode with a missed grasp (absent otherwise):
     the mode ("z" / "xy", UTF-8 string), the seed anchor (the episode seed, int64) and, for
-    "xy", the signs (int32 x 2) (``RecordWrapper.py:1327-1350``)."""
+    "xy", the signs (int32 x 2) and the signed offset (float32 x 2)
+    (``RecordWrapper.py:1327-1362``)."""
     miss = (meta.get("noise") or {}).get("missed_grasp")
     if not miss:
         return
@@ -74,6 +76,8 @@ def _recovery(setup: h5py.Group, meta: dict[str, Any]) -> None:
     _scalar(setup, "fail_recover_seed_anchor", np.int64(meta["seed"]))
     if miss["mode"] == "xy":
         _scalar(setup, "fail_recover_xy_signs", np.asarray(miss["direction"][:2], np.int32))
+        if "offset" in miss:  # xy_offset (float32) x signs (subgoal_planner_func.py:912-921)
+            _scalar(setup, "fail_recover_xy_signed_offset", np.float32(miss["offset"][:2]))
 
 
 def write_episode(f: h5py.File, ep: Any, *, compress: bool = False) -> None:

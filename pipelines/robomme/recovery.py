@@ -48,8 +48,18 @@ class MissedGrasp:
     def offset(self, kind: str) -> np.ndarray:
         return np.asarray(self.direction, dtype=np.float64) * MISS_M[kind]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"pick": self.pick, "mode": self.mode, "direction": list(self.direction)}
+    def to_dict(self, kind: str | None = None) -> dict[str, Any]:
+        """The metadata's ``missed_grasp``; with the missed object's ``kind``, also the miss
+        ``offset`` [x, y, z] in m (RoboMME's ``fail_recover_xy_signed_offset`` is its x, y)."""
+        out: dict[str, Any] = {
+            "pick": self.pick,
+            "mode": self.mode,
+            "direction": list(self.direction),
+        }
+        if kind is not None:
+            out["kind"] = kind
+            out["offset"] = [float(v) for v in self.offset(kind)]
+        return out
 
 
 def recovery_mode(task: str, episode: int) -> str | None:
@@ -137,14 +147,19 @@ def follow(waypoints: Iterable[Waypoint], target: Any) -> list[Waypoint]:
     ]
 
 
-def with_missed_grasp(plan: Iterable[Subgoal], miss: MissedGrasp | None) -> Iterator[Subgoal]:
+def with_missed_grasp(
+    plan: Iterable[Subgoal], miss: MissedGrasp | None, kinds: list[str] | None = None
+) -> Iterator[Subgoal]:
     """``plan`` with ``miss`` put at the start of its chosen pick (picks are the non-video
-    subgoals holding a grasp keyframe). Raises if the plan has fewer picks."""
+    subgoals holding a grasp keyframe); the missed object's kind ("cube", "bin") is appended to
+    ``kinds``. Raises if the plan has fewer picks."""
     picks = 0
     for sg in plan:
         grasp = next((wp for wp in sg.waypoints if wp.grasp), None)
         if miss is not None and grasp is not None and not sg.video:
             if picks == miss.pick:
+                if kinds is not None:
+                    kinds.append(str(grasp.grasp))
                 waypoints = [*miss_waypoints(grasp, miss), *follow(sg.waypoints, grasp.target)]
                 sg = dataclasses.replace(sg, waypoints=waypoints)  # texts, choice kept
             picks += 1

@@ -158,12 +158,33 @@ def test_eef_action_raw_is_the_fk_of_the_action_through_float32(tmp_path: Path) 
     assert np.array_equal(act[:, 6], fk[:, 7])
 
 
+def test_the_dataset_resolver_reads_an_ee_quat_action(tmp_path: Path) -> None:
+    """Upstream's resolver builds [pose, wxyz, gripper] from eef_action_raw when present
+    (episode_dataset_resolver.py:155-181): here the FK pose, the aligned FK quaternion and the
+    gripper command."""
+    rec = _recording()
+    fk = np.asarray(rec.eef_action)
+    with written(tmp_path, episode()) as f:
+        for t in range(N):
+            act = f[f"episode_0/timestep_{t}/action"]
+            assert "eef_action_raw" in act
+            raw = act["eef_action_raw"]
+            row = np.r_[raw["pose"][()][:3], raw["quat"][()][:4], act["eef_action"][()][-1]]
+            assert row.shape == (8,)
+            assert np.allclose(row[:3], fk[t, :3], atol=1e-7)
+            assert abs(abs(np.dot(row[3:7], fk[t, 3:7])) - 1) < 1e-6  # the same rotation
+            assert row[7] == fk[t, 7]
+
+
 # -- (a) setup/fail_recover_* ------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("miss", "expect"),
     [
         ({"pick": 0, "mode": "z", "direction": [0, 0, 1]}, {"mode": "z"}),
-        ({"pick": 1, "mode": "xy", "direction": [-1, 1, 0]}, {"mode": "xy", "signs": [-1, 1]}),
+        (
+            {"pick": 1, "mode": "xy", "direction": [-1, 1, 0], "offset": [-0.035, 0.035, 0.0]},
+            {"mode": "xy", "signs": [-1, 1], "offset": [-0.035, 0.035]},
+        ),
     ],
 )
 def test_fail_recover_setup_as_upstream(tmp_path: Path, miss: Any, expect: dict) -> None:
@@ -176,7 +197,7 @@ def test_fail_recover_setup_as_upstream(tmp_path: Path, miss: Any, expect: dict)
         recover = {k for k in setup if k.startswith("fail_recover_")}
         want = {"fail_recover_mode", "fail_recover_seed_anchor"}
         if expect["mode"] == "xy":
-            want.add("fail_recover_xy_signs")
+            want |= {"fail_recover_xy_signs", "fail_recover_xy_signed_offset"}
         assert want <= recover
         assert ("fail_recover_xy_signs" in recover) == ("signs" in expect)
         mode = setup["fail_recover_mode"]
@@ -187,6 +208,25 @@ def test_fail_recover_setup_as_upstream(tmp_path: Path, miss: Any, expect: dict)
         if "signs" in expect:
             signs = setup["fail_recover_xy_signs"]
             assert signs.dtype == np.int32 and signs[()].tolist() == expect["signs"]
+            offset = setup["fail_recover_xy_signed_offset"]  # float32(xy_offset) * signs
+            assert offset.dtype == np.float32 and offset.shape == (2,)
+            assert offset[()].tolist() == np.float32(expect["offset"]).tolist()
+
+
+def test_the_missed_grasp_names_its_offset() -> None:
+    """The stored ``missed_grasp`` carries the missed object's kind and the offset, from which
+    the writer takes ``fail_recover_xy_signed_offset`` (containers 3.5 cm, cubes 4 cm:
+    subgoal_planner_func.py:1015, :1095)."""
+    from dataforge.manip.executor import CLOSED, Subgoal, Waypoint
+    from dataforge.pipelines.robomme.recovery import MissedGrasp, with_missed_grasp
+
+    miss = MissedGrasp(0, "xy", (-1, 1, 0))
+    grasp = Waypoint(np.r_[0.1, 0.0, 0.02, 0.0, 1.0, 0.0, 0.0], CLOSED, grasp="bin")
+    kinds: list[str] = []
+    list(with_missed_grasp([Subgoal("pick", "pick", [grasp])], miss, kinds))
+    assert kinds == ["bin"]
+    doc = miss.to_dict(kinds[0])
+    assert doc["kind"] == "bin" and doc["offset"] == [-0.035, 0.035, 0.0]
 
 
 # -- (b) is_subgoal_boundary -------------------------------------------------------------------
