@@ -104,6 +104,9 @@ def test_a_recovery_episode_misses_then_picks(episode: int, mode: str) -> None:
     assert run is not None, [f.reason for f in filtered]
     miss = run.missed_grasp
     assert miss is not None and miss["mode"] == mode
+    # the missed object's kind and offset (setup/fail_recover_xy_signed_offset's x, y)
+    assert miss["kind"] == "cube"
+    assert miss["offset"] == [0.04 * d for d in miss["direction"]]
     plain, _ = run_pass1(spec, Noise(), max_retries=3, recovery=False)
     assert plain is not None and plain.missed_grasp is None and plain.seed == run.seed
     rec = run.recording
