@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.render.mesh import Scene
 from dataforge.render.renderer import Frame
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import rotation_matrix
@@ -211,11 +212,9 @@ class EmbeddedWorld:
             for i, info in hs.instances.items()
             if info.element_id == object_id or info.element_id.startswith(f"{object_id}|")
         ]
-        buf = hs.scene.buffers()
-        keep = np.isin(buf["instance"], np.asarray(ids, dtype=np.int32))
-        if not keep.any():
+        part = Scene(m for m in hs.scene.meshes if m.instance_id in ids).buffers()
+        if not len(part["positions"]):
             raise UsageError(f"{object_id} is not drawn in this world: nothing to carry")
-        part = {k: v[keep] for k, v in buf.items()}
         centre = (part["positions"].min(axis=0) + part["positions"].max(axis=0)) / 2.0
         part["positions"] = part["positions"] - centre.astype(np.float32)
         self._carried = (part, float(yaw), np.asarray(offset, dtype=np.float64))

@@ -160,9 +160,15 @@ def _log(ep: Any) -> Iterator[tuple[str, str]]:
         yield "log", f"{snaps} SNAP frames for {len(log.interactions)} interactions"
 
 
+def desnap_frame(actions: np.ndarray, place: tuple[int, int]) -> int:
+    """The frame of the DESNAP in a place span (its first; the log check wants exactly one)."""
+    from dataforge.pipelines.findingdory.oracle import DESNAP
+
+    return place[0] + int(np.argmax(actions[place[0] : place[1] + 1] == DESNAP))
+
+
 def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.log import EpisodeLog
-    from dataforge.pipelines.findingdory.oracle import DESNAP
 
     cfg = _cfg(ep._dataset.manifest)
     try:
@@ -170,7 +176,7 @@ def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
     except Exception:
         return  # reported by the log check
     ids = ep.metadata.get("instances") or {}
-    inst, depth = ep["instance"], ep["depth"]
+    inst, depth, act = ep["instance"], ep["depth"], ep["action"].read()
     n, blind = len(inst), int(ep.metadata.get("blind_picks") or 0)
     unseen = 0
     for inter in log.interactions:
@@ -183,9 +189,7 @@ def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
             cov = float(np.count_nonzero(inst[before] == iid)) / inst[before].size
             if cov < cfg.min_coverage:
                 unseen += 1
-        a = inter.pick[1]
-        acts = ep["action"].read()[inter.place[0] : inter.place[1] + 1]
-        b = inter.place[0] + int(np.argmax(acts == DESNAP))  # the log check: it has one
+        a, b = inter.pick[1], desnap_frame(act, inter.place)  # the log check: it has one
         for s in range(a, b, BLOCK):
             mask = inst[s : min(b, s + BLOCK)] == iid
             far = np.flatnonzero((mask & (depth[s : min(b, s + BLOCK)] > CARRIED_MM)).any((1, 2)))
@@ -289,7 +293,6 @@ def caught(ep: Any, k: int = SUBSAMPLE) -> list[tuple[bool, bool]]:
     in view (instance masks)."""
     from dataforge.pipelines.findingdory.evaluate import sample_frames
     from dataforge.pipelines.findingdory.log import EpisodeLog
-    from dataforge.pipelines.findingdory.oracle import DESNAP
 
     log = EpisodeLog.from_dict(ep.metadata["log"])
     ids = ep.metadata.get("instances") or {}
@@ -299,7 +302,7 @@ def caught(ep: Any, k: int = SUBSAMPLE) -> list[tuple[bool, bool]]:
     out = []
     for i in log.interactions:
         iid = ids.get(i.object)
-        desnap = i.place[0] + int(np.argmax(act[i.place[0] : i.place[1] + 1] == DESNAP))
+        desnap = desnap_frame(act, i.place)
 
         def shows(a: int, b: int, iid: Any = iid) -> bool:
             return iid is not None and any(
