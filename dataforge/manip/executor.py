@@ -50,7 +50,13 @@ class Waypoint:
     "close": the gripper state the keyframe asks for once reached, e.g. -1 at a grasp pose),
     unless ``keyed`` is False (a motion the reference does not record: the keyframe stays). A
     waypoint without a pose changes the keyframe only when it has a ``key``: the current
-    keyframe's pose again with that flag (a record at the same pose before a gripper action)."""
+    keyframe's pose again with that flag (a record at the same pose before a gripper action).
+
+    ``path``: instead of a screw motion, the poses one env step each,
+    every one the first IK solution from the previous one's, the first from the measured joints
+    (ManiSkill's ``follow_path`` of IK points); a pose without a solution is skipped.
+    ``path_keys``: (index into ``path``, pose) pairs: the keyframe becomes that pose (with the
+    waypoint's flag) when the path reaches the index."""
 
     pose: np.ndarray | Callable[[], np.ndarray] | None
     gripper: float = OPEN
@@ -62,6 +68,8 @@ class Waypoint:
     key: float | None = None
     key_pose: np.ndarray | None = None
     keyed: bool = True
+    path: tuple[np.ndarray, ...] = ()
+    path_keys: tuple[tuple[int, np.ndarray], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,9 @@ class Subgoal:
     # False: simulated (and kept in the state log) but not part of the recorded demonstration
     # (RoboMME's "NO RECORD" restaging between the video and the execution)
     record: bool = True
+    # the world point the subgoal names (e.g. the object its choice acts on), read after every
+    # step into ``Recording.anchor`` (None: the subgoal names none)
+    anchor: Callable[[], np.ndarray | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,8 @@ class Recording:
     video: list[bool] = field(default_factory=list)
     success: list[bool] = field(default_factory=list)
     subgoals: list[dict[str, Any]] = field(default_factory=list)
+    # after each action: the current subgoal's anchor point (world xyz; NaN when none)
+    anchor: list[np.ndarray] = field(default_factory=list)
     perturbed: list[dict[str, Any]] = field(default_factory=list)
     final_state: np.ndarray | None = None
 
@@ -125,6 +138,7 @@ class Recording:
 
 
 NO_WAYPOINT = np.full(8, np.nan)
+NO_POINT = np.full(3, np.nan)
 
 
 def keyframe(pose: np.ndarray, gripper: float) -> np.ndarray:
@@ -146,8 +160,14 @@ class Executor:
         rng: np.random.Generator | None = None,
         max_steps: int = 5000,
         finish_subgoal: bool = False,
+        from_measured: bool = False,
     ) -> None:
         self.env = env
+        # plan each screw motion from the arm's measured joints and step its first point too
+        # (ManiSkill's motion-planning solvers: ``plan_screw(..., robot.get_qpos())`` then
+        # ``follow_path`` of every point), instead of from the commanded joints (still the
+        # fallback where that fails)
+        self.from_measured = from_measured
         # on success, stop at once (False) or finish the current subgoal's motion first (True,
         # as RoboMME's harness finishes the running solve): the flag stays true from there
         self.finish_subgoal = finish_subgoal
@@ -166,6 +186,7 @@ class Executor:
         self._waypoint = NO_WAYPOINT
         self._sg = -1
         self._video = False
+        self._anchor: Callable[[], np.ndarray | None] | None = None
 
     # -- env access --------------------------------------------------------------------------
     def _qpos(self) -> np.ndarray:
@@ -194,6 +215,8 @@ class Executor:
         _, _, _, _, info = self.env.step(sent)
         rec.qpos.append(self._qpos())
         rec.tcp.append(self._tcp())
+        point = self._anchor() if self._anchor is not None else None
+        rec.anchor.append(NO_POINT if point is None else np.asarray(point, np.float64)[:3])
         if "subgoal_online" in info:
             rec.online.append(int(np.asarray(info["subgoal_online"]).reshape(-1)[0]))
         success = bool(np.asarray(info.get("success", False)).reshape(-1)[0])
@@ -217,9 +240,37 @@ class Executor:
 
     def move(self, pose: np.ndarray) -> None:
         q = self._qpos()
-        q[: self.planner.dof] = self.arm_cmd
-        for arm in self.planner.plan(q, pose)[1:]:
+        commanded = q.copy()
+        commanded[: self.planner.dof] = self.arm_cmd
+        try:
+            if not self.from_measured:
+                raise PlanningFailed("plan from the commanded joints")
+            plan = self.planner.plan(q, pose)  # every point stepped, the first included
+        except PlanningFailed:
+            if self.from_measured and self.planner.reached(q, pose):
+                return  # already there (e.g. a second motion to the same pose)
+            # from the commanded joints (the first point is the command already held); also
+            # where a screw motion from the measured ones fails (ManiSkill's solvers would fall
+            # back to RRT there, which reruns cannot repeat)
+            plan = self.planner.plan(commanded, pose)[1:]
+        for arm in plan:
             self.step(arm)
+
+    def follow(self, wp: Waypoint) -> None:
+        """``wp.path``: one env step per IK point (see :class:`Waypoint`)."""
+        keys = dict(wp.path_keys)
+        q = self._qpos()
+        targets: list[np.ndarray | None] = []
+        for pose in wp.path:
+            sol = self.planner.ik(q, np.asarray(pose, dtype=np.float64))
+            if sol is not None:
+                q = sol
+            targets.append(None if sol is None else sol[: self.planner.dof])
+        for k, arm in enumerate(targets):
+            if k in keys:
+                self._waypoint = keyframe(keys[k], self._flag(wp))
+            if arm is not None:
+                self.step(arm)
 
     def _gripper(self, command: float) -> float:
         return command if self.has_gripper else CLOSED
@@ -238,7 +289,9 @@ class Executor:
 
     def run_waypoint(self, wp: Waypoint) -> None:
         pose = wp.pose() if callable(wp.pose) else wp.pose
-        if pose is not None:
+        if wp.path:
+            self.follow(wp)
+        elif pose is not None:
             offset = self.noise.draw(self.rng) if wp.noisy else None
             if offset is not None:
                 detour = np.array(pose, dtype=np.float64)
@@ -270,6 +323,7 @@ class Executor:
                 if sg.video != self._video:
                     self._waypoint = NO_WAYPOINT  # RoboMME forgets the keyframe at the switch
                 self._video = sg.video
+                self._anchor = sg.anchor
                 self.rec.subgoals.append(
                     {"simple": sg.simple, "grounded": sg.grounded, "start": len(self.rec),
                      "end": len(self.rec), "video": sg.video, "choice": sg.choice,

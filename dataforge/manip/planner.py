@@ -70,6 +70,29 @@ class ArmPlanner:
                 return np.asarray(res["position"], dtype=np.float64)
         raise PlanningFailed(f"no screw motion to {np.round(target[:3], 3).tolist()}")
 
+    def ik(self, qpos: np.ndarray, target: np.ndarray) -> np.ndarray | None:
+        """The full joint vector that puts the move group's link at the world pose ``target``
+        [p, wxyz] (float32 as ManiSkill's solvers pass it), found by mplib's CLIK from
+        ``qpos`` (full) alone (no random restarts: reruns stay byte-identical), or None."""
+        goal = np.asarray(target, dtype=np.float32).astype(np.float64)
+        goal = self.planner.transform_goal_to_wrt_base(goal)
+        start = self.planner.pad_qpos(np.asarray(qpos, np.float64).copy())
+        status, sols = self.planner.IK(goal, start.copy(), n_init_qpos=1)
+        if status != "Success" or not sols:
+            return None
+        out = np.asarray(qpos, np.float64).copy()
+        out[: self.dof] = np.asarray(sols[0], np.float64)[: self.dof]
+        return out
+
+    def reached(self, qpos: np.ndarray, target: np.ndarray, tol_m: float = 1e-3) -> bool:
+        """Whether the move group's link at ``qpos`` is within ``tol_m`` of ``target``'s
+        position and turned less than ``tol_m`` rad from its orientation."""
+        pose = self.tcp_pose(qpos)
+        target = np.asarray(target, dtype=np.float64)
+        dot = abs(float(np.dot(pose[3:7], target[3:7])))
+        angle = 2.0 * float(np.arccos(min(dot, 1.0)))
+        return float(np.linalg.norm(pose[:3] - target[:3])) <= tol_m and angle <= tol_m
+
     def tcp_pose(self, qpos: np.ndarray) -> np.ndarray:
         """World pose [p, wxyz] of the move group's link at ``qpos`` (full joint vector)."""
         q = self.planner.pad_qpos(np.asarray(qpos, np.float64).copy())

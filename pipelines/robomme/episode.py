@@ -10,6 +10,7 @@ that subgoal's motion, the episode's last step (RoboMME's harness finishes the r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Sequence
@@ -101,8 +102,9 @@ def run_pass1(
             # a layout upstream cannot place fails the seed, as upstream's SceneGenerationError
             env.reset(seed=seed, options={"recovery": mode})
             ex = Executor(
-                env, noise=noise, rng=noise_rng(seed), max_steps=max_steps, finish_subgoal=True
-            )
+                env, noise=noise, rng=noise_rng(seed), max_steps=max_steps,
+                finish_subgoal=True, from_measured=True,  # as upstream's solver plans
+            )  # fmt: skip
             miss, kinds = None, []
             if with_recovery:
                 pick = upstream_pick(spec.task, seed, spec.difficulty)
@@ -238,6 +240,7 @@ STEP_FIELDS = (
     "gripper_state", "is_gripper_close", "front_camera_extrinsic", "wrist_camera_extrinsic",
     "joint_action", "eef_action", "waypoint_action", "is_video_demo", "is_subgoal_boundary",
     "is_completed", "subgoal", "subgoal_online", "eef_state_quat", "eef_action_quat",
+    "choice_point",
 )  # fmt: skip
 
 
@@ -379,17 +382,74 @@ def episode_arrays(
         "subgoal_online": online,
         "eef_state_quat": aligned_quats(tcp[:, 3:], np.float32),
         "eef_action_quat": eef_quat,
+        "choice_point": choice_points(
+            anchors(rec),
+            frames[front].intrinsic,
+            frames[front].extrinsic,
+            frames[front].rgb.shape[1:3],
+        ),
         "env_state": state.reshape(-1),
         "front_camera_intrinsic": frames[front].intrinsic,
         "wrist_camera_intrinsic": frames[wrist].intrinsic,
     }
 
 
-def choice_action(sg: dict[str, Any], options: list[dict[str, Any]]) -> str:
+def anchors(rec: Recording) -> np.ndarray:
+    """(n, 3) per step: the subgoal's anchor point after the step (NaN when none; recordings
+    made before anchors were recorded: all NaN)."""
+    if len(rec.anchor) != len(rec):
+        return np.full((len(rec), 3), np.nan)
+    return np.asarray(rec.anchor, dtype=np.float64).reshape(len(rec), 3)
+
+
+def _project(point: np.ndarray, k: np.ndarray, ext: np.ndarray, hw: tuple[int, int]) -> Any:
+    cam = ext @ np.append(point, 1.0)
+    z = float(cam[2])
+    if not np.isfinite(z) or z <= 1e-8:
+        return None
+    uvw = k @ cam
+    x, y = float(uvw[0] / z), float(uvw[1] / z)
+    if not (np.isfinite(x) and np.isfinite(y)):
+        return None
+    px, py = int(np.rint(x)), int(np.rint(y))
+    return (py, px) if 0 <= px < hw[1] and 0 <= py < hw[0] else None
+
+
+def choice_points(
+    points: np.ndarray, intrinsic: np.ndarray, extrinsic: np.ndarray, hw: Any
+) -> np.ndarray:
+    """(n, 2) int16 [row, col] per step: each step's anchor projected into the front camera as
+    RoboMME's writer projects the ``choice_action`` point (``choice_action_mapping.py::
+    project_world_to_pixel``, ``RecordWrapper.py:717-751``): float64, OpenCV world-to-camera
+    extrinsic, rounded half to even, [-1, -1] when there is no anchor, it lies behind the
+    camera or outside the image; where the first projection fails, the writer tries the
+    extrinsic inverted (as camera-to-world) once more."""
+    k = np.asarray(intrinsic, dtype=np.float64).reshape(3, 3)
+    hw = (int(hw[0]), int(hw[1]))
+    out = np.full((len(points), 2), -1, dtype=np.int16)
+    for t, point in enumerate(np.asarray(points, dtype=np.float64)):
+        if not np.isfinite(point).all():
+            continue
+        ext = np.asarray(extrinsic[t], dtype=np.float64).reshape(3, 4)
+        pixel = _project(point, k, ext, hw)
+        if pixel is None:
+            full = np.eye(4)
+            full[:3] = ext
+            with contextlib.suppress(np.linalg.LinAlgError):
+                pixel = _project(point, k, np.linalg.inv(full)[:3], hw)
+        if pixel is not None:
+            out[t] = pixel
+    return out
+
+
+def choice_action(sg: dict[str, Any], options: list[dict[str, Any]], point: Any = None) -> str:
     """RoboMME's ``choice_action`` JSON for a step in subgoal ``sg``: the upper-case label of the
-    option its ``choice`` names ("" when none) and the grounded pixel [row, col] ([] when the
-    subgoal names none)."""
-    if "point" in sg:
+    option its ``choice`` names ("" when none) and the pixel [row, col] of the subgoal's anchor
+    at that step (``point``: a ``choice_points`` row, [-1, -1] giving []); without ``point``
+    (datasets written before it was stored) the grounded text's first pixel, [] for none."""
+    if point is not None:
+        point = [int(v) for v in point] if int(point[0]) >= 0 else []
+    elif "point" in sg:
         point = sg["point"]
     else:
         m = POINT.search(sg["grounded"])

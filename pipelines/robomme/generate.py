@@ -94,6 +94,13 @@ def schema(size: int) -> Schema:
             "eef_action_quat": ArraySpec(
                 f64, (None, 4), description="FK wxyz of joint_action, sign-continuous"
             ),
+            "choice_point": ArraySpec(
+                "int16",
+                (None, 2),
+                units="px",
+                description="choice_action's [row, col]: the subgoal's anchor after the step "
+                "in the front camera ([-1, -1]: none)",
+            ),
             "env_state": ArraySpec(
                 f32, (None,), description="(steps + 1) x state_dim: before each step, then final"
             ),

@@ -101,6 +101,7 @@ def write_episode(f: h5py.File, ep: Any, *, compress: bool = False) -> None:
         "simple_subgoal": [sg["simple"].encode() for sg in subgoals],
         "grounded_subgoal": [sg["grounded"].encode() for sg in subgoals],
     }
+    points = arrays.get("choice_point")  # absent from datasets written before it was stored
     choice = [choice_action(sg, meta["choices"]) for sg in subgoals]
     planner, online = arrays["subgoal"], arrays["subgoal_online"]
     if meta["task"] in STICK_TASKS:  # RoboMME writes the stick robot's fingers as np.zeros(2)
@@ -126,7 +127,11 @@ def write_episode(f: h5py.File, ep: Any, *, compress: bool = False) -> None:
             _scalar(act, name, value)
             if name == "joint_action":
                 _raw(act, "eef_action_raw", arrays["eef_action"][t], arrays["eef_action_quat"][t])
-        _scalar(act, "choice_action", choice[planner[t]])
+        if points is None:
+            _scalar(act, "choice_action", choice[planner[t]])
+        else:
+            sg = subgoals[planner[t]]
+            _scalar(act, "choice_action", choice_action(sg, meta["choices"], points[t]))
         info = step.create_group("info")
         simple = DONE_TEXT if arrays["is_completed"][t] else texts["simple_subgoal"][planner[t]]
         # bytes, as the writer passes them: h5py stores variable-length ascii strings

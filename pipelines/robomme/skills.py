@@ -19,6 +19,9 @@ from dataforge.pipelines.robomme.objects import (
 APPROACH = 0.12  # height above a grasp or place point where descents start
 LIFT = 0.15
 GRIP_STEPS = 8
+# ManiSkill's solver: open_gripper() / close_gripper() step 6 times; ours where nothing is
+# grasped or let go by it (GRIP_STEPS closes on an object: 8, for a firm grasp)
+TOGGLE_STEPS = 6
 
 
 def pick(
@@ -29,15 +32,19 @@ def pick(
     grip_z: float | None = None,
     kind: str = "cube",
 ) -> list[Waypoint]:
-    """Approach from above, descend, close, lift (``solve_pickup``: its keyframes "open" at
-    the approach, "close" at the grasp and the lift). ``kind`` ("cube" or "bin": a container)
+    """``solve_pickup``: open (6 steps), approach from above, open again (6 steps), descend,
+    close, lift (its keyframes "open" at the approach, "close" at the grasp and the lift; the
+    opens record none). Upstream approaches and lifts at z 0.15; ours 12 and 15 cm above the
+    grasp (departures table of docs/robomme.md). ``kind`` ("cube" or "bin": a container)
     marks the grasp keyframe, for RoboMME's missed-grasp recovery (``recovery.py``)."""
     p = actor_position(actor)
     yaw = grasp_yaw(actor_yaw(actor))
     z = p[2] if grip_z is None else grip_z
     at = np.array([p[0], p[1], z])
     return [
+        Waypoint(None, OPEN, hold=TOGGLE_STEPS),
         Waypoint(top_grasp(at, yaw, APPROACH), OPEN),
+        Waypoint(None, OPEN, hold=TOGGLE_STEPS),
         Waypoint(top_grasp(at, yaw), OPEN, noisy=False, grasp=kind, target=actor, key=CLOSED),
         Waypoint(None, CLOSED, hold=GRIP_STEPS),
         Waypoint(top_grasp(at, yaw, LIFT), CLOSED),
@@ -52,7 +59,7 @@ def place(position: np.ndarray, *, half: float = CUBE_HALF, yaw: float = 0.0) ->
     return [
         Waypoint(top_grasp(at, yaw, APPROACH), CLOSED),
         Waypoint(top_grasp(at, yaw), CLOSED, noisy=False, key=OPEN),
-        Waypoint(None, OPEN, hold=GRIP_STEPS),
+        Waypoint(None, OPEN, hold=TOGGLE_STEPS),
         Waypoint(top_grasp(at, yaw, APPROACH), OPEN),
     ]
 
@@ -69,7 +76,7 @@ def press_spring_button(button: Any) -> list[Waypoint]:
     ready = np.array([root[0], root[1], READY_Z])
     return [
         Waypoint(top_grasp(ready, 0.0), OPEN, key_pose=button_key(ready)),
-        Waypoint(None, CLOSED, hold=GRIP_STEPS, key=CLOSED),
+        Waypoint(None, CLOSED, hold=TOGGLE_STEPS, key=CLOSED),
         Waypoint(top_grasp(root, 0.0), CLOSED, noisy=False, key_pose=button_key(root)),
         Waypoint(top_grasp(ready, 0.0), CLOSED, key_pose=button_key(ready)),
     ]

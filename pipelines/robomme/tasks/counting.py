@@ -254,7 +254,10 @@ class _Counting(RobommeEnv):
             self._missed_here = bool(task.pick) and picks == self._missed_pick()
             picks += bool(task.pick)
             segment = (task.actor,) if task.actor else ()
-            yield Subgoal(task.name, self.grounded(task), task.solve(), segment=segment)
+            anchor = task.anchor if "<>" in task.segment else None
+            yield Subgoal(
+                task.name, self.grounded(task), task.solve(), segment=segment, anchor=anchor
+            )
 
     def _missed_pick(self) -> int | None:
         """Which pick entry RoboMME's recovery misses first (None: no recovery)."""

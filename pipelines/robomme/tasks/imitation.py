@@ -27,9 +27,8 @@ to the execution phase.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -114,12 +113,17 @@ class _Imitation(RobommeEnv):
         video: bool,
         choice: str = "",
         segment: Sequence[str] = (),
+        anchor: Callable[[], np.ndarray] | None = None,
     ) -> Subgoal:
         """A subgoal whose waypoints the screw planner reaches; ``choice``: upstream's
         ``choice_label`` of the task-list entry; ``segment``: the actors (articulations) whose
-        pixels the grounded text's ``<row, col>`` s name, in order (upstream's ``segment``)."""
+        pixels the grounded text's ``<row, col>`` s name, in order (upstream's ``segment``);
+        ``anchor``: the first one's position now (the ``choice_action`` point)."""
         wps = self.reachable(waypoints)
-        return Subgoal(simple, grounded, wps, video=video, choice=choice, segment=tuple(segment))
+        return Subgoal(
+            simple, grounded, wps, video=video, choice=choice, segment=tuple(segment),
+            anchor=anchor,
+        )  # fmt: skip
 
     def no_record(self, waypoints: Sequence[Waypoint]) -> Subgoal:
         """Upstream's "NO RECORD" task-list entry (``demonstration=True``): simulated, left out
@@ -134,10 +138,11 @@ class _Imitation(RobommeEnv):
         the start joints and the goal. The chain is planned from the arm's commanded joints,
         as the executor does (its noise detours, when enabled, are not foreseen)."""
         planner, q = self.planner_at_command()
-        out = []
-        for wp in waypoints:
-            if wp.pose is None:
-                out.append(wp)
+        out: list[Waypoint] = []
+        for k, wp in enumerate(waypoints):
+            again = k > 0 and wp.pose is not None and wp.pose is waypoints[k - 1].pose
+            if wp.pose is None or wp.path or again:
+                out.append(wp)  # nothing to plan here, or a second motion to the same pose
                 continue
             for dz in NUDGES:
                 pose = np.array(wp.pose, dtype=np.float64)
@@ -221,7 +226,6 @@ RING_R = 0.02 * 1.002  # highlight_obj(disk_radius=0.02 * 1.002, disk_half_lengt
 RING_THICKNESS = 2 * 0.01 * 2 * 1.002
 RING_DZ = -0.01  # statechange.py highlight_obj: the disk 1 cm below the object
 TARGET_R, TARGET_THICKNESS = 0.02, 0.01  # build_gray_white_target(radius=0.02, thickness=0.01)
-SETTLE = 5  # steps held on a reached target (upstream: 5 repeats of the last arc point)
 
 
 def trace_sphere(scene: Any, name: str) -> Any:
@@ -402,21 +406,19 @@ class _StickTask(_Imitation):
 
     def to_first(self) -> list[Waypoint]:
         """Upstream's first video entry ("NO RECORD", ``solve_swingonto``): onto the first
-        target (two screw motions to the same pose there; one here)."""
+        target (the same two screw motions)."""
         return self.swing_onto(self.path[0])
 
     def swing_onto(self, k: int) -> list[Waypoint]:
-        """``solve_swingonto``: two screw motions onto the tip over target ``k`` at 0.07 m (the
-        second corrects the first's end error, about 1 cm); ours aims the first 1 cm higher
-        (mplib cannot time-parameterize a motion to the pose it is already at). Upstream
-        records the keyframe before the second motion only, with the TCP's orientation."""
+        """``solve_swingonto``: two screw motions onto the tip over target ``k`` at 0.07 m
+        (the executor plans from the measured joints, as upstream's solver: the second
+        corrects the first's end error in a few steps). Upstream records the keyframe before
+        the second motion only, with the TCP's orientation."""
         pose = self.swing_pose(k)
-        first = pose.copy()
-        first[2] += 0.01
         key = np.concatenate([pose[:3], self.tcp_quat()])
         return [
-            Waypoint(first, CLOSED, noisy=False, keyed=False),
-            Waypoint(pose, CLOSED, hold=SETTLE, noisy=False, key_pose=key),
+            Waypoint(pose, CLOSED, noisy=False, keyed=False),
+            Waypoint(pose, CLOSED, noisy=False, key_pose=key),
         ]
 
     def tcp_quat(self) -> np.ndarray:
@@ -512,11 +514,8 @@ ROUTE_R = 0.03  # RouteStick.py: the moves' checks use distance_threshold=0.03 .
 ROUTE_Z = 0.15  # ... and z_threshold=self.z_threshold (0.15)
 OBSTACLE_HALF = (0.05, 0.015, 0.03)  # RouteStick.py: box half sizes (x is vertical once turned)
 ARC_OFFSET = 0.2  # solve_swingonto_withDirection(radius=0.2): the Bezier control's offset
-ARC_POINTS = 4  # screw segments along the Bezier curve (upstream: 45 IK points)
-# upstream's keyframes of an arc: its 45 curve points (t = k / 44) and 5 repeats of the last
-# are split at len // 2 = 25; the keyframe is point 24 (t = 24 / 44) while points 0-24 run,
-# the end from point 25 (t = 25 / 44) on
-ARC_MID, ARC_SPLIT = 24 / 44, 25 / 44
+ARC_POINTS = 45  # solve_swingonto_withDirection: IK points along the Bezier curve ...
+ARC_REPEATS = 5  # ... then the last one 5 times more, one env step each
 
 
 def obstacle(scene: Any, name: str, rgb: Sequence[float]) -> Any:
@@ -541,9 +540,10 @@ class RouteStick(_StickTask):
     the move's sign (> 0: clockwise). Failure: a wrong way round, or reaching (1 cm, 0.1 m)
     another target than the expected and the previous one.
 
-    Departs from upstream: the Bezier followed through 4 screw segments instead of 45 IK
-    points; the strong resets are screw motions (to the start configuration's TCP pose, held
-    200 steps, then onto the first target) instead of held joint actions."""
+    Each move is upstream's 45 IK points and 5 repeats of the last, one env step each (50
+    steps). Departs from upstream: the strong resets are screw motions (to the start
+    configuration's TCP pose, held 200 steps, then onto the first target) instead of held
+    joint actions."""
 
     TASK = "RouteStick"
     STRONG_RESET = 200  # RouteStick.py: solve_strong_reset(timestep=200)
@@ -583,33 +583,29 @@ class RouteStick(_StickTask):
         return None if side == expected else f"went round the stick {side}, not {expected}"
 
     def move_waypoints(self, step: int) -> list[Waypoint]:
-        """``solve_swingonto_withDirection``: a quadratic Bezier from the previous target to
-        the next at 0.07 m, its control point 0.2 m off the chord's middle (to the chord's
-        left for clockwise, as upstream's sign convention has it). Keyframes as upstream
-        records them: the curve's point at ``ARC_MID`` (with the TCP's orientation) for the
-        first half of its IK points, the end for the rest."""
-        start = self.target_xy[self.path[step - 1]]
-        end = self.target_xy[self.path[step]]
+        """``solve_swingonto_withDirection``: a quadratic Bezier at 0.07 m from where the tip is
+        to the next target, its control point 0.2 m off the chord's middle (to the chord's
+        left for clockwise, as upstream's sign convention has it), 45 points and the last one
+        5 times more, all with the TCP's present orientation, followed one env step per IK
+        point. Keyframes as upstream records them: the path is split at half its points (25
+        of 50); the first half's keyframe is its last point, the second half's the end."""
+        start = self.tip()[:2].astype(np.float32)
+        end = self.target_xy[self.path[step]].astype(np.float32)
         chord = end - start
         unit = chord / np.linalg.norm(chord)
         left = np.array([-unit[1], unit[0]])
         sign = 1.0 if self.layout["params"]["directions"][step - 1] == "clockwise" else -1.0
-        control = (start + end) / 2 + sign * ARC_OFFSET * left
-
-        def curve(s: float) -> np.ndarray:
-            return (1 - s) ** 2 * start + 2 * (1 - s) * s * control + s**2 * end
-
+        control = ((start + end) / 2 + sign * ARC_OFFSET * left).astype(np.float32)
         q = self.tcp_quat()
-        mid = np.array([*curve(ARC_MID), SWING_Z, *q])
-        last = np.array([*end, SWING_Z, *q])
-        out = []
-        ends = np.linspace(0.0, 1.0, ARC_POINTS + 1)
-        for s0, s in itertools.pairwise(ends):
-            key = mid if s0 < ARC_SPLIT else last
-            tip = tip_pose(np.array([*curve(s), SWING_Z]))
-            out.append(Waypoint(tip, CLOSED, noisy=False, key_pose=key))
-        out.append(Waypoint(None, CLOSED, hold=SETTLE))  # upstream: 5 repeats of the last
-        return out
+        points = [  # float32 as upstream's curve (numpy < 2 keeps its float32 arrays)
+            ((1 - s) ** 2 * start + 2 * (1 - s) * s * control + s**2 * end).astype(np.float32)
+            for s in np.linspace(0.0, 1.0, ARC_POINTS)
+        ]
+        points += [points[-1]] * ARC_REPEATS
+        path = tuple(np.array([*xy, SWING_Z, *q]) for xy in points)
+        half = len(path) // 2
+        keys = ((0, path[half - 1]), (half, path[-1]))
+        return [Waypoint(None, CLOSED, noisy=False, path=path, path_keys=keys)]
 
     def goals(self) -> list[str]:
         """``task_goal.py`` @a3842d1 (two phrasings)."""
@@ -946,6 +942,7 @@ class MoveCube(_Imitation):
             yield self.subgoal(
                 name, grounded, wps, video=video, choice=choice,
                 segment=self.segment_names()[stage],
+                anchor=(lambda s=stage: self.segments()[s][0]) if points else None,
             )  # fmt: skip
 
     def plan(self) -> Iterator[Subgoal]:
@@ -1293,6 +1290,7 @@ class InsertPeg(_Imitation):
                 video=video,
                 choice="pick up the peg by grasping one end",
                 segment=[f"{self.pegs[0].name}/peg_{self.ends[0]}"],  # the grasped link
+                anchor=lambda link=link: self.pos(link),
             )
             wps = self.insert_waypoints()
             yield self.subgoal(
@@ -1302,6 +1300,7 @@ class InsertPeg(_Imitation):
                 video=video,
                 choice=choice_insert,
                 segment=[self.box.name],
+                anchor=lambda: self.pos(self.box),
             )
             if video:
                 yield self.no_record(self.release_and_return(wps[-1]))

@@ -485,6 +485,7 @@ class _Permanence(RobommeEnv):
                 video=e.kind == "static",
                 choice=e.choice,
                 segment=(self.segment_name(e),) if "<>" in e.segment else (),
+                anchor=(lambda e=e: self.segment_point(e)) if "<>" in e.segment else None,
             )
 
 

@@ -274,7 +274,8 @@ def subgoal(
     text = grounded(env, segment, actor)
     if names is None:
         names = (actor.name,) if actor is not None and text != segment else ()
-    return Subgoal(name, text, waypoints, video=video, choice=choice, segment=names)
+    anchor = (lambda: actor_position(actor)) if actor is not None and "<>" in segment else None
+    return Subgoal(name, text, waypoints, video=video, choice=choice, segment=names, anchor=anchor)
 
 
 def no_record(waypoints: list[Waypoint]) -> Subgoal:
@@ -286,12 +287,17 @@ def tcp_quat(env: Any) -> np.ndarray:
     return env.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
 
 
+def current_yaw(env: Any) -> float:
+    """The hand's present yaw (``top_grasp`` convention)."""
+    q = quat_mul(tcp_quat(env), [0.0, -1.0, 0.0, 0.0])  # undo DOWN
+    return 2.0 * float(np.arctan2(q[3], q[0]))
+
+
 def hand_yaw(env: Any, xy: Any) -> float:
     """The yaw of the hand (``top_grasp`` convention) for carrying to ``xy``: its current yaw
     turned by the multiple of 90 degrees that points it closest away from the robot base (a
     held cube looks the same; far corners are reached more easily)."""
-    q = quat_mul(tcp_quat(env), [0.0, -1.0, 0.0, 0.0])  # undo DOWN
-    now = 2.0 * float(np.arctan2(q[3], q[0]))
+    now = current_yaw(env)
     radial = float(np.arctan2(xy[1], xy[0] - BASE_X))
     return radial + grasp_yaw(now - radial)
 
@@ -299,19 +305,30 @@ def hand_yaw(env: Any, xy: Any) -> float:
 def put_waypoints(
     env: Any, xy: Any, release_z: float = RELEASE_Z, *, putdown: bool = False
 ) -> list[Waypoint]:
-    """``solve_putonto_whenhold`` / (``putdown``) ``solve_putdown_whenhold``: above ``xy`` at
-    15 cm, down until the held cube's centre is at ``release_z``, open, back up (the hand
-    turned by :func:`hand_yaw`, or the nearest yaw a screw motion reaches; upstream keeps the
-    hand as it is and falls back to RRT). Keyframes as upstream records them: "close" above,
-    "open" down; "open" back up (putonto) or no new one (putdown records nothing there)."""
+    """``solve_putonto_whenhold``: above ``xy`` at 15 cm, down until the held cube's centre is
+    at ``release_z``, open, back up (the hand turned by :func:`hand_yaw`, or the nearest yaw a
+    screw motion reaches; upstream keeps the hand as it is and falls back to RRT). Keyframes as
+    upstream records them: "close" above, "open" down, "open" back up. ``putdown``:
+    ``solve_putdown_whenhold``: from where the hand is (``xy`` unused), straight down to
+    ``release_z`` keeping its orientation, open (6 steps), up to z 0.15; keyframes "open" down,
+    none for the rise."""
+    if putdown:
+        tcp = env.agent.tcp.pose
+        p = tcp.p[0].cpu().numpy().astype(np.float64)
+        q = tcp.q[0].cpu().numpy().astype(np.float64)
+        return [
+            Waypoint(np.array([p[0], p[1], release_z, *q]), CLOSED, noisy=False, key=OPEN),
+            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
+            Waypoint(np.array([p[0], p[1], READY_Z, *q]), OPEN, keyed=False),
+        ]
     down = np.array([xy[0], xy[1], release_z])
     yaw = reachable_yaw(env, down, READY_Z - release_z, hand_yaw(env, xy))
     above = top_grasp(down, yaw, READY_Z - release_z)
     return [
         Waypoint(above, CLOSED),
         Waypoint(top_grasp(down, yaw), CLOSED, noisy=False, key=OPEN),
-        Waypoint(None, OPEN, hold=GRIP_STEPS),
-        Waypoint(above, OPEN, keyed=not putdown),
+        Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
+        Waypoint(above, OPEN),
     ]
 
 
@@ -352,17 +369,23 @@ def finger_clearance(cube: Any, yaw: float, others: list[Any]) -> float:
 
 
 def pick_waypoints(env: Any, cube: Any, others: list[Any]) -> list[Waypoint]:
-    """``solve_pickup``: ``skills.pick`` (approach, grasp at the centre, close, lift), the hand
-    yaw the one of the cube's two grasp axes whose fingers come down farther from the other
-    cubes (upstream takes the axis closest to the hand's current one)."""
-    waypoints = skills.pick(env, cube)
-    best = grasp_yaw(actor_yaw(cube))
-    alt = best - np.pi / 2 if best > 0 else best + np.pi / 2
-    if finger_clearance(cube, best, others) >= FINGER_CLEAR:
-        return waypoints
-    if finger_clearance(cube, alt, others) <= finger_clearance(cube, best, others):
-        return waypoints
-    return [replace(wp, pose=rotate_to(wp.pose, alt)) for wp in waypoints]
+    """``solve_pickup``: ``skills.pick`` (approach, grasp at the centre, close, lift) with the
+    hand turned to the cube face nearest its present yaw, as upstream chooses it (or, where a
+    screw motion cannot reach that, to the face nearest the resting wrist), and to the other
+    grasp axis where the fingers would come down nearer the other cubes than ``FINGER_CLEAR``
+    and that axis gives them more room."""
+    now = current_yaw(env)
+    chosen: list[Waypoint] = []
+    for best in (now + grasp_yaw(actor_yaw(cube) - now), grasp_yaw(actor_yaw(cube))):
+        alt = best - np.pi / 2 if best > now else best + np.pi / 2
+        if finger_clearance(cube, best, others) < FINGER_CLEAR and finger_clearance(
+            cube, alt, others
+        ) > finger_clearance(cube, best, others):
+            best = alt
+        chosen = [replace(wp, pose=rotate_to(wp.pose, best)) for wp in skills.pick(env, cube)]
+        if env.chain_reaches([wp.pose for wp in chosen if wp.pose is not None]):
+            return chosen
+    return chosen
 
 
 def rotate_to(pose: Any, yaw: float) -> Any:

@@ -66,7 +66,7 @@ def _keyframes(waypoints: list[Waypoint], *, gripper: bool = True) -> list[tuple
     ex.arm_cmd = np.zeros(7)
     ex._qpos = lambda: np.zeros(9)
     log: list[tuple[str, Any]] = []
-    ex.move = lambda pose: log.append(("move", ex._waypoint.copy()))
+    ex.move = lambda pose, measured=False: log.append(("move", ex._waypoint.copy()))
     ex.hold = lambda steps, until=None: log.append(("hold", ex._waypoint.copy())) if steps else None
     for wp in waypoints:
         ex.run_waypoint(wp)
@@ -81,13 +81,29 @@ def _flags(log: list[tuple[str, Any]]) -> list[tuple[str, float]]:
 
 
 def test_pick_is_close_from_the_grasp_keyframe_on() -> None:
-    """``solve_pickup``: "open" at the approach, "close" at the grasp (the descent runs with
-    it), "close" at the lift; the closing itself records nothing."""
+    """``solve_pickup``: an open before anything (no keyframe yet), "open" at the approach,
+    an open there, "close" at the grasp (the descent runs with it), "close" at the lift; the
+    opens and the closing record nothing."""
     from dataforge.pipelines.robomme import skills
 
     log = _keyframes(skills.pick(None, _Body((0.1, 0.05, 0.02))))
-    assert _flags(log) == [("move", 1.0), ("move", -1.0), ("hold", -1.0), ("move", -1.0)]
-    np.testing.assert_allclose(log[1][1][:3], [0.1, 0.05, 0.02])  # the grasp pose
+    flags = _flags(log)
+    assert flags[0][0] == "hold" and np.isnan(flags[0][1])
+    assert flags[1:] == [
+        ("move", 1.0), ("hold", 1.0), ("move", -1.0), ("hold", -1.0), ("move", -1.0)
+    ]  # fmt: skip
+    np.testing.assert_allclose(log[3][1][:3], [0.1, 0.05, 0.02])  # the grasp pose
+
+
+def test_pick_opens_six_steps_twice_as_the_solver_does() -> None:
+    """ManiSkill's ``open_gripper()`` steps 6 times; ``solve_pickup`` calls it before the
+    approach and again above the object."""
+    from dataforge.pipelines.robomme import skills
+
+    wps = skills.pick(None, _Body((0.1, 0.05, 0.02)))
+    opens = [wp.hold for wp in wps if wp.pose is None and wp.gripper > 0]
+    assert opens == [6, 6]
+    assert wps[0].pose is None and wps[2].pose is None  # first, and after the approach
 
 
 def test_put_onto_is_open_from_the_place_keyframe_on() -> None:
@@ -137,7 +153,9 @@ def test_the_stick_robot_is_always_close() -> None:
     from dataforge.pipelines.robomme import skills
 
     log = _keyframes(skills.pick(None, _Body((0.1, 0.05, 0.02))), gripper=False)
-    assert {flag for _, flag in _flags(log)} == {-1.0}
+    flags = [flag for _, flag in _flags(log)]
+    assert np.isnan(flags[0])  # the first open: no keyframe yet
+    assert set(flags[1:]) == {-1.0}
 
 
 # -- item 2: the keyframe's angles -------------------------------------------------------------
