@@ -19,8 +19,8 @@ from dataforge.pipelines.robomme.objects import (
 APPROACH = 0.12  # height above a grasp or place point where descents start
 LIFT = 0.15
 GRIP_STEPS = 8
-# ManiSkill's solver: open_gripper() / close_gripper() step 6 times; ours where nothing is
-# grasped or let go by it (GRIP_STEPS closes on an object: 8, for a firm grasp)
+# ManiSkill's solver: open_gripper() / close_gripper() step 6 times (the grasp of ``pick``
+# closes in GRIP_STEPS, 8, for a firm hold)
 TOGGLE_STEPS = 6
 
 
@@ -65,6 +65,20 @@ def place(position: np.ndarray, *, half: float = CUBE_HALF, yaw: float = 0.0) ->
 
 
 READY_Z = 0.15  # RoboMME's planner: the hover height above a button (and a pick's approach)
+
+
+def put_down(env: Any, release_z: float) -> list[Waypoint]:
+    """``solve_putdown_whenhold(release_z)``: from where the hand is, straight down to
+    ``release_z`` keeping its orientation, open (6 steps), up to z 0.15. Keyframes: "open"
+    down; the rise records none."""
+    tcp = env.agent.tcp.pose
+    p = tcp.p[0].cpu().numpy().astype(np.float64)
+    q = tcp.q[0].cpu().numpy().astype(np.float64)
+    return [
+        Waypoint(np.array([p[0], p[1], release_z, *q]), CLOSED, noisy=False, key=OPEN),
+        Waypoint(None, OPEN, hold=TOGGLE_STEPS),
+        Waypoint(np.array([p[0], p[1], READY_Z, *q]), OPEN, keyed=False),
+    ]
 
 
 def press_spring_button(button: Any) -> list[Waypoint]:

@@ -41,7 +41,6 @@ ORDINALS = (
 NUMBER_WORDS = dict(enumerate(("one", "two", "three", "four", "five", "six", "seven"), 1))
 NUMBER_ORDINALS = {k + 1: w for k, w in enumerate(ORDINALS)}
 
-GRIP_STEPS = 6  # upstream's planner opens/closes the gripper over 6 steps
 READY_Z = 0.15  # solve_pickup / solve_putonto_whenhold / solve_button: hover height
 LIFTED_Z = 0.05  # is_obj_pickup: object centre above this and grasped
 DROP_MAX_Z = 0.2  # is_obj_dropped: object centre at most this high, released ...
@@ -282,7 +281,7 @@ class _Counting(RobommeEnv):
         return [
             Waypoint(self.at(xy, READY_Z, q), CLOSED),
             Waypoint(self.at(xy, release_z, q), CLOSED, noisy=False, key=OPEN),
-            Waypoint(None, OPEN, hold=GRIP_STEPS),
+            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
             Waypoint(self.at(xy, READY_Z, q), OPEN),
         ]
 
@@ -588,7 +587,7 @@ class BinFill(_Counting):
         leave = self.at(xy + np.array([BIN_LEAVE_DX, 0.0]), BIN_DROP_Z, q)
         waypoints = [
             Waypoint(self.at(xy, BIN_DROP_Z, q), CLOSED),
-            Waypoint(None, OPEN, hold=GRIP_STEPS, key=OPEN),
+            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS, key=OPEN),
             Waypoint(leave, OPEN, keyed=False),
         ]
         name = self.tasks[task_index + 1].pick
@@ -751,7 +750,7 @@ class SwingXtimes(_Counting):
         q, xy = self.tcp_quat(), self.tcp_position()[:2]
         return [
             Waypoint(self.at(xy, PUTDOWN_Z, q), CLOSED, noisy=False, key=OPEN),
-            Waypoint(None, OPEN, hold=GRIP_STEPS),
+            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
             Waypoint(self.at(xy, READY_Z, q), OPEN, keyed=False),
         ]
 
@@ -920,7 +919,7 @@ class StopCube(_Counting):
         ready = self.at(_xy(self.button), READY_Z)
         return [
             Waypoint(ready, OPEN, key=CLOSED, key_pose=skills.button_key(ready)),
-            Waypoint(None, CLOSED, hold=GRIP_STEPS),
+            Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS),
         ]
 
     def wait_until(self, step: float) -> list[Waypoint]:
@@ -936,7 +935,7 @@ class StopCube(_Counting):
         go = visit - PRESS_STEPS
         down, up = self.at(root[:2], root[2]), self.at(root[:2], READY_Z)
         return [
-            Waypoint(None, CLOSED, hold=GRIP_STEPS, key=CLOSED),
+            Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS, key=CLOSED),
             Waypoint(None, CLOSED, hold=max(go, 0) + 2, until=lambda: self.t >= go),
             Waypoint(down, CLOSED, noisy=False, key_pose=skills.button_key(down)),
             Waypoint(up, CLOSED, key_pose=skills.button_key(up)),

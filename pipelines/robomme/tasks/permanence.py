@@ -67,10 +67,9 @@ PUTDOWN_BIN_Z, PUTDOWN_TCP_Z = 0.07, 0.05  # is_bin_putdown
 STATIC_QVEL = 0.2  # is_static: every arm joint slower than 0.2 rad/s
 VIDEO_STATIC_STEPS = 64  # VideoUnmask: static_check(static_steps=64)
 # -- oracle (subgoal_planner_func.py; ManiSkill's motion planner) ---------------------------
-GRIPPER_STEPS = 6  # planner.open_gripper / close_gripper
 PICK_Z = 0.2  # solve_pickup_bin: reach and lift height
 GRASP_ABOVE = 0.01  # solve_pickup_bin: grasp 1 cm above the container's origin
-RELEASE_Z, RETREAT_Z = 0.07, 0.15  # solve_putdown_whenhold
+RELEASE_Z = 0.07  # solve_putdown_whenhold
 CAP_LINK = "button_cap"
 # -- texts (utils/task_goal.py @a3842d1, the task lists of <Task>.py) ----------------------
 PICK_NAME = "pick up the container that hides the {} cube"
@@ -104,7 +103,7 @@ def smoothstep(alpha: float) -> float:
 def hold_steps(steps: int) -> int:
     """How long ``solve_hold_obj(static_steps)`` holds: 6-step gripper commands until at
     least ``steps`` steps have passed."""
-    return math.ceil(steps / GRIPPER_STEPS) * GRIPPER_STEPS
+    return math.ceil(steps / skills.TOGGLE_STEPS) * skills.TOGGLE_STEPS
 
 
 def closing_yaw(box_yaw: float, closing: np.ndarray) -> float:
@@ -131,24 +130,17 @@ def pick_container(env: Any, actor: Any) -> list[Waypoint]:
         return top_grasp(np.array([p[0], p[1], p[2] + GRASP_ABOVE if z is None else z]), yaw)
 
     return [
-        Waypoint(None, OPEN, hold=GRIPPER_STEPS),
-        Waypoint(lambda: aim(PICK_Z), OPEN, hold=GRIPPER_STEPS),
+        Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
+        Waypoint(lambda: aim(PICK_Z), OPEN, hold=skills.TOGGLE_STEPS),
         Waypoint(lambda: aim(None), OPEN, noisy=False, grasp="bin", key=CLOSED),
-        Waypoint(None, CLOSED, hold=GRIPPER_STEPS),
+        Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS),
         Waypoint(lambda: aim(PICK_Z), CLOSED),
     ]
 
 
 def put_down(env: Any) -> list[Waypoint]:
-    """``solve_putdown_whenhold(release_z=0.07)``: straight down to z 0.07 keeping the hand's
-    orientation, open, up to z 0.15. Keyframes: "open" down; the rise records none."""
-    tcp = env.agent.tcp.pose
-    p, q = tcp.p[0].cpu().numpy().astype(np.float64), tcp.q[0].cpu().numpy().astype(np.float64)
-    return [
-        Waypoint(np.array([p[0], p[1], RELEASE_Z, *q]), CLOSED, noisy=False, key=OPEN),
-        Waypoint(None, OPEN, hold=GRIPPER_STEPS),
-        Waypoint(np.array([p[0], p[1], RETREAT_Z, *q]), OPEN, keyed=False),
-    ]
+    """``solve_putdown_whenhold(release_z=0.07)`` (``skills.put_down``)."""
+    return skills.put_down(env, RELEASE_Z)
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,6 @@ STATIC_QVEL = 0.2  # is_static: every arm joint slower than this (rad/s)
 READY_Z = 0.15  # hover / lift height of solve_pickup, solve_putonto_whenhold, solve_button
 RESET_TCP = (0.0, 0.0, 0.2)  # solve_reset
 RELEASE_Z = assets.CUBE_HALF + 0.004  # ours: the held cube's centre when it is let go
-GRIP_STEPS = 8
 STRONG_RESET = 30  # solve_strong_reset: timestep
 BASE_X = -0.615  # the robot base (env.py)
 FINGER_REACH = 0.05  # an open finger's centre from the grasp centre
@@ -305,22 +304,13 @@ def hand_yaw(env: Any, xy: Any) -> float:
 def put_waypoints(
     env: Any, xy: Any, release_z: float = RELEASE_Z, *, putdown: bool = False
 ) -> list[Waypoint]:
-    """``solve_putonto_whenhold``: above ``xy`` at 15 cm, down until the held cube's centre is
-    at ``release_z``, open, back up (the hand turned by :func:`hand_yaw`, or the nearest yaw a
-    screw motion reaches; upstream keeps the hand as it is and falls back to RRT). Keyframes as
-    upstream records them: "close" above, "open" down, "open" back up. ``putdown``:
-    ``solve_putdown_whenhold``: from where the hand is (``xy`` unused), straight down to
-    ``release_z`` keeping its orientation, open (6 steps), up to z 0.15; keyframes "open" down,
-    none for the rise."""
-    if putdown:
-        tcp = env.agent.tcp.pose
-        p = tcp.p[0].cpu().numpy().astype(np.float64)
-        q = tcp.q[0].cpu().numpy().astype(np.float64)
-        return [
-            Waypoint(np.array([p[0], p[1], release_z, *q]), CLOSED, noisy=False, key=OPEN),
-            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
-            Waypoint(np.array([p[0], p[1], READY_Z, *q]), OPEN, keyed=False),
-        ]
+    """``solve_putonto_whenhold`` / (``putdown``) ``solve_putdown_whenhold``: above ``xy`` at
+    15 cm, down until the held cube's centre is at ``release_z``, open, back up (the hand
+    turned by :func:`hand_yaw`, or the nearest yaw a screw motion reaches; upstream keeps the
+    hand as it is and falls back to RRT; its put-down goes straight down from where the hand
+    is, which here lets a cube drift a few mm a repick). Keyframes as upstream records them:
+    "close" above, "open" down; "open" back up (putonto) or no new one (putdown records
+    nothing there)."""
     down = np.array([xy[0], xy[1], release_z])
     yaw = reachable_yaw(env, down, READY_Z - release_z, hand_yaw(env, xy))
     above = top_grasp(down, yaw, READY_Z - release_z)
@@ -328,7 +318,7 @@ def put_waypoints(
         Waypoint(above, CLOSED),
         Waypoint(top_grasp(down, yaw), CLOSED, noisy=False, key=OPEN),
         Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
-        Waypoint(above, OPEN),
+        Waypoint(above, OPEN, keyed=not putdown),
     ]
 
 

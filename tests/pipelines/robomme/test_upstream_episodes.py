@@ -125,9 +125,9 @@ def test_a_path_steps_once_per_solved_point_and_switches_keyframes() -> None:
 
 # tasks whose recorded steps depart from upstream's by more than 5 % over the fixture's
 # episodes, and the measured bound (docs/robomme.md, "Episode lengths against upstream's
-# harness"): MoveCube's low pushes start 0.1 m above their start point (gripper_push episodes
-# take ~17 % more steps; the other manners match)
-RESIDUAL = {"MoveCube": 0.08}
+# harness"): PickHighlight's put-down carries the cube over its spot and lowers it (+9.6 %);
+# MoveCube's low pushes start 0.1 m above their start point (its gripper_push episode +17 %)
+RESIDUAL = {"PickHighlight": 0.11, "MoveCube": 0.08}
 
 
 @pytest.mark.slow
