@@ -240,20 +240,21 @@ class Executor:
 
     def move(self, pose: np.ndarray) -> None:
         q = self._qpos()
-        commanded = q.copy()
-        commanded[: self.planner.dof] = self.arm_cmd
-        try:
-            if not self.from_measured:
-                raise PlanningFailed("plan from the commanded joints")
-            plan = self.planner.plan(q, pose)  # every point stepped, the first included
-        except PlanningFailed:
-            if self.from_measured and self.planner.reached(q, pose):
-                return  # already there (e.g. a second motion to the same pose)
-            # from the commanded joints (the first point is the command already held); also
-            # where a screw motion from the measured ones fails (ManiSkill's solvers would fall
-            # back to RRT there, which reruns cannot repeat)
-            plan = self.planner.plan(commanded, pose)[1:]
-        for arm in plan:
+        if self.from_measured:
+            try:
+                plan = self.planner.plan(q, pose)  # every point stepped, the first included
+            except PlanningFailed:
+                if self.planner.reached(q, pose):
+                    return  # already there (e.g. a second motion to the same pose)
+            else:
+                for arm in plan:
+                    self.step(arm)
+                return
+        # from the commanded joints (the first point is the command already held); also where
+        # a screw motion from the measured ones fails (ManiSkill's solvers would fall back to
+        # RRT there, which reruns cannot repeat)
+        q[: self.planner.dof] = self.arm_cmd
+        for arm in self.planner.plan(q, pose)[1:]:
             self.step(arm)
 
     def follow(self, wp: Waypoint) -> None:

@@ -368,9 +368,8 @@ def pick_waypoints(env: Any, cube: Any, others: list[Any]) -> list[Waypoint]:
     chosen: list[Waypoint] = []
     for best in (now + grasp_yaw(actor_yaw(cube) - now), grasp_yaw(actor_yaw(cube))):
         alt = best - np.pi / 2 if best > now else best + np.pi / 2
-        if finger_clearance(cube, best, others) < FINGER_CLEAR and finger_clearance(
-            cube, alt, others
-        ) > finger_clearance(cube, best, others):
+        room = finger_clearance(cube, best, others)
+        if room < FINGER_CLEAR and finger_clearance(cube, alt, others) > room:
             best = alt
         chosen = [replace(wp, pose=rotate_to(wp.pose, best)) for wp in skills.pick(env, cube)]
         if env.chain_reaches([wp.pose for wp in chosen if wp.pose is not None]):
