@@ -24,6 +24,7 @@ from dataforge.manip.planner import ArmPlanner, PlanningFailed
 from dataforge.manip.state import StateReader
 
 OPEN, CLOSED = 1.0, -1.0
+HOLD_BLOCK = 6  # ManiSkill's open_gripper() / close_gripper(): t=6 steps per call
 WORKSPACE_M = 1.0
 
 
@@ -231,10 +232,16 @@ class Executor:
             raise _Completed
 
     def hold(self, steps: int, until: Callable[[], bool] | None = None) -> None:
-        for _ in range(steps):
+        """Hold the arm ``steps`` steps (or until ``until()``): at the commanded joints, or
+        (``from_measured``) as ManiSkill's ``open_gripper`` / ``close_gripper`` do, at the
+        joints measured when each block of ``HOLD_BLOCK`` steps starts."""
+        arm = self.arm_cmd
+        for k in range(steps):
             if until is not None and (until() or self.completed):
                 return  # a wait ends with its condition, or with the task
-            self.step(self.arm_cmd)
+            if self.from_measured and k % HOLD_BLOCK == 0:
+                arm = self._qpos()[: self.planner.dof]
+            self.step(arm)
         if until is not None and not until() and not self.completed:
             raise PlanningFailed(f"waited {steps} steps for a condition that never came")
 

@@ -235,10 +235,11 @@ class RobommeEnv(BaseEnv):
 
     def chain_reaches(self, poses: Sequence[np.ndarray]) -> bool:
         """Whether the screw planner reaches ``poses`` one after the other from the arm's
-        commanded joints."""
+        commanded joints (a callable pose: the pose it returns now)."""
         planner, q = self.planner_at_command()
         try:
             for pose in poses:
+                pose = pose() if callable(pose) else pose  # read now
                 q[: planner.dof] = planner.plan(q, pose)[-1]
         except (PlanningFailed, RuntimeError):
             return False

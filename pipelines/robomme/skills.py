@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.manip.executor import CLOSED, OPEN, Waypoint
+from dataforge.manip.rotations import quat_mul
 from dataforge.pipelines.robomme.objects import (
     CUBE_HALF,
     actor_position,
@@ -16,38 +17,55 @@ from dataforge.pipelines.robomme.objects import (
     top_grasp,
 )
 
-APPROACH = 0.12  # height above a grasp or place point where descents start
-LIFT = 0.15
-GRIP_STEPS = 8
-# ManiSkill's solver: open_gripper() / close_gripper() step 6 times (the grasp of ``pick``
-# closes in GRIP_STEPS, 8, for a firm hold)
+APPROACH = 0.12  # height above a place point where descents start
+GRIP_STEPS = 8  # InsertPeg's grasps close in 8 steps
+# ManiSkill's solver: open_gripper() / close_gripper() step 6 times
 TOGGLE_STEPS = 6
+READY_Z = 0.15  # RoboMME's planner: the hover height of picks, puts and button presses
+
+
+def current_yaw(env: Any) -> float:
+    """The hand's present yaw (``top_grasp`` convention)."""
+    q = env.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
+    q = quat_mul(q, [0.0, -1.0, 0.0, 0.0])  # undo DOWN
+    return 2.0 * float(np.arctan2(q[3], q[0]))
+
+
+def nearest_face_yaw(env: Any, actor: Any) -> float:
+    """Upstream's grasp frame (``compute_grasp_info_by_obb`` with the TCP's closing axis as
+    ``target_closing``): the cube face pair nearest the hand's present yaw."""
+    now = current_yaw(env)
+    return now + grasp_yaw(actor_yaw(actor) - now)
 
 
 def pick(
     env: Any,
     actor: Any,
     *,
-    half: float = CUBE_HALF,
-    grip_z: float | None = None,
+    yaw: float | None = None,
     kind: str = "cube",
 ) -> list[Waypoint]:
-    """``solve_pickup``: open (6 steps), approach from above, open again (6 steps), descend,
-    close, lift (its keyframes "open" at the approach, "close" at the grasp and the lift; the
-    opens record none). Upstream approaches and lifts at z 0.15; ours 12 and 15 cm above the
-    grasp (departures table of docs/robomme.md). ``kind`` ("cube" or "bin": a container)
-    marks the grasp keyframe, for RoboMME's missed-grasp recovery (``recovery.py``)."""
+    """``solve_pickup``: open (6 steps), to z 0.15 above the object, open again (6 steps),
+    down to its centre, close (6 steps), up to z 0.15 over where the object is then (its
+    keyframes "open" at the approach, "close" at the grasp and the lift; the opens record
+    none). ``yaw``: the grasp frame (default upstream's, :func:`nearest_face_yaw`). ``kind``
+    ("cube" or "bin": a container) marks the grasp keyframe, for RoboMME's missed-grasp
+    recovery (``recovery.py``)."""
     p = actor_position(actor)
-    yaw = grasp_yaw(actor_yaw(actor))
-    z = p[2] if grip_z is None else grip_z
-    at = np.array([p[0], p[1], z])
+    if yaw is None:
+        yaw = nearest_face_yaw(env, actor)
+
+    def lift() -> np.ndarray:
+        now = actor_position(actor)
+        return top_grasp(np.array([now[0], now[1], READY_Z]), yaw)
+
     return [
         Waypoint(None, OPEN, hold=TOGGLE_STEPS),
-        Waypoint(top_grasp(at, yaw, APPROACH), OPEN),
+        Waypoint(top_grasp(np.array([p[0], p[1], READY_Z]), yaw), OPEN),
         Waypoint(None, OPEN, hold=TOGGLE_STEPS),
-        Waypoint(top_grasp(at, yaw), OPEN, noisy=False, grasp=kind, target=actor, key=CLOSED),
-        Waypoint(None, CLOSED, hold=GRIP_STEPS),
-        Waypoint(top_grasp(at, yaw, LIFT), CLOSED),
+        Waypoint(top_grasp(p, yaw), OPEN, noisy=False, grasp=kind, target=actor, key=CLOSED),
+        Waypoint(None, CLOSED, hold=TOGGLE_STEPS),
+        Waypoint(lift, CLOSED),
     ]
 
 
@@ -62,9 +80,6 @@ def place(position: np.ndarray, *, half: float = CUBE_HALF, yaw: float = 0.0) ->
         Waypoint(None, OPEN, hold=TOGGLE_STEPS),
         Waypoint(top_grasp(at, yaw, APPROACH), OPEN),
     ]
-
-
-READY_Z = 0.15  # RoboMME's planner: the hover height above a button (and a pick's approach)
 
 
 def put_down(env: Any, release_z: float) -> list[Waypoint]:

@@ -19,19 +19,19 @@ what upstream's observation of that step shows.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import sapien
 
 from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
-from dataforge.manip.rotations import quat_mul, yaw_quat
 from dataforge.pipelines.robomme import assets, skills
 from dataforge.pipelines.robomme.env import FRONT_SIZE, RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.objects import DOWN, actor_yaw, grasp_yaw
 from dataforge.pipelines.robomme.placement import PlacementError, rot2
 from dataforge.pipelines.robomme.recovery import MISS_M, xy_signs
+from dataforge.pipelines.robomme.skills import READY_Z
 
 # utils/subgoal_language.py::get_subgoal_with_index (index 0 -> "first")
 ORDINALS = (
@@ -41,7 +41,6 @@ ORDINALS = (
 NUMBER_WORDS = dict(enumerate(("one", "two", "three", "four", "five", "six", "seven"), 1))
 NUMBER_ORDINALS = {k + 1: w for k, w in enumerate(ORDINALS)}
 
-READY_Z = 0.15  # solve_pickup / solve_putonto_whenhold / solve_button: hover height
 LIFTED_Z = 0.05  # is_obj_pickup: object centre above this and grasped
 DROP_MAX_Z = 0.2  # is_obj_dropped: object centre at most this high, released ...
 DROP_TCP_Z = 0.05  # ... with the TCP above this
@@ -272,41 +271,36 @@ class _Counting(RobommeEnv):
         """A TCP pose at ``xy`` and height ``z`` (orientation ``q``, default: pointing down)."""
         return np.concatenate([[xy[0], xy[1], z], DOWN if q is None else q])
 
-    def put_onto(self, target: Any, release_z: float) -> list[Waypoint]:
-        """``solve_putonto_whenhold``: above the target at 15 cm keeping the grasp, down, open,
-        up. (Upstream goes down to the target's own height and lets the table stop the cube;
-        we stop where the held cube rests on the table.) Keyframes: "close" above, "open" down
-        and back up."""
-        q, xy = self.tcp_quat(), _xy(target)
+    def put_onto(self, target: Any) -> list[Waypoint]:
+        """``solve_putonto_whenhold``: above the target at z 0.15 keeping the grasp, down to
+        the target's own height (the table stops the held cube there), open, up. Keyframes:
+        "close" above, "open" down and back up."""
+        q, p = self.tcp_quat(), _position(target)
         return [
-            Waypoint(self.at(xy, READY_Z, q), CLOSED),
-            Waypoint(self.at(xy, release_z, q), CLOSED, noisy=False, key=OPEN),
+            Waypoint(self.at(p, READY_Z, q), CLOSED),
+            Waypoint(self.at(p, p[2], q), CLOSED, noisy=False, key=OPEN),
             Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
-            Waypoint(self.at(xy, READY_Z, q), OPEN),
+            Waypoint(self.at(p, READY_Z, q), OPEN),
         ]
 
     def pick(self, actor: Any) -> list[Waypoint]:
-        """``solve_pickup`` (approach, grasp at the centre, close, lift), marked for RoboMME's
-        missed-grasp recovery; of the cube's two face-aligned grasps, the one whose open
-        fingers keep farther from the other objects (upstream's grasp frame is the cube face
-        nearest the current wrist orientation, wherever the neighbours are)."""
-        waypoints = skills.pick(self, actor, kind="cube")
-        yaw = grasp_yaw(actor_yaw(actor))  # skills.pick's
+        """``solve_pickup`` (``skills.pick``) in upstream's grasp frame, marked for RoboMME's
+        missed-grasp recovery. Where a screw motion cannot reach that frame (upstream falls
+        back to RRT there): of the cube's two face-aligned grasps, the one whose open fingers
+        keep farther from the other objects, then the same two with the wrist turned half a
+        round."""
+        yaw = grasp_yaw(actor_yaw(actor))
         turned = yaw - np.pi / 2 if yaw > 0 else yaw + np.pi / 2
         room = self._finger_room(actor, yaw)
         if room < ROOM_M and self._finger_room(actor, turned) > room:
             yaw, turned = turned, yaw
-        # the same two grasps with the wrist turned half a round, where a screw motion cannot
-        # reach the first choice (upstream falls back to RRT there)
-        for y in (yaw, turned, yaw + np.pi, turned + np.pi):
-            q = quat_mul(yaw_quat(y), DOWN)
-            turned_wps = [
-                wp if wp.pose is None else replace(wp, pose=np.concatenate([wp.pose[:3], q]))
-                for wp in waypoints
-            ]
-            if self.chain_reaches([wp.pose for wp in turned_wps if wp.pose is not None]):
-                return turned_wps
-        return waypoints
+        first: list[Waypoint] = []
+        for y in (skills.nearest_face_yaw(self, actor), yaw, turned, yaw + np.pi, turned + np.pi):
+            waypoints = skills.pick(self, actor, yaw=y, kind="cube")
+            first = first or waypoints
+            if self.chain_reaches([wp.pose for wp in waypoints if wp.pose is not None]):
+                return waypoints
+        return first
 
     def obstacles(self, actor: Any) -> list[tuple[np.ndarray, float]]:
         """(xy, radius) of what the fingers must keep clear of when grasping ``actor``."""
@@ -351,7 +345,6 @@ def _cube_colour(name: str) -> str:
 
 
 # -- PickXtimes ----------------------------------------------------------------------------------
-PLACE_Z = assets.CUBE_HALF + 0.004  # the oracle's TCP height when it lets go of a cube
 
 
 class PickXtimes(_Counting):
@@ -405,7 +398,7 @@ class PickXtimes(_Counting):
                     f"place the {colour} cube onto the target",
                     f"place the {colour} cube onto the target at <>",
                     done=lambda: self.dropped_onto(cube, self.target),
-                    solve=lambda: self.put_onto(self.target, PLACE_Z),
+                    solve=lambda: self.put_onto(self.target),
                     fail=fail,
                     anchor=lambda: _position(self.target),
                     actor="target",
@@ -745,14 +738,8 @@ class SwingXtimes(_Counting):
         return [Waypoint(self.at(_xy(self.targets[side]), SWING_Z, self.tcp_quat()), CLOSED)]
 
     def put_down(self) -> list[Waypoint]:
-        """``solve_putdown_whenhold``: down to 7 cm where the TCP is, open, up to 15 cm
-        (keyframes: "open" down; the rise records none)."""
-        q, xy = self.tcp_quat(), self.tcp_position()[:2]
-        return [
-            Waypoint(self.at(xy, PUTDOWN_Z, q), CLOSED, noisy=False, key=OPEN),
-            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
-            Waypoint(self.at(xy, READY_Z, q), OPEN, keyed=False),
-        ]
+        """``solve_putdown_whenhold(release_z=0.07)`` (``skills.put_down``)."""
+        return skills.put_down(self, PUTDOWN_Z)
 
     def goals(self) -> list[str]:
         c, n = self.layout["goal_colour"], self.layout["repeats"]

@@ -141,8 +141,8 @@ class _Imitation(RobommeEnv):
         out: list[Waypoint] = []
         for k, wp in enumerate(waypoints):
             again = k > 0 and wp.pose is not None and wp.pose is waypoints[k - 1].pose
-            if wp.pose is None or wp.path or again:
-                out.append(wp)  # nothing to plan here, or a second motion to the same pose
+            if wp.pose is None or callable(wp.pose) or wp.path or again:
+                out.append(wp)  # nothing to plan here (yet), or a second motion to the same pose
                 continue
             for dz in NUDGES:
                 pose = np.array(wp.pose, dtype=np.float64)
