@@ -233,14 +233,17 @@ class Executor:
 
     def hold(self, steps: int, until: Callable[[], bool] | None = None) -> None:
         """Hold the arm ``steps`` steps (or until ``until()``): at the commanded joints, or
-        (``from_measured``) as ManiSkill's ``open_gripper`` / ``close_gripper`` do, at the
-        joints measured when each block of ``HOLD_BLOCK`` steps starts."""
+        (``from_measured``) as RoboMME's waits loop over ManiSkill's ``open_gripper`` /
+        ``close_gripper``: blocks of ``HOLD_BLOCK`` steps at the joints measured when the
+        block starts, ``until`` checked between blocks."""
         arm = self.arm_cmd
+        block = HOLD_BLOCK if self.from_measured else 1
         for k in range(steps):
-            if until is not None and (until() or self.completed):
-                return  # a wait ends with its condition, or with the task
-            if self.from_measured and k % HOLD_BLOCK == 0:
-                arm = self._qpos()[: self.planner.dof]
+            if k % block == 0:
+                if until is not None and (until() or self.completed):
+                    return  # a wait ends with its condition, or with the task
+                if self.from_measured:
+                    arm = self._qpos()[: self.planner.dof]
             self.step(arm)
         if until is not None and not until() and not self.completed:
             raise PlanningFailed(f"waited {steps} steps for a condition that never came")

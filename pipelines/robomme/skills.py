@@ -26,8 +26,7 @@ READY_Z = 0.15  # RoboMME's planner: the hover height of picks, puts and button 
 
 def current_yaw(env: Any) -> float:
     """The hand's present yaw (``top_grasp`` convention)."""
-    q = env.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
-    q = quat_mul(q, [0.0, -1.0, 0.0, 0.0])  # undo DOWN
+    q = quat_mul(_tcp(env)[1], [0.0, -1.0, 0.0, 0.0])  # undo DOWN
     return 2.0 * float(np.arctan2(q[3], q[0]))
 
 
@@ -84,16 +83,25 @@ def place(position: np.ndarray, *, half: float = CUBE_HALF, yaw: float = 0.0) ->
 
 def put_down(env: Any, release_z: float) -> list[Waypoint]:
     """``solve_putdown_whenhold(release_z)``: from where the hand is, straight down to
-    ``release_z`` keeping its orientation, open (6 steps), up to z 0.15. Keyframes: "open"
-    down; the rise records none."""
-    tcp = env.agent.tcp.pose
-    p = tcp.p[0].cpu().numpy().astype(np.float64)
-    q = tcp.q[0].cpu().numpy().astype(np.float64)
+    ``release_z`` keeping its orientation, open (6 steps), up to z 0.15 from where the hand
+    is then. Keyframes: "open" down; the rise records none."""
+    p, q = _tcp(env)
+
+    def rise() -> np.ndarray:
+        now = _tcp(env)[0]  # where the hand is once open
+        return np.array([now[0], now[1], READY_Z, *q])
+
     return [
         Waypoint(np.array([p[0], p[1], release_z, *q]), CLOSED, noisy=False, key=OPEN),
         Waypoint(None, OPEN, hold=TOGGLE_STEPS),
-        Waypoint(np.array([p[0], p[1], READY_Z, *q]), OPEN, keyed=False),
+        Waypoint(rise, OPEN, keyed=False),
     ]
+
+
+def _tcp(env: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The TCP's position and orientation (wxyz) now."""
+    tcp = env.agent.tcp.pose
+    return tcp.p[0].cpu().numpy().astype(np.float64), tcp.q[0].cpu().numpy().astype(np.float64)
 
 
 def press_spring_button(button: Any) -> list[Waypoint]:

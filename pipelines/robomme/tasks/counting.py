@@ -767,7 +767,6 @@ STOP_M = 3 * assets.CUBE_HALF  # is_obj_stopped_onto: stopped within 6 cm of the
 HOVER_M, HOVER_Z = 0.03, 0.2  # button_hover: TCP within 3 cm of the button, below 20 cm
 STATIC_EVERY = 100  # "remain static" checkpoints every 100 steps ...
 PRESS_LEAD = 30  # ... the last one 30 steps (upstream's ``interval``) before the visit
-PRESS_STEPS = 21  # our planner: steps from the start of the press move to a 5 mm press
 
 
 class StopCube(_Counting):
@@ -911,19 +910,16 @@ class StopCube(_Counting):
 
     def wait_until(self, step: float) -> list[Waypoint]:
         """``solve_hold_obj_absTimestep``: hold (gripper closed) until ``step``."""
-        return [Waypoint(None, CLOSED, hold=int(step) + 2, until=lambda: self.t >= step)]
+        bound = int(step) + skills.TOGGLE_STEPS
+        return [Waypoint(None, CLOSED, hold=bound, until=lambda: self.t >= step)]
 
     def press_on_visit(self) -> list[Waypoint]:
-        """``solve_button(without_hold=True)``: close, down to the button's root, back up;
-        the move down starts so that the press lands when the cube is over the target.
+        """``solve_button(without_hold=True)``: close, down to the button's root, back up.
         Keyframes: "close" over the button (recorded before the gripper closes), down, up."""
         root = _position(self.button)
-        visit = int(self.layout["steps_press"])
-        go = visit - PRESS_STEPS
         down, up = self.at(root[:2], root[2]), self.at(root[:2], READY_Z)
         return [
             Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS, key=CLOSED),
-            Waypoint(None, CLOSED, hold=max(go, 0) + 2, until=lambda: self.t >= go),
             Waypoint(down, CLOSED, noisy=False, key_pose=skills.button_key(down)),
             Waypoint(up, CLOSED, key_pose=skills.button_key(up)),
         ]

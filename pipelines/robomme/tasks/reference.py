@@ -39,14 +39,13 @@ off the site when another cube lies on it (upstream's check accepts 5 cm). Appro
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import sapien
 
 from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
-from dataforge.manip.rotations import quat_mul
 from dataforge.pipelines.robomme import assets, skills
 from dataforge.pipelines.robomme.env import RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
@@ -286,17 +285,11 @@ def tcp_quat(env: Any) -> np.ndarray:
     return env.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
 
 
-def current_yaw(env: Any) -> float:
-    """The hand's present yaw (``top_grasp`` convention)."""
-    q = quat_mul(tcp_quat(env), [0.0, -1.0, 0.0, 0.0])  # undo DOWN
-    return 2.0 * float(np.arctan2(q[3], q[0]))
-
-
 def hand_yaw(env: Any, xy: Any) -> float:
     """The yaw of the hand (``top_grasp`` convention) for carrying to ``xy``: its current yaw
     turned by the multiple of 90 degrees that points it closest away from the robot base (a
     held cube looks the same; far corners are reached more easily)."""
-    now = current_yaw(env)
+    now = skills.current_yaw(env)
     radial = float(np.arctan2(xy[1], xy[0] - BASE_X))
     return radial + grasp_yaw(now - radial)
 
@@ -364,24 +357,17 @@ def pick_waypoints(env: Any, cube: Any, others: list[Any]) -> list[Waypoint]:
     screw motion cannot reach that, to the face nearest the resting wrist), and to the other
     grasp axis where the fingers would come down nearer the other cubes than ``FINGER_CLEAR``
     and that axis gives them more room."""
-    now = current_yaw(env)
+    now = skills.current_yaw(env)
     chosen: list[Waypoint] = []
-    for best in (now + grasp_yaw(actor_yaw(cube) - now), grasp_yaw(actor_yaw(cube))):
+    for best in (skills.nearest_face_yaw(env, cube), grasp_yaw(actor_yaw(cube))):
         alt = best - np.pi / 2 if best > now else best + np.pi / 2
         room = finger_clearance(cube, best, others)
         if room < FINGER_CLEAR and finger_clearance(cube, alt, others) > room:
             best = alt
-        chosen = [replace(wp, pose=rotate_to(wp.pose, best)) for wp in skills.pick(env, cube)]
+        chosen = skills.pick(env, cube, yaw=best)
         if env.chain_reaches([wp.pose for wp in chosen if wp.pose is not None]):
             return chosen
     return chosen
-
-
-def rotate_to(pose: Any, yaw: float) -> Any:
-    """A ``top_grasp`` pose with its yaw replaced."""
-    if pose is None:
-        return None
-    return top_grasp(np.asarray(pose[:3], dtype=np.float64), yaw)
 
 
 def reset_waypoints(env: Any, until: Callable[[], bool]) -> list[Waypoint]:
