@@ -57,7 +57,10 @@ class Waypoint:
     every one the first IK solution from the previous one's, the first from the measured joints
     (ManiSkill's ``follow_path`` of IK points); a pose without a solution is skipped.
     ``path_keys``: (index into ``path``, pose) pairs: the keyframe becomes that pose (with the
-    waypoint's flag) when the path reaches the index."""
+    waypoint's flag) when the path reaches the index.
+
+    ``joints``: instead of a pose, the arm joint targets sent as the action for ``hold``
+    steps (a reset that commands a joint configuration)."""
 
     pose: np.ndarray | Callable[[], np.ndarray] | None
     gripper: float = OPEN
@@ -71,6 +74,7 @@ class Waypoint:
     keyed: bool = True
     path: tuple[np.ndarray, ...] = ()
     path_keys: tuple[tuple[int, np.ndarray], ...] = ()
+    joints: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -300,6 +304,11 @@ class Executor:
 
     def run_waypoint(self, wp: Waypoint) -> None:
         pose = wp.pose() if callable(wp.pose) else wp.pose
+        if wp.joints is not None:
+            self.gripper = self._gripper(wp.gripper)
+            for _ in range(wp.hold):
+                self.step(np.asarray(wp.joints, dtype=np.float64))
+            return
         if wp.path:
             self.follow(wp)
         elif pose is not None:

@@ -10,14 +10,12 @@ import numpy as np
 from dataforge.manip.executor import CLOSED, OPEN, Waypoint
 from dataforge.manip.rotations import quat_mul
 from dataforge.pipelines.robomme.objects import (
-    CUBE_HALF,
     actor_position,
     actor_yaw,
     grasp_yaw,
     top_grasp,
 )
 
-APPROACH = 0.12  # height above a place point where descents start
 GRIP_STEPS = 8  # InsertPeg's grasps close in 8 steps
 # ManiSkill's solver: open_gripper() / close_gripper() step 6 times
 TOGGLE_STEPS = 6
@@ -68,16 +66,19 @@ def pick(
     ]
 
 
-def place(position: np.ndarray, *, half: float = CUBE_HALF, yaw: float = 0.0) -> list[Waypoint]:
-    """Carry above ``position`` (table point), lower until the held cube rests on it, open, rise
-    (``solve_putonto_whenhold``: its keyframes "close" above, "open" down and back up)."""
-    p = np.asarray(position, dtype=np.float64)
-    at = np.array([p[0], p[1], p[2] + half + 0.004])
+def put_onto(env: Any, point: np.ndarray, height: float | None = None) -> list[Waypoint]:
+    """``solve_putonto_whenhold(target, height)``: keeping the hand's present orientation,
+    over ``point`` at z 0.15, down to ``point``'s height (or ``height``; the table stops the
+    held cube where it must), open (6 steps), back up over ``point``. Keyframes: "close"
+    above, "open" down and back up."""
+    p, q = np.asarray(point, dtype=np.float64), _tcp(env)[1]
+    above = np.array([p[0], p[1], READY_Z, *q])
+    down = np.array([p[0], p[1], p[2] if height is None else height, *q])
     return [
-        Waypoint(top_grasp(at, yaw, APPROACH), CLOSED),
-        Waypoint(top_grasp(at, yaw), CLOSED, noisy=False, key=OPEN),
+        Waypoint(above, CLOSED),
+        Waypoint(down, CLOSED, noisy=False, key=OPEN),
         Waypoint(None, OPEN, hold=TOGGLE_STEPS),
-        Waypoint(top_grasp(at, yaw, APPROACH), OPEN),
+        Waypoint(above, OPEN),
     ]
 
 

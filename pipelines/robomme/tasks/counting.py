@@ -271,18 +271,6 @@ class _Counting(RobommeEnv):
         """A TCP pose at ``xy`` and height ``z`` (orientation ``q``, default: pointing down)."""
         return np.concatenate([[xy[0], xy[1], z], DOWN if q is None else q])
 
-    def put_onto(self, target: Any) -> list[Waypoint]:
-        """``solve_putonto_whenhold``: above the target at z 0.15 keeping the grasp, down to
-        the target's own height (the table stops the held cube there), open, up. Keyframes:
-        "close" above, "open" down and back up."""
-        q, p = self.tcp_quat(), _position(target)
-        return [
-            Waypoint(self.at(p, READY_Z, q), CLOSED),
-            Waypoint(self.at(p, p[2], q), CLOSED, noisy=False, key=OPEN),
-            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
-            Waypoint(self.at(p, READY_Z, q), OPEN),
-        ]
-
     def pick(self, actor: Any) -> list[Waypoint]:
         """``solve_pickup`` (``skills.pick``) in upstream's grasp frame, marked for RoboMME's
         missed-grasp recovery. Where a screw motion cannot reach that frame (upstream falls
@@ -398,7 +386,7 @@ class PickXtimes(_Counting):
                     f"place the {colour} cube onto the target",
                     f"place the {colour} cube onto the target at <>",
                     done=lambda: self.dropped_onto(cube, self.target),
-                    solve=lambda: self.put_onto(self.target),
+                    solve=lambda: skills.put_onto(self, _position(self.target)),
                     fail=fail,
                     anchor=lambda: _position(self.target),
                     actor="target",

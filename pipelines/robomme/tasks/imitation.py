@@ -909,7 +909,7 @@ class MoveCube(_Imitation):
             return self.gripper_push()
         if stage == 0:
             return skills.pick(self, self.cube)
-        return skills.place(objects.actor_position(self.goal_site) * np.array([1, 1, 0]))
+        return skills.put_onto(self, objects.actor_position(self.goal_site))
 
     def strong_reset(self) -> list[Waypoint]:
         """The NO-RECORD strong reset: rise, back to the start pose (a screw motion to the

@@ -47,7 +47,7 @@ import sapien
 
 from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
 from dataforge.pipelines.robomme import assets, skills
-from dataforge.pipelines.robomme.env import RobommeEnv, pixel_of
+from dataforge.pipelines.robomme.env import START_QPOS, RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
 from dataforge.pipelines.robomme.objects import actor_position, actor_yaw, grasp_yaw, top_grasp
 
@@ -60,8 +60,11 @@ STATIC_QVEL = 0.2  # is_static: every arm joint slower than this (rad/s)
 # utils/subgoal_planner_func.py
 READY_Z = 0.15  # hover / lift height of solve_pickup, solve_putonto_whenhold, solve_button
 RESET_TCP = (0.0, 0.0, 0.2)  # solve_reset
-RELEASE_Z = assets.CUBE_HALF + 0.004  # ours: the held cube's centre when it is let go
+PUTDOWN_Z = 0.01  # solve_putdown_whenhold(release_z=0.01), putonto(goal_site, height=0.01)
+VIDEO_PUTDOWN_Z = 0.03  # VideoRepick's video: solve_putdown_whenhold(release_z=0.03)
 STRONG_RESET = 30  # solve_strong_reset: timestep
+RESET_STATIC = 20  # solve_reset, then solve_hold_obj(static_steps=20)
+PLACE_STATIC = 60  # VideoPlaceButton / VideoPlaceOrder: the second "static", solve_hold_obj(60)
 BASE_X = -0.615  # the robot base (env.py)
 FINGER_REACH = 0.05  # an open finger's centre from the grasp centre
 FINGER_CLEAR = 0.045  # fingers this far from another cube's centre miss it
@@ -294,16 +297,30 @@ def hand_yaw(env: Any, xy: Any) -> float:
     return radial + grasp_yaw(now - radial)
 
 
-def put_waypoints(
-    env: Any, xy: Any, release_z: float = RELEASE_Z, *, putdown: bool = False
-) -> list[Waypoint]:
-    """``solve_putonto_whenhold`` / (``putdown``) ``solve_putdown_whenhold``: above ``xy`` at
-    15 cm, down until the held cube's centre is at ``release_z``, open, back up (the hand
-    turned by :func:`hand_yaw`, or the nearest yaw a screw motion reaches; upstream keeps the
-    hand as it is and falls back to RRT; its put-down goes straight down from where the hand
-    is, which here lets a cube drift a few mm a repick). Keyframes as upstream records them:
-    "close" above, "open" down; "open" back up (putonto) or no new one (putdown records
-    nothing there)."""
+def put_onto(env: Any, point: Any, height: float | None = None) -> list[Waypoint]:
+    """``solve_putonto_whenhold`` (``skills.put_onto``), or where a screw motion cannot reach
+    it with the hand as it is (upstream falls back to RRT there), :func:`turned_put`."""
+    waypoints = skills.put_onto(env, point, height)
+    if env.chain_reaches([wp.pose for wp in waypoints if wp.pose is not None]):
+        return waypoints
+    p = np.asarray(point, dtype=np.float64)
+    return turned_put(env, p, p[2] if height is None else height)
+
+
+def put_down(env: Any, release_z: float) -> list[Waypoint]:
+    """``solve_putdown_whenhold(release_z)`` (``skills.put_down``: straight down from where
+    the hand is), or where a screw motion cannot reach that, :func:`turned_put` there."""
+    waypoints = skills.put_down(env, release_z)
+    if env.chain_reaches([waypoints[0].pose]):
+        return waypoints
+    return turned_put(env, env.agent.tcp.pose.p[0].cpu().numpy(), release_z, putdown=True)
+
+
+def turned_put(env: Any, xy: Any, release_z: float, *, putdown: bool = False) -> list[Waypoint]:
+    """Ours, where upstream's put needs RRT: above ``xy`` at 15 cm, down to ``release_z``,
+    open, back up, the hand turned by :func:`hand_yaw` or the nearest yaw a screw motion
+    reaches. Keyframes as upstream records them: "close" above, "open" down; "open" back up
+    (putonto) or no new one (putdown records nothing there)."""
     down = np.array([xy[0], xy[1], release_z])
     yaw = reachable_yaw(env, down, READY_Z - release_z, hand_yaw(env, xy))
     above = top_grasp(down, yaw, READY_Z - release_z)
@@ -324,21 +341,6 @@ def reachable_yaw(env: Any, point: np.ndarray, dz: float, yaw: float) -> float:
         if env.chain_reaches([top_grasp(point, yaw + d, dz)]):
             return yaw + d
     return yaw
-
-
-def clear_spot(center: Any, others: list[Any], clear: float = 0.06) -> np.ndarray:
-    """``center`` or, when another cube lies closer than ``clear``, the point up to 3.5 cm away
-    (within upstream's 5 cm drop test) farthest from the other cubes."""
-    c = np.asarray(center, dtype=np.float64)[:2]
-
-    def room(p: np.ndarray) -> float:
-        return float(min((np.hypot(*(actor_position(o)[:2] - p)) for o in others), default=np.inf))
-
-    if room(c) >= clear:
-        return c
-    angles = np.linspace(0.0, 2 * np.pi, 16, endpoint=False)
-    spots = [c + r * np.array([np.cos(a), np.sin(a)]) for r in (0.02, 0.035) for a in angles]
-    return max(spots, key=room)
 
 
 def finger_clearance(cube: Any, yaw: float, others: list[Any]) -> float:
@@ -370,26 +372,31 @@ def pick_waypoints(env: Any, cube: Any, others: list[Any]) -> list[Waypoint]:
     return chosen
 
 
-def reset_waypoints(env: Any, until: Callable[[], bool]) -> list[Waypoint]:
-    """``solve_reset`` + ``solve_hold_obj``: the TCP to (0, 0, 0.2) with the hand as it is,
-    open, then hold still until ``until()`` (neither records a keyframe)."""
+def reset_waypoints(env: Any, static: int = RESET_STATIC) -> list[Waypoint]:
+    """``solve_reset`` + ``solve_hold_obj(static)``: the TCP to (0, 0, 0.2) with the hand as
+    it is, open (6 steps), then :func:`hold_waypoints` (neither records a keyframe)."""
     pose = np.array([*RESET_TCP, *tcp_quat(env)])
-    return [Waypoint(pose, OPEN, keyed=False), Waypoint(None, OPEN, hold=600, until=until)]
-
-
-def strong_reset_waypoints(env: Any) -> list[Waypoint]:
-    """``solve_strong_reset``: the arm back to the start pose (upstream holds the reset joint
-    action for 30 steps; ours: a screw motion to the TCP pose of ``env.START_QPOS``, read
-    after reset, then 30 steps held), gripper open."""
     return [
-        Waypoint(env.start_tcp, OPEN, noisy=False, keyed=False),  # upstream records none
-        Waypoint(None, OPEN, hold=STRONG_RESET),
+        Waypoint(pose, OPEN, keyed=False),
+        Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
+        *hold_waypoints(static),
     ]
 
 
-def hold_waypoints(until: Callable[[], bool]) -> list[Waypoint]:
-    """``solve_hold_obj``: hold still (gripper open) until ``until()``."""
-    return [Waypoint(None, OPEN, hold=600, until=until)]
+def strong_reset_waypoints(env: Any) -> list[Waypoint]:
+    """``solve_strong_reset``: open (6 steps), then the reset joint action (``START_QPOS``,
+    gripper open) held 30 steps (upstream records no keyframe)."""
+    return [
+        Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS, noisy=False),
+        Waypoint(None, OPEN, hold=STRONG_RESET, joints=np.asarray(START_QPOS[:7])),
+    ]
+
+
+def hold_waypoints(static: int) -> list[Waypoint]:
+    """``solve_hold_obj(static)``: open_gripper (6 steps) until ``static`` steps have passed
+    (whole calls: ``static`` rounded up to a multiple of 6)."""
+    blocks = -(-static // skills.TOGGLE_STEPS)
+    return [Waypoint(None, OPEN, hold=blocks * skills.TOGGLE_STEPS)]
 
 
 class _Upstream(RobommeEnv):
@@ -422,10 +429,6 @@ class _Upstream(RobommeEnv):
         return [
             a for n, a in self.actors.items() if n.startswith(("cube_", "bin_")) and a is not cube
         ]
-
-    def passed(self, index: int) -> Callable[[], bool]:
-        """True once the task list has moved past entry ``index``."""
-        return lambda: self.tasks.index > index or self.tasks.failed is not None
 
     def press_subgoal(self, name: str, segment: str, choice: str, *, video: bool) -> Subgoal:
         waypoints = skills.press_spring_button(self.button)
@@ -583,8 +586,7 @@ class PickHighlight(_Upstream):
             )
             if k < len(self.goal_cubes) - 1:
                 name = "place the cube onto the table"
-                xy = actor_position(cube)
-                waypoints = put_waypoints(self, xy, putdown=True)
+                waypoints = put_down(self, PUTDOWN_Z)
                 yield subgoal(self, name, name, None, waypoints, choice=name)
 
 
@@ -725,14 +727,11 @@ class VideoRepick(_Upstream):
             choice="pick up the cube", video=True,
         )  # fmt: skip
         name = "drop the cube on the table"
-        xy = actor_position(cube)
-        waypoints = put_waypoints(self, xy, release_z=0.03, putdown=True)
+        waypoints = put_down(self, VIDEO_PUTDOWN_Z)
         yield subgoal(self, name, name, None, waypoints, choice="put it down", video=True)
         for i in range(2, self.video_entries):
-            if i == 2:
-                waypoints = reset_waypoints(self, self.passed(i))
-            else:
-                waypoints = hold_waypoints(self.passed(i))
+            # solve_reset + hold 20, then solve_hold_obj(<the last swap's duration>) per swap
+            waypoints = reset_waypoints(self) if i == 2 else hold_waypoints(self.SWAP_STEPS)
             yield subgoal(self, "static", "static", None, waypoints, video=True)
         yield no_record(strong_reset_waypoints(self))
         for k in range(self.params["repeats"]):
@@ -746,9 +745,8 @@ class VideoRepick(_Upstream):
                 pick_waypoints(self, cube, self.other_cubes(cube)),
                 choice="pick up the cube",
             )
-            xy = actor_position(cube)
             yield subgoal(
-                self, "put it down", "put it down", None, put_waypoints(self, xy, putdown=True),
+                self, "put it down", "put it down", None, put_down(self, PUTDOWN_Z),
                 choice="put it down",
             )  # fmt: skip
         yield self.press_subgoal(
@@ -873,23 +871,21 @@ class _PlaceSequence(_Upstream):
                 continue
             yield self.pick_subgoal(video=True)
             name, segment = "drop the cube onto target", "drop the cube onto target at <>"
-            waypoints = put_waypoints(self, actor_position(step))
+            waypoints = put_onto(self, actor_position(step))
             yield subgoal(self, name, segment, step, waypoints, choice="drop onto", video=True)
         yield self.pick_subgoal(video=True, choice=self.LAST_PICK_CHOICE)
         name = "drop the cube onto table"
-        spot = clear_spot(actor_position(self.goal_site), self.other_cubes(self.cube))
-        waypoints = put_waypoints(self, spot)
+        waypoints = put_onto(self, actor_position(self.goal_site), height=PUTDOWN_Z)
         yield subgoal(self, name, name, None, waypoints, choice="drop onto", video=True)
-        first_static = self.n_video - 2
-        waypoints = reset_waypoints(self, self.passed(first_static))
+        waypoints = reset_waypoints(self)
         yield subgoal(self, "static", "static", None, waypoints, video=True)
-        waypoints = hold_waypoints(self.passed(first_static + 1))
+        waypoints = hold_waypoints(PLACE_STATIC)
         yield subgoal(self, "static", "static", None, waypoints, video=True)
         yield no_record(strong_reset_waypoints(self))
         yield self.pick_subgoal(video=False)
         name = "place the cube onto the correct target"
         segment = "place the cube onto the correct target at <>"
-        waypoints = put_waypoints(self, actor_position(self.answer))
+        waypoints = put_onto(self, actor_position(self.answer))
         yield subgoal(self, name, segment, self.answer, waypoints, choice="drop onto")
 
 

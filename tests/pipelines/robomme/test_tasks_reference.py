@@ -222,7 +222,7 @@ def test_video_repick_fails_on_a_wrong_cube(make: Any) -> None:
 
 
 def test_video_place_button_fails_on_a_wrong_target(make: Any) -> None:
-    from dataforge.pipelines.robomme.tasks.reference import put_waypoints
+    from dataforge.pipelines.robomme.tasks.reference import put_onto
 
     env = reset(make, record("VideoPlaceButton", 0))
     b = env.unwrapped
@@ -230,7 +230,7 @@ def test_video_place_button_fails_on_a_wrong_target(make: Any) -> None:
 
     def after(b: Any) -> Iterator[Subgoal]:
         yield pick(b, b.cube)
-        yield Subgoal("put", "put", put_waypoints(b, actor_position(wrong)))
+        yield Subgoal("put", "put", put_onto(b, actor_position(wrong)))
 
     with pytest.raises(TaskFailed, match="correct target"):
         run(env, video_then(b, after))
