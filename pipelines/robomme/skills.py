@@ -9,6 +9,7 @@ import numpy as np
 
 from dataforge.manip.executor import CLOSED, OPEN, Waypoint
 from dataforge.manip.rotations import quat_mul
+from dataforge.pipelines.robomme.env import START_QPOS
 from dataforge.pipelines.robomme.objects import (
     actor_position,
     actor_yaw,
@@ -103,6 +104,18 @@ def _tcp(env: Any) -> tuple[np.ndarray, np.ndarray]:
     """The TCP's position and orientation (wxyz) now."""
     tcp = env.agent.tcp.pose
     return tcp.p[0].cpu().numpy().astype(np.float64), tcp.q[0].cpu().numpy().astype(np.float64)
+
+
+STRONG_RESET_STEPS = 30  # solve_strong_reset(timestep=30)
+
+
+def strong_reset(steps: int = STRONG_RESET_STEPS) -> list[Waypoint]:
+    """``solve_strong_reset``: open (6 steps), then the reset joint action (the start
+    configuration, ``START_QPOS``, gripper open) sent ``steps`` times. Records no keyframe."""
+    return [
+        Waypoint(None, OPEN, hold=TOGGLE_STEPS, noisy=False),
+        Waypoint(None, OPEN, hold=steps, joints=np.asarray(START_QPOS[:7], dtype=np.float64)),
+    ]
 
 
 def press_spring_button(button: Any) -> list[Waypoint]:

@@ -912,16 +912,8 @@ class MoveCube(_Imitation):
         return skills.put_onto(self, objects.actor_position(self.goal_site))
 
     def strong_reset(self) -> list[Waypoint]:
-        """The NO-RECORD strong reset: rise, back to the start pose (a screw motion to the
-        start configuration's TCP pose; upstream holds the reset action 30 steps), wait for
-        the restaging."""
-        tcp = self.tcp_position()
-        rise = objects.top_grasp(np.array([tcp[0], tcp[1], START_Z]), 0.0)
-        return [  # upstream's strong reset records no keyframe
-            Waypoint(rise, OPEN, keyed=False),
-            Waypoint(self.start_tcp, OPEN, keyed=False),
-            self.restaged(OPEN),
-        ]
+        """The NO-RECORD strong reset (``skills.strong_reset``), then wait for the restaging."""
+        return [*skills.strong_reset(), self.restaged(OPEN)]
 
     def segment_names(self) -> list[list[str]]:
         """Upstream's ``segment`` of each task (the peg: its grasped link, the tail)."""

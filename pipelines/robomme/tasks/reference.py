@@ -47,7 +47,7 @@ import sapien
 
 from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
 from dataforge.pipelines.robomme import assets, skills
-from dataforge.pipelines.robomme.env import START_QPOS, RobommeEnv, pixel_of
+from dataforge.pipelines.robomme.env import RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
 from dataforge.pipelines.robomme.objects import actor_position, actor_yaw, grasp_yaw, top_grasp
 
@@ -62,7 +62,6 @@ READY_Z = 0.15  # hover / lift height of solve_pickup, solve_putonto_whenhold, s
 RESET_TCP = (0.0, 0.0, 0.2)  # solve_reset
 PUTDOWN_Z = 0.01  # solve_putdown_whenhold(release_z=0.01), putonto(goal_site, height=0.01)
 VIDEO_PUTDOWN_Z = 0.03  # VideoRepick's video: solve_putdown_whenhold(release_z=0.03)
-STRONG_RESET = 30  # solve_strong_reset: timestep
 RESET_STATIC = 20  # solve_reset, then solve_hold_obj(static_steps=20)
 PLACE_STATIC = 60  # VideoPlaceButton / VideoPlaceOrder: the second "static", solve_hold_obj(60)
 BASE_X = -0.615  # the robot base (env.py)
@@ -380,15 +379,6 @@ def reset_waypoints(env: Any, static: int = RESET_STATIC) -> list[Waypoint]:
         Waypoint(pose, OPEN, keyed=False),
         Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
         *hold_waypoints(static),
-    ]
-
-
-def strong_reset_waypoints(env: Any) -> list[Waypoint]:
-    """``solve_strong_reset``: open (6 steps), then the reset joint action (``START_QPOS``,
-    gripper open) held 30 steps (upstream records no keyframe)."""
-    return [
-        Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS, noisy=False),
-        Waypoint(None, OPEN, hold=STRONG_RESET, joints=np.asarray(START_QPOS[:7])),
     ]
 
 
@@ -733,7 +723,7 @@ class VideoRepick(_Upstream):
             # solve_reset + hold 20, then solve_hold_obj(<the last swap's duration>) per swap
             waypoints = reset_waypoints(self) if i == 2 else hold_waypoints(self.SWAP_STEPS)
             yield subgoal(self, "static", "static", None, waypoints, video=True)
-        yield no_record(strong_reset_waypoints(self))
+        yield no_record(skills.strong_reset())
         for k in range(self.params["repeats"]):
             name = f"pick up the correct cube for the {ORDINALS[k]} time"
             segment = f"pick up the correct cube at <> for the {ORDINALS[k]} time"
@@ -881,7 +871,7 @@ class _PlaceSequence(_Upstream):
         yield subgoal(self, "static", "static", None, waypoints, video=True)
         waypoints = hold_waypoints(PLACE_STATIC)
         yield subgoal(self, "static", "static", None, waypoints, video=True)
-        yield no_record(strong_reset_waypoints(self))
+        yield no_record(skills.strong_reset())
         yield self.pick_subgoal(video=False)
         name = "place the cube onto the correct target"
         segment = "place the cube onto the correct target at <>"

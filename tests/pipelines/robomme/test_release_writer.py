@@ -80,38 +80,66 @@ def _flags(log: list[tuple[str, Any]]) -> list[tuple[str, float]]:
 # -- item 1: the gripper flag ------------------------------------------------------------------
 
 
+def _hand(xyz: tuple[float, float, float]) -> Any:
+    """An env whose TCP is at ``xyz`` pointing down (yaw 0)."""
+    import torch
+
+    pose = SimpleNamespace(
+        p=torch.tensor([xyz], dtype=torch.float64), q=torch.tensor([DOWN], dtype=torch.float64)
+    )
+    return SimpleNamespace(agent=SimpleNamespace(tcp=SimpleNamespace(pose=pose)))
+
+
 def test_pick_is_close_from_the_grasp_keyframe_on() -> None:
     """``solve_pickup``: an open before anything (no keyframe yet), "open" at the approach,
     an open there, "close" at the grasp (the descent runs with it), "close" at the lift; the
-    opens and the closing record nothing."""
+    opens and the closing record nothing. Upstream's heights: the approach and the lift at
+    z 0.15 whatever the object's height, the grasp at its centre."""
     from dataforge.pipelines.robomme import skills
 
-    log = _keyframes(skills.pick(None, _Body((0.1, 0.05, 0.02))))
+    log = _keyframes(skills.pick(_hand((0.0, 0.0, 0.4)), _Body((0.1, 0.05, 0.02))))
     flags = _flags(log)
     assert flags[0][0] == "hold" and np.isnan(flags[0][1])
     assert flags[1:] == [
         ("move", 1.0), ("hold", 1.0), ("move", -1.0), ("hold", -1.0), ("move", -1.0)
     ]  # fmt: skip
+    np.testing.assert_allclose(log[1][1][:3], [0.1, 0.05, 0.15])  # the approach
     np.testing.assert_allclose(log[3][1][:3], [0.1, 0.05, 0.02])  # the grasp pose
+    np.testing.assert_allclose(log[5][1][:3], [0.1, 0.05, 0.15])  # the lift
 
 
-def test_pick_opens_six_steps_twice_as_the_solver_does() -> None:
-    """ManiSkill's ``open_gripper()`` steps 6 times; ``solve_pickup`` calls it before the
-    approach and again above the object."""
+def test_pick_toggles_the_gripper_six_steps_as_the_solver_does() -> None:
+    """ManiSkill's ``open_gripper()`` and ``close_gripper()`` step 6 times; ``solve_pickup``
+    opens before the approach and again above the object, and closes at the grasp."""
     from dataforge.pipelines.robomme import skills
 
-    wps = skills.pick(None, _Body((0.1, 0.05, 0.02)))
-    opens = [wp.hold for wp in wps if wp.pose is None and wp.gripper > 0]
-    assert opens == [6, 6]
+    wps = skills.pick(_hand((0.0, 0.0, 0.4)), _Body((0.1, 0.05, 0.02)))
+    toggles = [(wp.gripper, wp.hold) for wp in wps if wp.pose is None]
+    assert toggles == [(OPEN, 6), (OPEN, 6), (CLOSED, 6)]
     assert wps[0].pose is None and wps[2].pose is None  # first, and after the approach
 
 
-def test_put_onto_is_open_from_the_place_keyframe_on() -> None:
-    """``solve_putonto_whenhold``: "close" above the target, "open" down at it, "open" back up."""
+def test_pick_grasps_the_face_nearest_the_hand() -> None:
+    """``compute_grasp_info_by_obb`` with the TCP's closing axis: of a cube's face pairs (yaw
+    mod 90 degrees), the one nearest the hand's present yaw, so a cube turned 80 degrees is
+    grasped at -10 degrees from a hand at 0 (by hand: 80 - 90)."""
     from dataforge.pipelines.robomme import skills
 
-    log = _keyframes(skills.place(np.array([0.1, 0.0, 0.0])))
+    cube = _Body((0.1, 0.05, 0.02), yaw=np.deg2rad(80.0))
+    yaw = skills.nearest_face_yaw(_hand((0.0, 0.0, 0.4)), cube)
+    assert yaw == pytest.approx(np.deg2rad(-10.0))
+
+
+def test_put_onto_is_open_from_the_place_keyframe_on() -> None:
+    """``solve_putonto_whenhold``: "close" above the target at z 0.15, "open" down at the
+    target's height, "open" back up; the hand keeps its orientation."""
+    from dataforge.pipelines.robomme import skills
+
+    log = _keyframes(skills.put_onto(_hand((0.0, 0.0, 0.3)), np.array([0.1, 0.0, 0.005])))
     assert _flags(log) == [("move", -1.0), ("move", 1.0), ("hold", 1.0), ("move", 1.0)]
+    np.testing.assert_allclose([row[2] for _, row in log], [0.15, 0.005, 0.005, 0.15])
+    for _, row in log:
+        np.testing.assert_allclose(row[3:7], DOWN)
 
 
 def test_put_down_records_nothing_for_the_rise() -> None:
