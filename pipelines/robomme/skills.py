@@ -109,13 +109,18 @@ def _tcp(env: Any) -> tuple[np.ndarray, np.ndarray]:
 STRONG_RESET_STEPS = 30  # solve_strong_reset(timestep=30)
 
 
-def strong_reset(steps: int = STRONG_RESET_STEPS) -> list[Waypoint]:
-    """``solve_strong_reset``: open (6 steps), then the reset joint action (the start
-    configuration, ``START_QPOS``, gripper open) sent ``steps`` times. Records no keyframe."""
-    return [
-        Waypoint(None, OPEN, hold=TOGGLE_STEPS, noisy=False),
-        Waypoint(None, OPEN, hold=steps, joints=np.asarray(START_QPOS[:7], dtype=np.float64)),
-    ]
+def strong_reset(steps: int = STRONG_RESET_STEPS, *, open_first: bool = True) -> list[Waypoint]:
+    """``solve_strong_reset``: open (6 steps; ``open_first`` False: the stick robot, which has
+    no gripper to open), then the reset joint action (the start configuration,
+    ``START_QPOS``, gripper open) sent ``steps`` times. Records no keyframe."""
+    reset = Waypoint(None, OPEN, hold=steps, joints=np.asarray(START_QPOS[:7], dtype=np.float64))
+    return [Waypoint(None, OPEN, hold=TOGGLE_STEPS, noisy=False), reset] if open_first else [reset]
+
+
+def hold_obj(static: int, gripper: float = OPEN) -> list[Waypoint]:
+    """``solve_hold_obj(static_steps)``: open (or close) the gripper, 6 steps a call, until
+    ``static`` steps have passed (whole calls: ``static`` rounded up to a multiple of 6)."""
+    return [Waypoint(None, gripper, hold=-(-static // TOGGLE_STEPS) * TOGGLE_STEPS)]
 
 
 def press_spring_button(button: Any) -> list[Waypoint]:

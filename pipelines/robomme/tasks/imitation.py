@@ -200,6 +200,31 @@ def upstream_dict(task: str, seed: int, difficulty: str) -> dict[str, Any]:
     }
 
 
+def sapien_pose(pose: Any) -> sapien.Pose:
+    """A ManiSkill (batched) pose as one ``sapien.Pose``."""
+    return pose.sp
+
+
+def flipped(q: Any) -> np.ndarray:
+    """``q`` (wxyz) turned half a round about its x axis, as ``grasp_and_lift_peg_side``
+    computes it: float32, ManiSkill's ``quaternion_multiply`` (real part made non-negative)
+    with the XYZ-Euler (pi, 0, 0) quaternion, normalised."""
+    import torch
+    from mani_skill.utils.geometry.rotation_conversions import (
+        euler_angles_to_matrix,
+        matrix_to_quaternion,
+        quaternion_multiply,
+    )
+
+    flip = matrix_to_quaternion(
+        euler_angles_to_matrix(torch.tensor([[np.pi, 0.0, 0.0]], dtype=torch.float32), "XYZ")
+    )[0]
+    out = quaternion_multiply(torch.as_tensor(q, dtype=torch.float32)[None], flip[None])[0]
+    out = out.numpy().astype(np.float32)
+    norm = np.linalg.norm(out)
+    return out / norm if norm > 0 else out
+
+
 def angle_px(env: Any, point: np.ndarray) -> str:
     """``<row, col>``: the front-camera pixel of ``point``, as upstream fills a ``<>``."""
     row, col = pixel_of(env, point)
@@ -425,17 +450,14 @@ class _StickTask(_Imitation):
         return self.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
 
     def strong_reset(self) -> list[Waypoint]:
-        """Upstream's first NO-RECORD strong reset (``solve_strong_reset``: the reset action
-        held ``STRONG_RESET`` steps): lift off the last target (the env switches to execution
-        once the tip is up), then a screw motion to the start configuration's TCP pose (read
-        after reset) and ``STRONG_RESET`` steps held there."""
-        last = self.target_xy[self.path[-1]]
-        return [  # upstream's strong reset records no keyframe
-            Waypoint(tip_pose(np.array([last[0], last[1], SWING_Z + 0.06])), CLOSED, keyed=False),
-            self.restaged(CLOSED),
-            Waypoint(self.start_tcp, CLOSED, noisy=False, keyed=False),
-            Waypoint(None, CLOSED, hold=self.STRONG_RESET),
-        ]
+        """Upstream's first NO-RECORD strong reset (``solve_strong_reset(gripper="stick")``:
+        no gripper to open; the reset joint action held ``STRONG_RESET`` steps)."""
+        return skills.strong_reset(self.STRONG_RESET, open_first=False)
+
+    def back_to_first(self) -> list[Waypoint]:
+        """The second (``solve_strong_reset(action=swing_qpos)``): the joints the arm had on
+        the first target after the video's first entry, held 30 steps."""
+        return [Waypoint(None, CLOSED, hold=skills.STRONG_RESET_STEPS, joints=self.swing_qpos)]
 
     def move_waypoints(self, step: int) -> list[Waypoint]:
         raise NotImplementedError
@@ -451,11 +473,13 @@ class _StickTask(_Imitation):
 
     def plan(self) -> Iterator[Subgoal]:
         """Upstream's task list: onto the first target (NO RECORD), the moves, the strong reset
-        (NO RECORD), back onto the first target (NO RECORD: upstream's strong reset to
+        (NO RECORD), back onto the first target (NO RECORD: the strong reset to
         ``swing_qpos``), the moves again."""
         self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         n = len(self.path) - 1
         yield self.no_record(self.to_first())
+        # solve_swingonto(record_swing_qpos=True): the joints once on the first target
+        self.swing_qpos = self.agent.robot.get_qpos()[0, :7].cpu().numpy().astype(np.float64)
         for video in (True, False):
             for step in range(1, n + 1):
                 name = self.move_name(step)
@@ -463,7 +487,7 @@ class _StickTask(_Imitation):
                 yield self.subgoal(name, name, wps, video=video, choice=name)
             if video:
                 yield self.no_record(self.strong_reset())
-                yield self.no_record(self.to_first())
+                yield self.no_record(self.back_to_first())
 
 
 # -- PatternLock ------------------------------------------------------------------------------
@@ -940,7 +964,7 @@ class MoveCube(_Imitation):
     def plan(self) -> Iterator[Subgoal]:
         self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         yield from self.demonstrate(video=True)
-        hold = [Waypoint(None, OPEN, hold=STATIC_STEPS[self.manner])]  # solve_hold_obj
+        hold = skills.hold_obj(STATIC_STEPS[self.manner])
         yield self.subgoal("static", "static", hold, video=True)
         yield self.no_record(self.strong_reset())
         yield from self.demonstrate(video=False)
@@ -965,7 +989,6 @@ FINGER_HALF_XY = (0.0105 + 0.002, 0.0132 + 0.002)  # finger.stl's footprint (+2 
 LINK_HALF_XY = (PEG_L / 2, PEG_R)  # a peg link: 5 cm long, 2 cm square
 INSERT_Z = 0.04  # the box's centre height (box_with_hole at z = radius * 4)
 INSERT_RETREAT = 0.05  # insert_peg: back off 5 cm along the axis after the insertion
-SUCCESS_DELAY = 3  # InsertPeg.evaluate: success at end_steps + 3
 RESET_STATIC = 100  # InsertPeg.py: the second NO-RECORD entry's static_check steps
 HOLE_MARK_RED = 20  # InsertPeg.step: the hole marker is red for 20 steps after an insertion
 HOLE_MARK = (0.015, 0.055)  # highlight_obj(disk_radius=0.015, disk_half_length=0.055)
@@ -1119,8 +1142,8 @@ class InsertPeg(_Imitation):
         grasp, insert = (self.link(self.pegs[0], e) for e in self.ends)
         if self.inserted(insert, grasp, self.direction):
             self.insert_step = self.t
-            if self.success_at is None:
-                self.success_at = self.t + SUCCESS_DELAY
+            if self.success_at is None:  # the task list's last entry done: success at once
+                self.success_at = self.t
         self.follow_stage(grasp, insert)
         self.mark_hole()
         if self.picked_up(insert, grasp):
@@ -1164,8 +1187,47 @@ class InsertPeg(_Imitation):
 
     # -- the oracle -----------------------------------------------------------------------
     def grasp_waypoints(self) -> list[Waypoint]:
-        """``grasp_and_lift_peg_side``: above the grasped link at 0.2 m, down onto its centre
-        (TCP x along the peg), close, lift to 0.2 m."""
+        """``grasp_and_lift_peg_side``: open (6 steps), above the grasped link at 0.2 m with
+        the link's orientation turned half a round about x, down onto its centre, close (6
+        steps), back up to 0.2 m, close again (6 steps). Keyframes: "open" above, "close" at
+        the link and above. Where a screw motion cannot reach that (upstream falls back to
+        RRT), :meth:`own_grasp`."""
+        link = self.link(self.pegs[0], self.ends[0])
+        poses: list[np.ndarray] = []
+
+        def grasp_pose() -> np.ndarray:
+            pose = link.pose
+            p = pose.p[0].cpu().numpy().astype(np.float32)
+            return np.concatenate([p, flipped(pose.q[0].cpu().numpy())]).astype(np.float64)
+
+        def lifted(pose: np.ndarray) -> np.ndarray:
+            up = pose.copy()
+            up[2] = np.float32(PEG_LIFT)
+            return up
+
+        def read(k: int) -> Callable[[], np.ndarray]:
+            def pose() -> np.ndarray:  # read once, after the first open (as upstream)
+                if not poses:
+                    poses.append(grasp_pose())
+                return poses[0] if k == 1 else lifted(poses[0])
+
+            return pose
+
+        now = grasp_pose()
+        if not self.chain_reaches([lifted(now), now, lifted(now)]):
+            return self.own_grasp()
+        return [
+            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
+            Waypoint(read(0), OPEN),
+            Waypoint(read(1), OPEN, noisy=False, grasp="peg", key=CLOSED),
+            Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS),
+            Waypoint(read(2), CLOSED),
+            Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS),
+        ]
+
+    def own_grasp(self) -> list[Waypoint]:
+        """Ours, where upstream's grasp needs RRT: above the grasped link at 0.2 m, down onto
+        :meth:`grasp_point` (TCP x along the peg), close, lift to 0.2 m."""
         link = self.link(self.pegs[0], self.ends[0])
         p, yaw = self.grasp_point(link)
         at = objects.top_grasp(p, yaw)
@@ -1221,8 +1283,55 @@ class InsertPeg(_Imitation):
         grasp, insert = (self.pos(self.link(self.pegs[0], e)) for e in self.ends)
         return rotate(inv, insert - tcp[:3]), rotate(inv, insert - grasp)
 
+    @property
+    def obj_flag(self) -> int:
+        """InsertPeg.py's ``obj_flag``: -1 when the head is grasped, 1 the tail."""
+        return -1 if self.ends[0] == "head" else 1
+
+    def insert_target(self, offset: Sequence[float]) -> Callable[[], np.ndarray]:
+        """``insert_peg``'s target for ``offset``, computed when the motion starts: the TCP
+        pose that puts the inserted link where the box is (box * link^-1 * tcp), turned half
+        a round about z for a head grasp and again for the left side, moved by ``offset`` in
+        that frame (a tail grasp inserted from the left adds the link's x in the TCP frame to
+        a negative offset)."""
+
+        def target() -> np.ndarray:
+            insert = self.link(self.pegs[0], self.ends[1])
+            box, link, tcp = (sapien_pose(x.pose) for x in (self.box, insert, self.agent.tcp))
+            pose = box * link.inv() * tcp
+            if self.obj_flag == -1:
+                pose = pose * sapien.Pose(q=[0, 0, 0, 1])
+            if self.direction == -1:
+                pose = pose * sapien.Pose(q=[0, 0, 0, 1])
+            off = np.asarray(offset, dtype=np.float32).copy()
+            if self.obj_flag == 1 and self.direction == -1 and off[0] < 0:
+                off[0] += np.float32((link.inv() * tcp).p[0])
+            goal = pose * sapien.Pose(off.tolist())
+            return np.concatenate([goal.p, goal.q]).astype(np.float64)
+
+        return target
+
     def insert_waypoints(self) -> list[Waypoint]:
-        """``insert_peg``: the held peg turned onto the hole's axis on the stated side, 0.15 m
+        """``insert_peg``: 0.2 m back and 0.15 m below the aligned pose (in its frame), 0.2 m
+        back, 0.15 m back, then 0.05 m through (the execution's last motion "with break" is
+        not cut short in upstream's recorded runs: its ``end_steps`` test never fires there;
+        the harness stops after it). Keyframes ("close"): the first two and the last. Where
+        a screw motion cannot reach that chain from here (upstream falls back to RRT),
+        :meth:`own_insert`."""
+        sign = -self.obj_flag  # obj -1: +0.2 / +0.15; obj 1: -0.2 / -0.15
+        steps = [[0.2 * sign, 0, -0.15], [0.2 * sign, 0, 0], [0.15 * sign, 0, 0], [-0.05, 0, 0]]
+        targets = [self.insert_target(o) for o in steps]
+        if not self.chain_reaches(targets):
+            return self.own_insert()
+        return [
+            Waypoint(targets[0], CLOSED),
+            Waypoint(targets[1], CLOSED, noisy=False),
+            Waypoint(targets[2], CLOSED, noisy=False, keyed=False),
+            Waypoint(targets[3], CLOSED, noisy=False),
+        ]
+
+    def own_insert(self) -> list[Waypoint]:
+        """Ours: the held peg turned onto the hole's axis on the stated side, 0.15 m
         (or less) back and 0.15 m up; down; in until the inserted link's centre is 2 cm short
         of the box's; back off 5 cm. The TCP poses come from where the peg sits in the hand
         (upstream: from the link's pose relative to the TCP, ``insert_peg``)."""
@@ -1256,19 +1365,6 @@ class InsertPeg(_Imitation):
             Waypoint(at(INSERT_RETREAT, 0.0), CLOSED, noisy=False),
         ]
 
-    def release_and_return(self, last: Waypoint) -> list[Waypoint]:
-        """The first NO-RECORD entry (strong reset): release, rise from ``last`` (the
-        insertion's last waypoint), back to the start pose (a screw motion to the start
-        configuration's TCP pose), wait for the env to put the pegs back."""
-        up = np.array(last.pose, dtype=np.float64)
-        up[2] = START_Z
-        return [  # upstream's strong reset records no keyframe
-            Waypoint(None, OPEN, hold=skills.GRIP_STEPS),
-            Waypoint(up, OPEN, keyed=False),
-            Waypoint(self.start_tcp, OPEN, keyed=False),
-            self.restaged(OPEN),
-        ]
-
     def plan(self) -> Iterator[Subgoal]:
         self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         names = self.task_names()
@@ -1294,7 +1390,6 @@ class InsertPeg(_Imitation):
                 segment=[self.box.name],
                 anchor=lambda: self.pos(self.box),
             )
-            if video:
-                yield self.no_record(self.release_and_return(wps[-1]))
-                # solve_hold_obj(static_steps=100, close=False)
-                yield self.no_record([Waypoint(None, OPEN, hold=RESET_STATIC)])
+            if video:  # solve_strong_reset, then solve_hold_obj(static_steps=100)
+                yield self.no_record([*skills.strong_reset(), self.restaged(OPEN)])
+                yield self.no_record(skills.hold_obj(RESET_STATIC))

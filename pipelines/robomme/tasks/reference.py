@@ -378,15 +378,8 @@ def reset_waypoints(env: Any, static: int = RESET_STATIC) -> list[Waypoint]:
     return [
         Waypoint(pose, OPEN, keyed=False),
         Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
-        *hold_waypoints(static),
+        *skills.hold_obj(static),
     ]
-
-
-def hold_waypoints(static: int) -> list[Waypoint]:
-    """``solve_hold_obj(static)``: open_gripper (6 steps) until ``static`` steps have passed
-    (whole calls: ``static`` rounded up to a multiple of 6)."""
-    blocks = -(-static // skills.TOGGLE_STEPS)
-    return [Waypoint(None, OPEN, hold=blocks * skills.TOGGLE_STEPS)]
 
 
 class _Upstream(RobommeEnv):
@@ -721,7 +714,7 @@ class VideoRepick(_Upstream):
         yield subgoal(self, name, name, None, waypoints, choice="put it down", video=True)
         for i in range(2, self.video_entries):
             # solve_reset + hold 20, then solve_hold_obj(<the last swap's duration>) per swap
-            waypoints = reset_waypoints(self) if i == 2 else hold_waypoints(self.SWAP_STEPS)
+            waypoints = reset_waypoints(self) if i == 2 else skills.hold_obj(self.SWAP_STEPS)
             yield subgoal(self, "static", "static", None, waypoints, video=True)
         yield no_record(skills.strong_reset())
         for k in range(self.params["repeats"]):
@@ -869,7 +862,7 @@ class _PlaceSequence(_Upstream):
         yield subgoal(self, name, name, None, waypoints, choice="drop onto", video=True)
         waypoints = reset_waypoints(self)
         yield subgoal(self, "static", "static", None, waypoints, video=True)
-        waypoints = hold_waypoints(PLACE_STATIC)
+        waypoints = skills.hold_obj(PLACE_STATIC)
         yield subgoal(self, "static", "static", None, waypoints, video=True)
         yield no_record(skills.strong_reset())
         yield self.pick_subgoal(video=False)

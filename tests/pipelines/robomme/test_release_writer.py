@@ -180,7 +180,7 @@ def test_missed_grasp_flags_follow_solve_pickup_fail() -> None:
 def test_the_stick_robot_is_always_close() -> None:
     from dataforge.pipelines.robomme import skills
 
-    log = _keyframes(skills.pick(None, _Body((0.1, 0.05, 0.02))), gripper=False)
+    log = _keyframes(skills.pick(_hand((0.0, 0.0, 0.4)), _Body((0.1, 0.05, 0.02))), gripper=False)
     flags = [flag for _, flag in _flags(log)]
     assert np.isnan(flags[0])  # the first open: no keyframe yet
     assert set(flags[1:]) == {-1.0}
