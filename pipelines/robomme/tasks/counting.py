@@ -72,6 +72,7 @@ class _Task:
     anchor: Callable[[], np.ndarray] | None = None
     pick: str = ""  # a pick entry (``solve_pickup``): the name of the cube the oracle takes
     actor: str = ""
+    choice: str = ""  # its ``choice_label``
 
 
 class _Checker:
@@ -167,6 +168,7 @@ class _Counting(RobommeEnv):
         return _Task(
             f"pick up the {colour} cube{suffix}",
             f"pick up the {colour} cube at <>{suffix}",
+            choice="pick up the cube",
             done=lambda: self.picked(cube),
             solve=lambda: self.pick(cube),
             fail=fail,
@@ -180,6 +182,7 @@ class _Counting(RobommeEnv):
         return _Task(
             f"press the button{suffix}",
             f"press the button at <>{suffix}",
+            choice=f"press the button{suffix}",
             done=self.pressed,
             solve=self.press,
             fail=fail,
@@ -254,7 +257,12 @@ class _Counting(RobommeEnv):
             segment = (task.actor,) if task.actor else ()
             anchor = task.anchor if "<>" in task.segment else None
             yield Subgoal(
-                task.name, self.grounded(task), task.solve(), segment=segment, anchor=anchor
+                task.name,
+                self.grounded(task),
+                task.solve(),
+                choice=task.choice,
+                segment=segment,
+                anchor=anchor,
             )
 
     def _missed_pick(self) -> int | None:
@@ -385,6 +393,7 @@ class PickXtimes(_Counting):
                 _Task(
                     f"place the {colour} cube onto the target",
                     f"place the {colour} cube onto the target at <>",
+                    choice="place the cube onto the target",
                     done=lambda: self.dropped_onto(cube, self.target),
                     solve=lambda: skills.put_onto(self, _position(self.target)),
                     fail=fail,
@@ -519,6 +528,7 @@ class BinFill(_Counting):
                     _Task(
                         f"pick up the {ORDINALS[k]} {colour} cube",
                         f"pick up the {ORDINALS[k]} {colour} cube at <>",
+                        choice="pick up the cube",
                         done=lambda: any(self.picked(c) for c in cubes),
                         solve=lambda cube=cube: self.pick(cube),
                         fail=self.press_failure,
@@ -531,6 +541,7 @@ class BinFill(_Counting):
                     _Task(
                         "put it into the bin",
                         "put it into the bin at <>",
+                        choice="put it into the bin",
                         done=self.put_any_in,
                         solve=lambda i=put_index: self.drop_into_bin(i),
                         fail=self.press_failure,
@@ -702,6 +713,7 @@ class SwingXtimes(_Counting):
                     _Task(
                         f"move to the top of the {s}-side target for the {ORDINALS[k]} time",
                         f"move to the top of the {s}-side target at <> for the {ORDINALS[k]} time",
+                        choice="move to the top of the target",
                         done=lambda s=s: self.over(s, SWING_ENTER_M, SWING_ENTER_Z),
                         solve=lambda s=s: self.swing_to(s),
                         fail=fail,
@@ -713,6 +725,7 @@ class SwingXtimes(_Counting):
             _Task(
                 f"put the {colour} cube on the table",
                 f"put the {colour} cube on the table",
+                choice="put the cube on the table",
                 done=lambda: self.dropped(cube),
                 solve=self.put_down,
                 fail=fail,
@@ -854,6 +867,7 @@ class StopCube(_Counting):
             _Task(
                 "move to the top of the button to prepare",
                 "move to the top of the button at <> to prepare",
+                choice="move to the top of the button to prepare",
                 done=self.hovering,
                 solve=self.hover,
                 anchor=self.cap_point,
@@ -865,6 +879,7 @@ class StopCube(_Counting):
                 _Task(
                     "remain static",
                     "remain static",
+                    choice="remain static",
                     done=lambda point=point: self.t >= point,
                     solve=lambda point=point: self.wait_until(point),
                 )
@@ -873,6 +888,7 @@ class StopCube(_Counting):
             _Task(
                 "press the button to stop the cube on the target",
                 "press the button to stop the cube on the target at <>",
+                choice="press button to stop the cube",
                 done=lambda: self.stopped_onto(self.stop),
                 solve=self.press_on_visit,
                 anchor=lambda: _position(self.target),
