@@ -1,5 +1,6 @@
-"""Keyframe waypoints of the manipulation primitives RoboMME's oracle planner chains together
-(pick, place, press the spring button), and a resting-on-target test."""
+"""Keyframe waypoints of the manipulation primitives RoboMME's oracle planner chains together,
+as its ``subgoal_planner_func.py`` runs them (pick, put onto, put down, press the spring
+button, hold, strong reset), and a resting-on-target test."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.manip.executor import CLOSED, OPEN, Waypoint
+from dataforge.manip.executor import CLOSED, HOLD_BLOCK, OPEN, Waypoint
 from dataforge.manip.rotations import quat_mul
 from dataforge.pipelines.robomme.env import START_QPOS
 from dataforge.pipelines.robomme.objects import (
@@ -17,9 +18,8 @@ from dataforge.pipelines.robomme.objects import (
     top_grasp,
 )
 
-GRIP_STEPS = 8  # InsertPeg's grasps close in 8 steps
-# ManiSkill's solver: open_gripper() / close_gripper() step 6 times
-TOGGLE_STEPS = 6
+GRIP_STEPS = 8  # our own peg grasps and push (where upstream's need RRT) close in 8 steps
+TOGGLE_STEPS = HOLD_BLOCK  # ManiSkill's solver: open_gripper() / close_gripper() step 6 times
 READY_Z = 0.15  # RoboMME's planner: the hover height of picks, puts and button presses
 
 

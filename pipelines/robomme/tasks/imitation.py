@@ -225,6 +225,68 @@ def flipped(q: Any) -> np.ndarray:
     return out / norm if norm > 0 else out
 
 
+def grasp_and_lift(env: Any, link: Any) -> list[Waypoint] | None:
+    """``grasp_and_lift_peg_side``: open (6 steps), above the link at 0.2 m with the link's
+    orientation turned half a round about x, down onto its centre, close (6 steps), back up
+    to 0.2 m, close again (6 steps); the link's pose read after the first open. Keyframes:
+    "open" above, "close" at the link and above. None where a screw motion from here cannot
+    reach that chain."""
+    poses: list[np.ndarray] = []
+
+    def grasp_pose() -> np.ndarray:
+        pose = link.pose
+        p = pose.p[0].cpu().numpy().astype(np.float32)
+        return np.concatenate([p, flipped(pose.q[0].cpu().numpy())]).astype(np.float64)
+
+    def lifted(pose: np.ndarray) -> np.ndarray:
+        up = pose.copy()
+        up[2] = np.float32(PEG_LIFT)
+        return up
+
+    def read(k: int) -> Callable[[], np.ndarray]:
+        def pose() -> np.ndarray:  # read once, after the first open (as upstream)
+            if not poses:
+                poses.append(grasp_pose())
+            return poses[0] if k == 1 else lifted(poses[0])
+
+        return pose
+
+    now = grasp_pose()
+    if not env.chain_reaches([lifted(now), now, lifted(now)]):
+        return None
+    return [
+        Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
+        Waypoint(read(0), OPEN),
+        Waypoint(read(1), OPEN, noisy=False, grasp="peg", key=CLOSED),
+        Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS),
+        Waypoint(read(2), CLOSED),
+        Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS),
+    ]
+
+
+def push_frame_quat(direction: np.ndarray, turn_deg: float) -> np.ndarray:
+    """The push poses' orientation (``solve_push_to_target`` / ``_with_peg``): the TCP
+    pointing down with its x along ``direction`` (xy), from ManiSkill's float32 matrix
+    conversion, turned ``turn_deg`` about its z (``quaternion_multiply``: real part made
+    non-negative); wxyz, float64."""
+    import torch
+    from mani_skill.utils.geometry.rotation_conversions import (
+        euler_angles_to_matrix,
+        matrix_to_quaternion,
+        quaternion_multiply,
+    )
+
+    x, z = np.array([direction[0], direction[1], 0.0]), np.array([0.0, 0.0, -1.0])
+    y = np.cross(z, x)
+    y /= np.linalg.norm(y)
+    q = matrix_to_quaternion(torch.from_numpy(np.column_stack([x, y, z])).float()[None])[0]
+    if turn_deg:
+        turn = torch.deg2rad(torch.tensor([0.0, 0.0, turn_deg], dtype=torch.float32))
+        half = matrix_to_quaternion(euler_angles_to_matrix(turn, "XYZ")[None])[0]
+        q = quaternion_multiply(q[None], half[None])[0]
+    return q.numpy().astype(np.float64)
+
+
 def angle_px(env: Any, point: np.ndarray) -> str:
     """``<row, col>``: the front-camera pixel of ``point``, as upstream fills a ``<>``."""
     row, col = pixel_of(env, point)
@@ -862,7 +924,13 @@ class MoveCube(_Imitation):
 
     # -- the oracle -----------------------------------------------------------------------
     def pick_peg(self) -> list[Waypoint]:
-        """``grasp_and_lift_peg_side`` on the tail link (MoveCube always grasps the tail)."""
+        """``grasp_and_lift_peg_side`` on the tail link (MoveCube always grasps the tail:
+        ``obj_flag`` -1), or where a screw motion cannot reach that, :meth:`own_pick_peg`."""
+        return grasp_and_lift(self, self.peg_link("tail")) or self.own_pick_peg()
+
+    def own_pick_peg(self) -> list[Waypoint]:
+        """Ours, where upstream's grasp needs RRT: above the tail link at 0.2 m, down (a 1 cm
+        stop above it first), close, lift."""
         link = self.peg_link("tail")
         p = objects.actor_position(link)
         p[2] = max(p[2], MC_PEG_R)
@@ -887,8 +955,41 @@ class MoveCube(_Imitation):
         return c, g, d, np.array([-d[1], d[0]])
 
     def hook(self) -> list[Waypoint]:
-        """``solve_push_to_target_with_peg``: the held peg across the push direction, its far
-        (head) link behind the cube; sweep to 3 cm short of the target; open."""
+        """``solve_push_to_target_with_peg(direction, obj_flag=-1)``: the TCP pointing down
+        with its x along the push turned -90 x ``direction`` degrees (the held peg across the
+        push), 0.1 m behind the cube and 0.1 x ``direction`` m to its right, at the cube's
+        height (two screw motions there); close (6 steps); sweep to 3 cm short of the target
+        with the same side offset; open (6 steps). ``direction``: 1 where the cube lies at
+        larger y than the target (MoveCube's ``direction1`` / ``direction2``). Keyframes:
+        "close" at the start and the end, "open" there before the gripper opens. Where a
+        screw motion cannot reach that, :meth:`own_hook`."""
+        cube = self.cube.pose.sp.p.astype(np.float64)
+        goal = self.goal_site.pose.sp.p.astype(np.float64)
+        direction = 1 if cube[1] - goal[1] > 0 else -1
+        d = (goal[:2] - cube[:2]) / np.linalg.norm(goal[:2] - cube[:2])
+        x = np.array([d[0], d[1], 0.0])
+        quat = push_frame_quat(d, 90.0 * direction * -1)
+        lateral = np.array([-d[1], d[0], 0.0], dtype=np.float32).astype(np.float64)
+        lateral /= np.linalg.norm(lateral[:2])
+        start = cube - x * HOOK_BACK - lateral * HOOK_SIDE * direction
+        end = goal - x * HOOK_END
+        end[2] = start[2]
+        end = end - lateral * HOOK_SIDE * direction
+        start_pose, end_pose = np.concatenate([start, quat]), np.concatenate([end, quat])
+        if not self.chain_reaches([start_pose, end_pose]):
+            return self.own_hook()
+        return [
+            Waypoint(start_pose, CLOSED),
+            Waypoint(start_pose, CLOSED, noisy=False, keyed=False),
+            Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS),
+            Waypoint(end_pose, CLOSED, noisy=False),
+            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS, key=OPEN),
+        ]
+
+    def own_hook(self) -> list[Waypoint]:
+        """Ours, where upstream's sweep needs RRT: the held peg across the push direction,
+        its far (head) link behind the cube, from above; sweep to 3 cm short of the target;
+        open."""
         c, g, d, left = self.push_frame()
         side = 1.0 if c[1] - g[1] > 0 else -1.0  # MoveCube.evaluate: direction1/2
         z = objects.CUBE_HALF
@@ -911,26 +1012,11 @@ class MoveCube(_Imitation):
         of the target; open (6 steps). Keyframes: "close" at the start and the end, "open"
         there before the gripper opens. Where a screw motion cannot reach that (upstream
         falls back to RRT), :meth:`own_gripper_push`."""
-        import torch
-        from mani_skill.utils.geometry.rotation_conversions import (
-            euler_angles_to_matrix,
-            matrix_to_quaternion,
-            quaternion_multiply,
-        )
-
         cube = self.cube.pose.sp.p.astype(np.float64)
         goal = self.goal_site.pose.sp.p.astype(np.float64)
         d = (goal[:2] - cube[:2]) / np.linalg.norm(goal[:2] - cube[:2])
-        x, z = np.array([d[0], d[1], 0.0]), np.array([0.0, 0.0, -1.0])
-        y = np.cross(z, x)
-        y /= np.linalg.norm(y)
-        rot = torch.from_numpy(np.column_stack([x, y, z])).float()[None]
-        q = matrix_to_quaternion(rot)[0]
-        if goal[0] < cube[0]:
-            turn = torch.deg2rad(torch.tensor([0.0, 0.0, 180.0], dtype=torch.float32))
-            half = matrix_to_quaternion(euler_angles_to_matrix(turn, "XYZ")[None])[0]
-            q = quaternion_multiply(q[None], half[None])[0]
-        quat = q.numpy().astype(np.float64)
+        x = np.array([d[0], d[1], 0.0])
+        quat = push_frame_quat(d, 180.0 if goal[0] < cube[0] else 0.0)
         start = cube - x * PUSH_BACK
         end = goal - x * objects.CUBE_HALF
         end[2] = start[2]
@@ -1227,43 +1313,10 @@ class InsertPeg(_Imitation):
 
     # -- the oracle -----------------------------------------------------------------------
     def grasp_waypoints(self) -> list[Waypoint]:
-        """``grasp_and_lift_peg_side``: open (6 steps), above the grasped link at 0.2 m with
-        the link's orientation turned half a round about x, down onto its centre, close (6
-        steps), back up to 0.2 m, close again (6 steps). Keyframes: "open" above, "close" at
-        the link and above. Where a screw motion cannot reach that (upstream falls back to
-        RRT), :meth:`own_grasp`."""
+        """``grasp_and_lift_peg_side`` (:func:`grasp_and_lift`); where a screw motion cannot
+        reach that (upstream falls back to RRT), :meth:`own_grasp`."""
         link = self.link(self.pegs[0], self.ends[0])
-        poses: list[np.ndarray] = []
-
-        def grasp_pose() -> np.ndarray:
-            pose = link.pose
-            p = pose.p[0].cpu().numpy().astype(np.float32)
-            return np.concatenate([p, flipped(pose.q[0].cpu().numpy())]).astype(np.float64)
-
-        def lifted(pose: np.ndarray) -> np.ndarray:
-            up = pose.copy()
-            up[2] = np.float32(PEG_LIFT)
-            return up
-
-        def read(k: int) -> Callable[[], np.ndarray]:
-            def pose() -> np.ndarray:  # read once, after the first open (as upstream)
-                if not poses:
-                    poses.append(grasp_pose())
-                return poses[0] if k == 1 else lifted(poses[0])
-
-            return pose
-
-        now = grasp_pose()
-        if not self.chain_reaches([lifted(now), now, lifted(now)]):
-            return self.own_grasp()
-        return [
-            Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
-            Waypoint(read(0), OPEN),
-            Waypoint(read(1), OPEN, noisy=False, grasp="peg", key=CLOSED),
-            Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS),
-            Waypoint(read(2), CLOSED),
-            Waypoint(None, CLOSED, hold=skills.TOGGLE_STEPS),
-        ]
+        return grasp_and_lift(self, link) or self.own_grasp()
 
     def own_grasp(self) -> list[Waypoint]:
         """Ours, where upstream's grasp needs RRT: above the grasped link at 0.2 m, down onto

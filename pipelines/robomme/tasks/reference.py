@@ -373,7 +373,7 @@ def pick_waypoints(env: Any, cube: Any, others: list[Any]) -> list[Waypoint]:
 
 def reset_waypoints(env: Any, static: int = RESET_STATIC) -> list[Waypoint]:
     """``solve_reset`` + ``solve_hold_obj(static)``: the TCP to (0, 0, 0.2) with the hand as
-    it is, open (6 steps), then :func:`hold_waypoints` (neither records a keyframe)."""
+    it is, open (6 steps), then ``skills.hold_obj(static)`` (neither records a keyframe)."""
     pose = np.array([*RESET_TCP, *tcp_quat(env)])
     return [
         Waypoint(pose, OPEN, keyed=False),
