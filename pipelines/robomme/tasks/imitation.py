@@ -504,7 +504,7 @@ class _StickTask(_Imitation):
         pose = self.swing_pose(k)
         key = np.concatenate([pose[:3], self.tcp_quat()])
         return [
-            Waypoint(pose, CLOSED, noisy=False, keyed=False),
+            Waypoint(pose, CLOSED, keyed=False),  # free space: a --noise detour may precede it
             Waypoint(pose, CLOSED, noisy=False, key_pose=key),
         ]
 
