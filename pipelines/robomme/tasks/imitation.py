@@ -47,7 +47,7 @@ RESTAGE_WAIT = 60  # the video's last waypoint waits at most this long for the r
 AXIS_Z = [np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0]  # a cylinder's x axis turned onto z
 PEG_LIFT = 0.2  # subgoal_planner_func.py grasp_and_lift_peg_side: lift_height
 PICKED_Z = 0.05  # subgoal_evaluate_func.py is_obj_pickup: above 0.05 m and grasped
-START_Z = 0.25  # the oracle's height on its way back to the start (NO-RECORD strong reset)
+START_Z = 0.25  # InsertPeg restages once the TCP is above this - 2 cm (the strong reset lifts it)
 
 
 def wrap(a: float) -> float:
@@ -361,7 +361,7 @@ class _StickTask(_Imitation):
 
     joint_vel_scale = 0.3  # upstream's stick planner: PandaStickMotionPlanningSolver(0.3)
     REACH_R = 0.01  # the highlight's reach radius
-    STRONG_RESET = 30  # solve_strong_reset: steps the reset action is held
+    STRONG_RESET = skills.STRONG_RESET_STEPS  # solve_strong_reset: steps the reset action is held
     MOVE_R = 0.01  # a move's check: the tip within this of the next target
     MOVE_Z = REACH_Z
 
