@@ -201,6 +201,10 @@ class RobommeEnv(BaseEnv):
     def tcp_position(self) -> np.ndarray:
         return self.agent.tcp.pose.p[0].cpu().numpy().astype(np.float64)
 
+    def tcp_quat(self) -> np.ndarray:
+        """The TCP's orientation now (wxyz)."""
+        return self.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
+
     @property
     def has_gripper(self) -> bool:
         """False for the tasks RoboMME runs on its gripperless stick robot."""

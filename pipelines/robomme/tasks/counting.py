@@ -272,9 +272,6 @@ class _Counting(RobommeEnv):
             return None
         return int(drawn["choice"]) % sum(1 for t in self.tasks if t.pick)
 
-    def tcp_quat(self) -> np.ndarray:
-        return self.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
-
     def at(self, xy: np.ndarray, z: float, q: np.ndarray | None = None) -> np.ndarray:
         """A TCP pose at ``xy`` and height ``z`` (orientation ``q``, default: pointing down)."""
         return np.concatenate([[xy[0], xy[1], z], DOWN if q is None else q])

@@ -508,9 +508,6 @@ class _StickTask(_Imitation):
             Waypoint(pose, CLOSED, noisy=False, key_pose=key),
         ]
 
-    def tcp_quat(self) -> np.ndarray:
-        return self.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
-
     def strong_reset(self) -> list[Waypoint]:
         """Upstream's first NO-RECORD strong reset (``solve_strong_reset(gripper="stick")``:
         no gripper to open; the reset joint action held ``STRONG_RESET`` steps)."""

@@ -100,12 +100,6 @@ def smoothstep(alpha: float) -> float:
     return alpha * alpha * (3.0 - 2.0 * alpha)
 
 
-def hold_steps(steps: int) -> int:
-    """How long ``solve_hold_obj(static_steps)`` holds: 6-step gripper commands until at
-    least ``steps`` steps have passed."""
-    return math.ceil(steps / skills.TOGGLE_STEPS) * skills.TOGGLE_STEPS
-
-
 def closing_yaw(box_yaw: float, closing: np.ndarray) -> float:
     """The yaw of a top-down grasp of a square box turned by ``box_yaw`` whose fingers close
     along the box side nearest ``closing`` (the TCP's current closing direction), sign
@@ -457,7 +451,7 @@ class _Permanence(RobommeEnv):
 
     def waypoints(self, e: Entry, last_press: bool) -> list[Waypoint]:
         if e.kind == "static":
-            return [Waypoint(None, OPEN, hold=hold_steps(e.steps))]
+            return skills.hold_obj(e.steps)
         if e.kind == "press":
             wps = skills.press_spring_button(self.buttons[e.target])
             if last_press:  # wait for the script before the first pick (ours, see above)

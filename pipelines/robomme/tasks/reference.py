@@ -58,7 +58,6 @@ DROP_TCP_Z = 0.05  # ... not grasped, TCP above this
 ONTO_M = 0.05  # is_obj_dropped_onto: horizontal distance to the target
 STATIC_QVEL = 0.2  # is_static: every arm joint slower than this (rad/s)
 # utils/subgoal_planner_func.py
-READY_Z = 0.15  # hover / lift height of solve_pickup, solve_putonto_whenhold, solve_button
 RESET_TCP = (0.0, 0.0, 0.2)  # solve_reset
 PUTDOWN_Z = 0.01  # solve_putdown_whenhold(release_z=0.01), putonto(goal_site, height=0.01)
 VIDEO_PUTDOWN_Z = 0.03  # VideoRepick's video: solve_putdown_whenhold(release_z=0.03)
@@ -283,10 +282,6 @@ def no_record(waypoints: list[Waypoint]) -> Subgoal:
     return Subgoal("NO RECORD", "NO RECORD", waypoints, video=True, record=False)
 
 
-def tcp_quat(env: Any) -> np.ndarray:
-    return env.agent.tcp.pose.q[0].cpu().numpy().astype(np.float64)
-
-
 def hand_yaw(env: Any, xy: Any) -> float:
     """The yaw of the hand (``top_grasp`` convention) for carrying to ``xy``: its current yaw
     turned by the multiple of 90 degrees that points it closest away from the robot base (a
@@ -321,8 +316,8 @@ def turned_put(env: Any, xy: Any, release_z: float, *, putdown: bool = False) ->
     reaches. Keyframes as upstream records them: "close" above, "open" down; "open" back up
     (putonto) or no new one (putdown records nothing there)."""
     down = np.array([xy[0], xy[1], release_z])
-    yaw = reachable_yaw(env, down, READY_Z - release_z, hand_yaw(env, xy))
-    above = top_grasp(down, yaw, READY_Z - release_z)
+    yaw = reachable_yaw(env, down, skills.READY_Z - release_z, hand_yaw(env, xy))
+    above = top_grasp(down, yaw, skills.READY_Z - release_z)
     return [
         Waypoint(above, CLOSED),
         Waypoint(top_grasp(down, yaw), CLOSED, noisy=False, key=OPEN),
@@ -374,7 +369,7 @@ def pick_waypoints(env: Any, cube: Any, others: list[Any]) -> list[Waypoint]:
 def reset_waypoints(env: Any, static: int = RESET_STATIC) -> list[Waypoint]:
     """``solve_reset`` + ``solve_hold_obj(static)``: the TCP to (0, 0, 0.2) with the hand as
     it is, open (6 steps), then ``skills.hold_obj(static)`` (neither records a keyframe)."""
-    pose = np.array([*RESET_TCP, *tcp_quat(env)])
+    pose = np.array([*RESET_TCP, *env.tcp_quat()])
     return [
         Waypoint(pose, OPEN, keyed=False),
         Waypoint(None, OPEN, hold=skills.TOGGLE_STEPS),
