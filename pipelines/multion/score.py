@@ -24,15 +24,19 @@ per m (a dataset has one m) and over every episode scored. An episode with no tr
 paper evaluates on 1,000 episodes; an oracle run with ``--limit`` covers a few per scene);
 otherwise a missing trajectory is an error.
 
-Where this follows the paper and not the public challenge code (saimwani/multion-challenge,
-``multion/measures.py``):
+Where this follows the paper and not the code behind its numbers (the measures of
+saimwani/multiON's habitat-lab fork, ``habitat/tasks/nav/nav.py``: ``SubSuccess``,
+``Success``, ``PercentageSuccess``, ``PSPL``; the challenge repository saimwani/multion-challenge
+holds only its evaluation entry point and data):
 
-- PPL uses the total path length p. The challenge's ``PSPL`` divides by the path length at the
-  last successful FOUND instead (the walk after it, up to a wrong FOUND or the step limit, does
-  not count). That variant is reported too, as ``ppl_challenge`` (per episode and in the means
-  of ``--json``); the table shows the paper's PPL.
-- FOUND counts when the distance is ``<= success_distance`` for every metric. The challenge's
-  ``SubSuccess`` (and so SUCCESS) uses ``<=`` but its ``Progress`` uses ``<``.
+- PPL uses the total path length p, as the paper (§5.2) and the challenge's README define it.
+  The code's ``PSPL`` divides by the path length at the last successful FOUND instead (the walk
+  after it, up to a wrong FOUND or the step limit, does not count). Both are reported, each
+  named after its source: the table's "PPL, paper" and "PSPL, multiON code" columns, and
+  ``ppl`` / ``ppl_challenge`` per episode and in the means of ``--json``.
+- FOUND counts when the distance is ``<= success_distance`` for every metric. The code's
+  ``SubSuccess`` (and so SUCCESS) uses ``<=`` but its ``PercentageSuccess`` (PROGRESS) uses
+  ``<``.
 - d and the legs are the distances stored with the episodes, not measured again when the
   episode starts; the challenge's simulator turns an unreachable goal's ``inf`` into 10,000 m,
   here an unreachable goal is simply never found.
@@ -718,6 +722,12 @@ def score_datasets(
     return ScoreReport(settings, tuple(scored), tuple(notes))
 
 
+# the table's metric columns: METRICS, then the code's PSPL; both PPLs named after their source
+TABLE_COLUMNS = (
+    "SUCCESS (%)", "PROGRESS (%)", "SPL (%)", "PPL, paper (%)", "PSPL, multiON code (%)",
+)  # fmt: skip
+
+
 def report_table(report: ScoreReport) -> Any:
     """A rich table: per m and overall, the episodes and the mean metrics in percent."""
     from rich.table import Table
@@ -729,11 +739,12 @@ def report_table(report: ScoreReport) -> Any:
     )
     t.add_column("m-ON")
     t.add_column("episodes", justify="right")
-    for name in ("SUCCESS (%)", "PROGRESS (%)", "SPL (%)", "PPL (%)"):
+    for name in TABLE_COLUMNS:
         t.add_column(name, justify="right")
 
     def row(label: str, r: Mapping[str, float | int], **kw: Any) -> None:
-        t.add_row(label, str(r["episodes"]), *(f"{100 * float(r[k]):.1f}" for k in METRICS), **kw)
+        values = (f"{100 * float(r[k]):.1f}" for k in (*METRICS, "ppl_challenge"))
+        t.add_row(label, str(r["episodes"]), *values, **kw)
 
     per_m = report.per_m()
     for m, r in per_m.items():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -392,9 +393,35 @@ def test_per_m_means_and_json(tmp_path: Path, room: NavGrid) -> None:
     console.print(report_table(r))
     text = console.export_text()
     assert "1-ON" in text and "2-ON" in text and "all" in text
+    # both PPLs, each named after its source, in that order after SPL
+    assert "PPL, paper" in text and "PSPL, multiON code" in text
+    for m, means in per_m.items():
+        line = next(x for x in text.splitlines() if f"{m}-ON" in x)
+        numbers = [float(v) for v in re.findall(r"\d+\.\d", line)]
+        want = [100 * means[k] for k in ("success", "progress", "spl", "ppl", "ppl_challenge")]
+        assert numbers == pytest.approx(want, abs=0.051), (m, line)
 
 
 # -- trajectory files ---------------------------------------------------------------------------
+
+
+def test_table_shows_both_ppls_named_after_their_sources(tmp_path: Path, room: NavGrid) -> None:
+    """An agent that finds the first of two goals (2 m away) and then walks 1 m more: PROGRESS
+    50 %, the paper's PPL over the whole 3 m path 0.5 x 2 / 3 = 33.3 %, the multiON code's PSPL
+    over the 2 m walked up to the FOUND 0.5 x 2 / 2 = 50.0 % (by hand); the table shows both,
+    each under its source's name."""
+    from rich.console import Console
+
+    ds = write_episodes(tmp_path / "eps", [1], m=2)
+    t = write_jsonl(tmp_path / "t.jsonl", [{"episode_id": 1, "actions": WALK[:9] + [FWD] * 4}])
+    r = score_datasets([ds], [t], space_for=fake_space(room))
+    console = Console(width=160, record=True)
+    console.print(report_table(r))
+    text = console.export_text()
+    header = next(x for x in text.splitlines() if "PPL, paper" in x)
+    assert header.index("PPL, paper") < header.index("PSPL, multiON code")
+    line = next(x for x in text.splitlines() if "2-ON" in x)
+    assert [float(v) for v in re.findall(r"\d+\.\d", line)] == [0.0, 50.0, 0.0, 33.3, 50.0]
 
 
 def test_json_and_jsonl_and_names(tmp_path: Path) -> None:
