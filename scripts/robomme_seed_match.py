@@ -11,15 +11,14 @@ plus the number of seeds upstream's generator filtered before one succeeded
     python scripts/robomme_seed_match.py --data-dir ../shared/data [--split train]
         [--episodes 12] [--tasks all|T1,T2] [--retries]
 
-Prints one line per task (``episode:released retries/ours``, ``!`` where they differ, with
-our filter reasons) and the totals: the table in docs/robomme.md ("Filtered seeds against the
-released metadata").
+Prints one line per task, a cell per record: ``episode:ok`` (or ``FAIL(reason)``) for the
+released seed, then with ``--retries`` ``released retries/ours`` (``!`` where they differ), and
+the totals: the numbers in docs/robomme.md ("Oracle success").
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 
@@ -35,26 +34,24 @@ def main() -> None:
     from dataforge.manip.executor import Noise
     from dataforge.pipelines.robomme.episode import run_pass1
     from dataforge.pipelines.robomme.recovery import recovery_mode
-    from dataforge.pipelines.robomme.seeds import EpisodeSpec, metadata_file, scheme_seed
+    from dataforge.pipelines.robomme.seeds import EpisodeSpec, load_metadata, scheme_seed
     from dataforge.pipelines.robomme.suites import TASKS
 
     tasks = list(TASKS) if args.tasks == "all" else args.tasks.split(",")
     folder = args.data_dir / "robomme" / "env_metadata" / args.split
     kept, released_ok, total = 0, 0, 0
     for task in tasks:
-        records = json.loads(metadata_file(folder, task).read_text())["records"]
         cells = []
-        for r in records[: args.episodes]:
-            ep, base = int(r["episode"]), scheme_seed(task, args.split, int(r["episode"]))
-            retries = int(r["seed"]) - base
+        for released in load_metadata(folder, task)[: args.episodes]:
+            ep, base = released.episode, scheme_seed(task, args.split, released.episode)
+            retries = released.seed - base
             recovery = recovery_mode(task, ep) is not None
-            spec = EpisodeSpec(task, ep, int(r["seed"]), r["difficulty"])
-            run, filtered = run_pass1(spec, Noise(), max_retries=0, recovery=recovery)
+            run, filtered = run_pass1(released, Noise(), max_retries=0, recovery=recovery)
             total += 1
             released_ok += run is not None
             cell = f"{ep}:" + ("ok" if run is not None else f"FAIL({filtered[0].reason[:60]})")
             if args.retries:
-                spec = EpisodeSpec(task, ep, base, r["difficulty"])
+                spec = EpisodeSpec(task, ep, base, released.difficulty)
                 run, filtered = run_pass1(spec, Noise(), max_retries=retries + 1, recovery=recovery)
                 ours = None if run is None else run.seed - base
                 kept += ours == retries

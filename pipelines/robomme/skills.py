@@ -25,7 +25,7 @@ READY_Z = 0.15  # RoboMME's planner: the hover height of picks, puts and button 
 
 def current_yaw(env: Any) -> float:
     """The hand's present yaw (``top_grasp`` convention)."""
-    q = quat_mul(_tcp(env)[1], [0.0, -1.0, 0.0, 0.0])  # undo DOWN
+    q = quat_mul(env.tcp_quat(), [0.0, -1.0, 0.0, 0.0])  # undo DOWN
     return 2.0 * float(np.arctan2(q[3], q[0]))
 
 
@@ -72,7 +72,7 @@ def put_onto(env: Any, point: np.ndarray, height: float | None = None) -> list[W
     over ``point`` at z 0.15, down to ``point``'s height (or ``height``; the table stops the
     held cube where it must), open (6 steps), back up over ``point``. Keyframes: "close"
     above, "open" down and back up."""
-    p, q = np.asarray(point, dtype=np.float64), _tcp(env)[1]
+    p, q = np.asarray(point, dtype=np.float64), env.tcp_quat()
     above = np.array([p[0], p[1], READY_Z, *q])
     down = np.array([p[0], p[1], p[2] if height is None else height, *q])
     return [
@@ -87,10 +87,10 @@ def put_down(env: Any, release_z: float) -> list[Waypoint]:
     """``solve_putdown_whenhold(release_z)``: from where the hand is, straight down to
     ``release_z`` keeping its orientation, open (6 steps), up to z 0.15 from where the hand
     is then. Keyframes: "open" down; the rise records none."""
-    p, q = _tcp(env)
+    p, q = env.tcp_position(), env.tcp_quat()
 
     def rise() -> np.ndarray:
-        now = _tcp(env)[0]  # where the hand is once open
+        now = env.tcp_position()  # where the hand is once open
         return np.array([now[0], now[1], READY_Z, *q])
 
     return [
@@ -98,12 +98,6 @@ def put_down(env: Any, release_z: float) -> list[Waypoint]:
         Waypoint(None, OPEN, hold=TOGGLE_STEPS),
         Waypoint(rise, OPEN, keyed=False),
     ]
-
-
-def _tcp(env: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The TCP's position and orientation (wxyz) now."""
-    tcp = env.agent.tcp.pose
-    return tcp.p[0].cpu().numpy().astype(np.float64), tcp.q[0].cpu().numpy().astype(np.float64)
 
 
 STRONG_RESET_STEPS = 30  # solve_strong_reset(timestep=30)

@@ -349,12 +349,10 @@ class PickXtimes(_Counting):
     another cube picked up, or the button pressed, before the press entry; any cube picked up
     during it.
 
-    Departs from upstream: the oracle's pick (``_Counting.pick``) comes from our skills
-    (approach 12 cm above the cube, lift 15 cm above the grasp; of the two face-aligned grasps
-    the one with room for the open fingers) rather than upstream's fixed 15 cm heights and
-    OBB grasp frame; the place releases where the cube touches the table (upstream pushes
-    down to the target's height). A button's grounded pixel is the centroid of the whole
-    ``button`` articulation (upstream: its cap link) (all four tasks).
+    The oracle's pick and place are upstream's (``skills.pick`` in the face nearest the hand,
+    ``skills.put_onto``); ours stand in only where a screw motion cannot reach that grasp
+    (:meth:`_Counting.pick`). Departs from upstream: a button's grounded pixel is the centroid
+    of the whole ``button`` articulation (upstream: its cap link) (all four tasks).
     """
 
     TASK = "PickXtimes"
@@ -435,9 +433,8 @@ class BinFill(_Counting):
     teleported to (10, 10, 0)), then "press the button". Failure: the button pressed before
     the last entry; at the press, counts differing from the goal or another cube put in.
 
-    Departs from upstream: the oracle's pick is ours (see :class:`PickXtimes`); if a
-    streaming cube the next pick needs is still away, the oracle waits at the end of "put it
-    into the bin" (upstream's slower planner never has to).
+    Departs from upstream: if a streaming cube the next pick needs is still away, the oracle
+    waits at the end of "put it into the bin" (never on the fixture's episodes).
     """
 
     TASK = "BinFill"
@@ -780,8 +777,7 @@ class StopCube(_Counting):
     Success needs the stop step in [(k - 1) T, k T]; failure: a press with the cube off the
     target, or step k T passed without success.
 
-    Departs from upstream: after the last "remain static" the oracle waits until its press
-    (timed for our planner's speed) lands on the visit; upstream presses at once.
+    The oracle presses at once after the last "remain static", as upstream's.
     """
 
     TASK = "StopCube"

@@ -8,20 +8,19 @@ layout); ``build`` creates upstream's actors (``assets``) in upstream's order, p
 pre-built pools for what upstream creates at run time (trace spheres, highlight rings, the
 InsertPeg box marker), and ``place`` puts each at its layout pose.
 
-Every task is video-conditioned: a demonstration (the video phase; upstream's task-list
-entries with ``demonstration=True``), then upstream's NO-RECORD restaging — the robot's
-strong reset and, for MoveCube and InsertPeg, objects teleported (to their second poses /
-back to their initial poses) — then the execution phase repeats the demonstrated behaviour.
-The restaging teleports run inside ``tick()`` once the video is over and the arm has
-returned, so replaying the actions (or states) reproduces them. Each upstream "NO RECORD"
-entry is its own subgoal at upstream's place in the list, simulated but not recorded
-(``record=False``: left out of the stored demonstration, as upstream writes none of it); its
-strong reset is a screw motion to the start configuration's TCP pose (upstream holds the reset
-joint action). Subgoal texts are upstream's task ``name``s, grounded texts its
+Every task is video-conditioned: a demonstration (the video phase; upstream's task-list entries
+with ``demonstration=True``), then upstream's NO-RECORD restaging — the robot's strong reset
+and, for MoveCube and InsertPeg, objects teleported (to their second poses / back to their
+initial poses) — then the execution phase repeats the demonstrated behaviour. The restaging
+teleports run inside ``tick()`` once the video is over and the arm has returned, so replaying
+the actions (or states) reproduces them. Each upstream "NO RECORD" entry is its own subgoal at
+upstream's place in the list, simulated but not recorded (``record=False``: left out of the
+stored demonstration, as upstream writes none of it); its strong reset holds the reset joint
+action, as upstream's. Subgoal texts are upstream's task ``name``s, grounded texts its
 ``subgoal_segment``s with each ``<>`` filled by a ``<row, col>`` front-camera pixel, choices its
 ``choice_label``s, ``segment`` the actors whose pixels each ``<row, col>`` names (upstream's
-``segment``; a peg's link: the peg articulation); checks (immediate failures, success) apply
-to the execution phase.
+``segment``; a peg's link: the peg articulation); checks (immediate failures, success) apply to
+the execution phase.
 """
 
 from __future__ import annotations
@@ -198,11 +197,6 @@ def upstream_dict(task: str, seed: int, difficulty: str) -> dict[str, Any]:
         "articulations": {k: list(v) for k, v in lay.articulations.items()},
         "params": json.loads(json.dumps(lay.params)),
     }
-
-
-def sapien_pose(pose: Any) -> sapien.Pose:
-    """A ManiSkill (batched) pose as one ``sapien.Pose``."""
-    return pose.sp
 
 
 def flipped(q: Any) -> np.ndarray:
@@ -534,7 +528,6 @@ class _StickTask(_Imitation):
         """Upstream's task list: onto the first target (NO RECORD), the moves, the strong reset
         (NO RECORD), back onto the first target (NO RECORD: the strong reset to
         ``swing_qpos``), the moves again."""
-        self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         n = len(self.path) - 1
         yield self.no_record(self.to_first())
         # solve_swingonto(record_swing_qpos=True): the joints once on the first target
@@ -560,8 +553,8 @@ class PatternLock(_StickTask):
     done when the tip comes within 1 cm of the next target below 0.1 m. Failure: reaching any
     other target than the expected and the previous one.
 
-    Departs from upstream: the strong resets are screw motions (to the start configuration's
-    TCP pose, then onto the first target) instead of held joint actions."""
+    The strong resets hold joint actions, as upstream's: the reset configuration, then the
+    joints recorded on the first target (``swing_qpos``)."""
 
     TASK = "PatternLock"
 
@@ -624,9 +617,8 @@ class RouteStick(_StickTask):
     another target than the expected and the previous one.
 
     Each move is upstream's 45 IK points and 5 repeats of the last, one env step each (50
-    steps). Departs from upstream: the strong resets are screw motions (to the start
-    configuration's TCP pose, held 200 steps, then onto the first target) instead of held
-    joint actions."""
+    steps). The strong resets hold joint actions, as upstream's: the reset configuration 200
+    steps, then the joints recorded on the first target (``swing_qpos``) 30."""
 
     TASK = "RouteStick"
     STRONG_RESET = 200  # RouteStick.py: solve_strong_reset(timestep=200)
@@ -732,10 +724,10 @@ class MoveCube(_Imitation):
     the cube or the peg; grasp_putdown picking the peg or the cube reaching the target before
     the cube is picked.
 
-    Departs from upstream: low pushes start from 0.1 m above their start point (upstream
-    moves there in one screw motion); the place lowers the held cube onto the target instead
-    of commanding the TCP to the target's centre height; the strong reset is a screw motion
-    (rise, to the start configuration's TCP pose) instead of the held reset action."""
+    The oracle's motions are upstream's (``grasp_and_lift_peg_side``,
+    ``solve_push_to_target(_with_peg)``, ``solve_pickup``, ``solve_putonto_whenhold``, the
+    strong reset's joint action); ours (``own_*``: pushes from 0.1 m above their start) stand in
+    only where a screw motion cannot reach upstream's."""
 
     TASK = "MoveCube"
 
@@ -951,6 +943,14 @@ class MoveCube(_Imitation):
         d = (g - c) / np.linalg.norm(g - c)
         return c, g, d, np.array([-d[1], d[0]])
 
+    def push_line(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Upstream's push geometry: the cube's and the target's positions (3-D), the unit push
+        direction (xy) and the same as a 3-D vector."""
+        cube = self.cube.pose.sp.p.astype(np.float64)
+        goal = self.goal_site.pose.sp.p.astype(np.float64)
+        d = (goal[:2] - cube[:2]) / np.linalg.norm(goal[:2] - cube[:2])
+        return cube, goal, d, np.array([d[0], d[1], 0.0])
+
     def hook(self) -> list[Waypoint]:
         """``solve_push_to_target_with_peg(direction, obj_flag=-1)``: the TCP pointing down
         with its x along the push turned -90 x ``direction`` degrees (the held peg across the
@@ -960,11 +960,8 @@ class MoveCube(_Imitation):
         larger y than the target (MoveCube's ``direction1`` / ``direction2``). Keyframes:
         "close" at the start and the end, "open" there before the gripper opens. Where a
         screw motion cannot reach that, :meth:`own_hook`."""
-        cube = self.cube.pose.sp.p.astype(np.float64)
-        goal = self.goal_site.pose.sp.p.astype(np.float64)
+        cube, goal, d, x = self.push_line()
         direction = 1 if cube[1] - goal[1] > 0 else -1
-        d = (goal[:2] - cube[:2]) / np.linalg.norm(goal[:2] - cube[:2])
-        x = np.array([d[0], d[1], 0.0])
         quat = push_frame_quat(d, 90.0 * direction * -1)
         lateral = np.array([-d[1], d[0], 0.0], dtype=np.float32).astype(np.float64)
         lateral /= np.linalg.norm(lateral[:2])
@@ -1009,10 +1006,7 @@ class MoveCube(_Imitation):
         of the target; open (6 steps). Keyframes: "close" at the start and the end, "open"
         there before the gripper opens. Where a screw motion cannot reach that (upstream
         falls back to RRT), :meth:`own_gripper_push`."""
-        cube = self.cube.pose.sp.p.astype(np.float64)
-        goal = self.goal_site.pose.sp.p.astype(np.float64)
-        d = (goal[:2] - cube[:2]) / np.linalg.norm(goal[:2] - cube[:2])
-        x = np.array([d[0], d[1], 0.0])
+        cube, goal, d, x = self.push_line()
         quat = push_frame_quat(d, 180.0 if goal[0] < cube[0] else 0.0)
         start = cube - x * PUSH_BACK
         end = goal - x * objects.CUBE_HALF
@@ -1085,7 +1079,6 @@ class MoveCube(_Imitation):
             )  # fmt: skip
 
     def plan(self) -> Iterator[Subgoal]:
-        self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         yield from self.demonstrate(video=True)
         hold = skills.hold_obj(STATIC_STEPS[self.manner])
         yield self.subgoal("static", "static", hold, video=True)
@@ -1387,7 +1380,7 @@ class InsertPeg(_Imitation):
 
         def target() -> np.ndarray:
             insert = self.link(self.pegs[0], self.ends[1])
-            box, link, tcp = (sapien_pose(x.pose) for x in (self.box, insert, self.agent.tcp))
+            box, link, tcp = (x.pose.sp for x in (self.box, insert, self.agent.tcp))
             pose = box * link.inv() * tcp
             if self.obj_flag == -1:
                 pose = pose * sapien.Pose(q=[0, 0, 0, 1])
@@ -1456,7 +1449,6 @@ class InsertPeg(_Imitation):
         ]
 
     def plan(self) -> Iterator[Subgoal]:
-        self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
         names = self.task_names()
         choice_insert = f"insert the peg from the {self.layout['params']['insert_side']} side"
         for video, (pick, insert) in ((True, names[:2]), (False, names[4:])):

@@ -20,20 +20,17 @@ on). Success and failure follow upstream's ``sequential_task_check`` over the ta
 ``elapsed_steps`` = ``self.t - 1`` (the state seen after the step is the same).
 
 Upstream's "NO RECORD" strong reset between the video and the execution is its own unrecorded
-subgoal (``record=False``): the arm back to the start pose, then 30 steps held. It is simulated
-but not stored, and left out of our task list (upstream's ``reset_check`` entry), whose other
-entries are upstream's. Departure: upstream holds the reset joint action for 30 steps; ours
-moves the TCP by a screw motion to the start configuration's TCP pose (read after reset), then
-holds 30 steps. Each grounded ``<row, col>`` names its actor in ``segment`` (upstream's
-task-list ``segment``; the button's cap link: the ``button`` articulation).
+subgoal (``record=False``): open, then the reset joint action held 30 steps
+(``skills.strong_reset``). It is simulated but not stored, and left out of our task list
+(upstream's ``reset_check`` entry), whose other entries are upstream's. Each grounded
+``<row, col>`` names its actor in ``segment`` (upstream's task-list ``segment``; the button's
+cap link: the ``button`` articulation).
 
-Oracle departures (motions, not rules): putting a cube down releases it with its centre 2.4 cm
-above the table (upstream lowers the TCP to 1 cm, pressing the cube into the table); the hand
-is turned by a multiple of 90 degrees towards the target before carrying (upstream keeps it and
-falls back to RRT); a cube is grasped along whichever of its two axes keeps the open fingers off
-its neighbours (upstream: the axis nearest the hand's); the goal-site drop moves up to 3.5 cm
-off the site when another cube lies on it (upstream's check accepts 5 cm). Approach heights are
-``skills.pick``'s (12 cm above the grasp; upstream 15 cm).
+The oracle's motions are upstream's (``skills``: ``solve_pickup`` in the face nearest the hand,
+``solve_putonto_whenhold``, ``solve_putdown_whenhold``, ``solve_reset`` + ``solve_hold_obj``).
+Ours stand in only where a screw motion cannot reach upstream's (its RRT* case): a cube grasped
+along whichever of its two axes keeps the open fingers off its neighbours, a put with the hand
+turned by a multiple of 90 degrees (:func:`turned_put`).
 """
 
 from __future__ import annotations
@@ -415,11 +412,6 @@ class _Upstream(RobommeEnv):
             names=(f"{self.button.name}/button_cap",),  # upstream: the cap link
         )  # fmt: skip
 
-    def read_start_tcp(self) -> None:
-        """The TCP pose of the start configuration (the strong reset's goal); call at the
-        start of ``plan`` (right after reset)."""
-        self.start_tcp = self.agent.tcp.pose.raw_pose[0].cpu().numpy().astype(np.float64)
-
     def check(self) -> tuple[bool, str | None]:
         return self.tasks.completed and self.tasks.failed is None, self.tasks.failed
 
@@ -697,7 +689,6 @@ class VideoRepick(_Upstream):
         ]
 
     def plan(self) -> Iterator[Subgoal]:
-        self.read_start_tcp()
         cube = self.goal_cube
         waypoints = pick_waypoints(self, cube, self.other_cubes(cube))
         yield subgoal(
@@ -840,7 +831,6 @@ class _PlaceSequence(_Upstream):
         )  # fmt: skip
 
     def plan(self) -> Iterator[Subgoal]:
-        self.read_start_tcp()
         for step in self.video_steps():
             if isinstance(step, str):
                 yield self.press_subgoal(

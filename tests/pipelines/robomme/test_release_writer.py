@@ -80,14 +80,12 @@ def _flags(log: list[tuple[str, Any]]) -> list[tuple[str, float]]:
 # -- item 1: the gripper flag ------------------------------------------------------------------
 
 
-def _hand(xyz: tuple[float, float, float]) -> Any:
-    """An env whose TCP is at ``xyz`` pointing down (yaw 0)."""
-    import torch
-
-    pose = SimpleNamespace(
-        p=torch.tensor([xyz], dtype=torch.float64), q=torch.tensor([DOWN], dtype=torch.float64)
+def _hand(xyz: tuple[float, float, float], q: Any = DOWN) -> Any:
+    """An env whose TCP is at ``xyz`` turned ``q`` (wxyz; default pointing down, yaw 0)."""
+    return SimpleNamespace(
+        tcp_position=lambda: np.array(xyz, dtype=np.float64),
+        tcp_quat=lambda: np.array(q, dtype=np.float64),
     )
-    return SimpleNamespace(agent=SimpleNamespace(tcp=SimpleNamespace(pose=pose)))
 
 
 def test_pick_is_close_from_the_grasp_keyframe_on() -> None:
@@ -147,9 +145,7 @@ def test_put_down_records_nothing_for_the_rise() -> None:
     record, so the keyframe stays the release pose."""
     from dataforge.pipelines.robomme.tasks.permanence import RELEASE_Z, put_down
 
-    tcp = _Body((0.05, -0.1, 0.2))
-    env = SimpleNamespace(agent=SimpleNamespace(tcp=tcp))
-    log = _keyframes(put_down(env))
+    log = _keyframes(put_down(_hand((0.05, -0.1, 0.2), q=[1.0, 0.0, 0.0, 0.0])))
     assert _flags(log) == [("move", 1.0), ("hold", 1.0), ("move", 1.0)]
     np.testing.assert_allclose(log[2][1][:3], [0.05, -0.1, RELEASE_Z])
 

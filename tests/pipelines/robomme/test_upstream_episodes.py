@@ -17,14 +17,11 @@ import dfhelpers
 import numpy as np
 import pytest
 
+from dataforge.pipelines.robomme.suites import TASK_SUITES
+
 FIXTURE = Path(__file__).parent / "fixtures" / "upstream_val_episodes.json.gz"
 DONE = "All tasks completed"
 TASKS = 16
-ALL_TASKS = (
-    "BinFill", "PickXtimes", "SwingXtimes", "StopCube", "VideoUnmask", "VideoUnmaskSwap",
-    "ButtonUnmask", "ButtonUnmaskSwap", "PickHighlight", "VideoRepick", "VideoPlaceButton",
-    "VideoPlaceOrder", "MoveCube", "InsertPeg", "PatternLock", "RouteStick",
-)  # fmt: skip
 
 
 @cache
@@ -116,7 +113,7 @@ def stored(run: Any) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
 
 @pytest.mark.slow
 @dfhelpers.needs_maniskill()
-@pytest.mark.parametrize("task", sorted(ALL_TASKS))
+@pytest.mark.parametrize("task", sorted(TASK_SUITES))
 def test_every_stored_value_is_upstreams(task: str) -> None:
     """Val episode 6 of every task, written by us and by upstream's harness and writer on the
     same seed: the same recorded subgoals with the same steps (two subgoals one step off,
