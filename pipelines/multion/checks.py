@@ -15,7 +15,7 @@ import math
 import os
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,10 @@ from dataforge.registry import PipelineStats
 __all__ = ["INVARIANTS", "check_dataset", "check_scene", "plot", "stats"]
 
 INVARIANTS = {
-    "episode_ids": "episode ids are unique across the whole dataset",
+    "episode_ids": "each scene's episode ids are 0, 1, ..., n-1 in stored order: the ids "
+    "habitat-lab's MultiNav-v1 loader gives the episodes of a content file (it renumbers them, "
+    "multi_nav_dataset.py: episode_id = str(i)), so an id names the same episode after habitat "
+    "loads the split; an episode is named by its scene and id",
     "challenge_files": "<split>/<split>.json.gz holds no episodes and both category maps; each "
     "scene's <split>/content/<scene>.json.gz holds exactly the stored scene's episodes in the "
     "challenge format (so no episode is in both or missing); scenes/procthor/<scene>.json is "
@@ -54,6 +57,7 @@ SHOW_IDS = 3
 CATEGORY_COUNT = 8
 MINIVAL = "multion/3_ON_minival_val.json.gz"
 PAPER_MINIVAL = "the challenge's 3-ON minival: 9.4-41.2 m, mean 23.0"
+LONG_M = 30.0  # stats: the share of episodes longer than this (the minival's: 24 %)
 
 
 def _ids(ids: Iterable[Any]) -> str:
@@ -239,6 +243,21 @@ def _read_json(root: Path, rel: str) -> Any:
     return json.loads(gzip.decompress(raw) if rel.endswith(".gz") else raw)
 
 
+def habitat_id_problem(ids: np.ndarray) -> str:
+    """Why a scene's ids are not the ones habitat-lab's loader will give its episodes (0, 1, ...
+    in file order); "" when they are."""
+    want = np.arange(len(ids))
+    wrong = np.flatnonzero(np.asarray(ids).astype(np.int64) != want)
+    if not len(wrong):
+        return ""
+    k = int(wrong[0])
+    return (
+        f"{len(wrong)} of {len(ids)} episode ids are not their position in the scene "
+        f"(episode {k} has id {int(ids[k])}): habitat-lab's loader renumbers a content file's "
+        "episodes 0, 1, ..., so trajectories keyed by its ids would score other episodes"
+    )
+
+
 def _normalised(doc: Any) -> Any:
     return json.loads(json.dumps(doc))
 
@@ -336,26 +355,14 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
     config = dict(ds.manifest.config)
     split = str(config.get("split", "train"))
     yield from _check_split_file(ds, split)
-    owner: dict[int, str] = {}
     expected_files: set[str] = set()
     for ep in ds.episodes():
         meta = ep.metadata
         arrays = ep.read()
         expected_files.add(content_file(split, ep.id))
-        # episode ids: unique in the dataset
-        ids = np.asarray(arrays["episode_id"]).tolist()
-        dup: list[int] = []
-        elsewhere: set[str] = set()
-        for i in ids:
-            if i in owner:
-                dup.append(i)
-                if owner[i] != ep.id:
-                    elsewhere.add(owner[i])
-            else:
-                owner[i] = ep.id
-        if dup:
-            where = f" (also in {', '.join(sorted(elsewhere))})" if elsewhere else ""
-            yield ep.id, "episode_ids", f"{_ids(dup)}: the id is used more than once{where}"
+        ids = np.asarray(arrays["episode_id"])
+        if msg := habitat_id_problem(ids):
+            yield ep.id, "episode_ids", msg
         for msg in _check_content(ds, split, ep.id, arrays, meta):
             yield ep.id, "challenge_files", msg
         house = np.asarray(arrays["house_json"]).tobytes()
@@ -382,6 +389,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
 
 def stats(ds: Any) -> PipelineStats:
     config = ds.manifest.config
+    rejected: Counter[str] = Counter()
     abandoned: Counter[str] = Counter()
     totals: list[float] = []
     legs: list[float] = []
@@ -392,7 +400,9 @@ def stats(ds: Any) -> PipelineStats:
     for ep in ds.episodes():
         meta = ep.metadata
         scenes += 1
-        abandoned.update((meta.get("sampling") or {}).get("abandoned") or {})
+        sampling = meta.get("sampling") or {}
+        rejected.update(sampling.get("rejected") or {})
+        abandoned.update(sampling.get("abandoned") or {})
         room_types.update(str(r[1]) for r in meta.get("rooms") or [])
         total = ep["geodesic_distance"].read().astype(np.float64)
         episodes += len(total)
@@ -411,9 +421,11 @@ def stats(ds: Any) -> PipelineStats:
             "episodes": episodes,
             "m": config.get("m"),
             "split": config.get("split"),
-            "abandoned draws": dict(sorted(abandoned.items())),
+            "rejected goal candidates": dict(sorted(rejected.items())),
+            "abandoned episodes": dict(sorted(abandoned.items())),
             "rooms": sum(room_types.values()),
             "room types": dict(sorted(room_types.items())),
+            "total geodesic vs the released 3-ON minival": minival_comparison(totals),
         },
         distributions={
             "geodesic_distance_m": totals,
@@ -443,9 +455,39 @@ def minival_totals(path: Path) -> list[float]:
     return [float(e["info"]["geodesic_distance"]) for e in doc["episodes"]]
 
 
+def minival_comparison(totals: Sequence[float], path: Path | None = None) -> dict[str, Any] | str:
+    """The total geodesics beside the released 3-ON minival's (``path``, default
+    :func:`minival_path`): episodes, mean, the share over ``LONG_M`` and the two-sample
+    Kolmogorov-Smirnov statistic and p-value; a sentence when the file or episodes are
+    missing."""
+    path = path if path is not None else minival_path()
+    if path is None:
+        return f"{MINIVAL} not found under $DATAFORGE_DATA or ../shared/data ({PAPER_MINIVAL})"
+    if not totals:
+        return "no episodes"
+    from scipy.stats import ks_2samp
+
+    ours = np.asarray(totals, dtype=np.float64)
+    ref = np.asarray(minival_totals(path), dtype=np.float64)
+    ks = ks_2samp(ours, ref)
+    return {
+        "episodes (ours, minival)": [len(ours), len(ref)],
+        "mean m (ours, minival)": [round(float(ours.mean()), 2), round(float(ref.mean()), 2)],
+        f"over {LONG_M:g} m (ours, minival)": [
+            round(float(np.mean(ours > LONG_M)), 3),
+            round(float(np.mean(ref > LONG_M)), 3),
+        ],
+        "KS statistic": round(float(ks.statistic), 4),
+        "KS p-value": round(float(ks.pvalue), 4),
+    }
+
+
 def plot(stats: Any, path: Path) -> None:
-    """The paper's Fig. 5 style: a histogram of the total geodesic per episode, beside the
-    released 3-ON minival file's when it is found (see :func:`minival_path`)."""
+    """The paper's Fig. 5: the fraction of episodes per 2 m bin of total geodesic, beside the
+    released 3-ON minival file's when it is found (see :func:`minival_path`), with the KS
+    comparison of :func:`minival_comparison`."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -461,13 +503,14 @@ def plot(stats: Any, path: Path) -> None:
     panels = [(f"{name} ({m}-ON)", ours, "#3b75af")]
     if ref:
         panels.append(("released 3-ON minival (val)", ref, "#d9822b"))
+    width = 5.2 * len(panels)
     fig, axes = plt.subplots(
-        1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False, sharex=True
+        1, len(panels), figsize=(width, 4.0), squeeze=False, sharex=True, sharey=True
     )
     top = max(max(values) for _, values, _ in panels)
     edges = np.arange(0.0, 2.0 * math.ceil(top / 2.0) + 2.0, 2.0)  # 2 m bins, shared
     for ax, (label, values, color) in zip(axes[0], panels, strict=True):
-        ax.hist(values, bins=edges, color=color)
+        ax.hist(values, bins=edges, color=color, weights=np.full(len(values), 1 / len(values)))
         ax.axvline(float(np.mean(values)), color="black", lw=1, ls="--")
         ax.set_title(
             f"{label}\n{len(values)} episodes, {min(values):.1f}-{max(values):.1f} m, "
@@ -475,12 +518,17 @@ def plot(stats: Any, path: Path) -> None:
             fontsize=9,
         )
         ax.set_xlabel("total geodesic distance start -> g1 -> ... -> gm (m)", fontsize=8)
-        ax.set_ylabel("episodes", fontsize=8)
+        ax.set_ylabel("fraction of episodes", fontsize=8)
         ax.tick_params(labelsize=8)
     title = "Geodesic distance per episode (Fig. 5)"
-    if not ref:
+    if ref:
+        ks = minival_comparison(ours, ref_path)
+        if isinstance(ks, dict):
+            title += f"; KS vs the minival D = {ks['KS statistic']:.2f}, p = {ks['KS p-value']:.3g}"
+    else:
         title += f"; {PAPER_MINIVAL} (file not found)"
-    fig.suptitle(title, fontsize=10)
+    chars = int(width * 72 / 10 * 1.6)  # what a 10 pt line holds across the figure
+    fig.suptitle("\n".join(textwrap.wrap(title, chars)), fontsize=10)
     fig.tight_layout()
     from dataforge.viz.plots import save_figure
 

@@ -57,8 +57,10 @@ multion_oracle.add_command(generation_command(ORACLE, help=ORACLE_HELP))
     required=True,
     type=click.Path(),
     help="The agent's trajectories for the DIR in the same position (repeat it, one per "
-    "DIR): a JSON list or JSONL file of {episode_id, actions, positions (optional)} "
-    "records, or a multion-oracle dataset.",
+    "DIR): a JSON list or JSONL file of {scene_id, episode_id, actions, positions "
+    "(optional)} records keyed as habitat-lab's loader keys episodes (ids restart at 0 in "
+    "each scene; scene_id may be left out where an id is in one scene only), or a "
+    "multion-oracle dataset.",
 )
 @click.option(
     "--success-distance",

@@ -14,7 +14,8 @@ Randomization and seeds
     the order of :mod:`.sampling` (start, goals, heading, categories).
 Outputs
     one stored episode per scene (id: the scene's name) with one row per MultiON episode:
-    ``episode_id`` int64 (unique in the split), ``start_position`` (x, y, z) and
+    ``episode_id`` int64 (0, 1, ... in each scene: the number habitat-lab's loader gives the
+    scene's episodes, so an episode is named by its scene and id), ``start_position`` (x, y, z) and
     ``start_rotation`` ([x, y, z, w]) float64, ``goal_position`` (m x 3) float64,
     ``goal_category`` int8 (task category ids), ``leg_geodesic`` (m) and
     ``geodesic_distance`` (their sum) float64 in metres, ``start_room`` / ``goal_room`` int16
@@ -75,7 +76,9 @@ def schema(cfg: MultionConfig) -> Schema:
     m = cfg.m
     return Schema(
         {
-            "episode_id": ArraySpec("int64", (None,), description="episode id (unique)"),
+            "episode_id": ArraySpec(
+                "int64", (None,), description="episode id (0, 1, ... in the scene, as habitat-lab)"
+            ),
             "start_position": ArraySpec(
                 "float64", (None, 3), units="m", description="agent start x, y, z"
             ),
@@ -173,9 +176,10 @@ def produce(
     space, origin, house = open_space(cfg, source, unit, rng)
     drawn, tally = draw_episodes(space, rules_of(cfg), rng, cfg.episodes)
     n, m = len(drawn), cfg.m
-    base = int(unit.params["ordinal"]) * cfg.episodes
     arrays = {
-        "episode_id": np.arange(base, base + n, dtype=np.int64),
+        # habitat-lab's MultiNav-v1 loader numbers each content file's episodes 0, 1, ...
+        # (multi_nav_dataset.py: episode.episode_id = str(i)): write exactly those ids
+        "episode_id": np.arange(n, dtype=np.int64),
         "start_position": np.array([d.start for d in drawn], dtype=np.float64).reshape(n, 3),
         "start_rotation": np.array([d.rotation for d in drawn], dtype=np.float64).reshape(n, 4),
         "goal_position": np.array([d.goals for d in drawn], dtype=np.float64).reshape(n, m, 3),

@@ -14,9 +14,13 @@ One episode, in the order its random draws are made:
    ``[0, sin(a/2), 0, cos(a/2)]`` about +y;
 5. the goal objects: m of the 8 cylinders without replacement, in the order drawn.
 
-Abandoned draws are counted by reason. After ``MAX_FAILURES`` abandoned episodes in a row the
-scene cannot give the episodes asked for (legs of [2, 20] m in a house a few metres across) and
-the unit fails with one line naming the longest geodesic leg it measured.
+Both are counted by reason: ``rejected`` goal candidates (``other_floor``, ``overlap``,
+``geodesic``: the candidate is dropped and another drawn) and ``abandoned`` episodes
+(``no_goal``: ``GOAL_TRIES`` candidates rejected in a row; ``blocked``: a goal cut off by the
+cylinders; the episode is drawn again from its start). After ``MAX_FAILURES`` abandoned
+episodes in a row the scene cannot give the episodes asked for (legs of [2, 20] m in a house a
+few metres across) and the unit fails with one line naming the longest geodesic leg it
+measured.
 """
 
 from __future__ import annotations
@@ -83,15 +87,18 @@ def yaw_quaternion(yaw: float) -> np.ndarray:
 
 @dataclass
 class Tally:
-    """What the sampler drew and why it abandoned episodes."""
+    """What the sampler drew: goal candidates it rejected and episodes it abandoned, by
+    reason."""
 
     episodes: int = 0
-    abandoned: Counter[str] = field(default_factory=Counter)
+    rejected: Counter[str] = field(default_factory=Counter)  # goal candidates
+    abandoned: Counter[str] = field(default_factory=Counter)  # whole episodes
     longest_leg: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "episodes": self.episodes,
+            "rejected": dict(sorted(self.rejected.items())),
             "abandoned": dict(sorted(self.abandoned.items())),
             "longest_leg_m": round(self.longest_leg, 4),
         }
@@ -106,18 +113,18 @@ def draw_episode(space: Any, rules: Rules, rng: np.random.Generator, tally: Tall
         for _ in range(GOAL_TRIES):
             g = space.sample(rng)
             if not space.same_floor(start, g):
-                tally.abandoned["other_floor"] += 1
+                tally.rejected["other_floor"] += 1
                 continue
             if _too_close(g, start, rules.start_clearance) or any(
                 _too_close(g, p, rules.goal_separation) for p in points[1:]
             ):
-                tally.abandoned["overlap"] += 1
+                tally.rejected["overlap"] += 1
                 continue
             d = space.distance(points[-1], g)
             if math.isfinite(d):
                 tally.longest_leg = max(tally.longest_leg, d)
             if not rules.min_geodesic <= d <= rules.max_geodesic:
-                tally.abandoned["geodesic"] += 1
+                tally.rejected["geodesic"] += 1
                 continue
             points.append(g)
             legs.append(d)
@@ -151,7 +158,8 @@ def draw_episodes(
                     f"no {rules.m}-ON episode in {MAX_FAILURES} tries in a row after "
                     f"{len(out)} episodes: legs need geodesics in [{rules.min_geodesic:g}, "
                     f"{rules.max_geodesic:g}] m and the longest measured here is "
-                    f"{tally.longest_leg:.2f} m (abandoned: {dict(tally.abandoned)})"
+                    f"{tally.longest_leg:.2f} m (abandoned episodes: {dict(tally.abandoned)}; "
+                    f"rejected goal candidates: {dict(tally.rejected)})"
                 )
             continue
         failures = 0

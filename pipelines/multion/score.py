@@ -41,10 +41,20 @@ holds only its evaluation entry point and data):
   episode starts; the challenge's simulator turns an unreachable goal's ``inf`` into 10,000 m,
   here an unreachable goal is simply never found.
 
-Trajectories come from a JSON list or JSONL file of records ``{"episode_id": "...", "actions":
-[...], "positions": [[x, y, z], ...]}`` (``positions`` optional: the start and one position per
-action, used instead of simulating the motion), or from a ``multion-oracle`` dataset (arrays
-``action`` and ``position``, metadata ``episode_id``), whose positions are used.
+Trajectories come from a JSON list or JSONL file of records ``{"scene_id": "...",
+"episode_id": "...", "actions": [...], "positions": [[x, y, z], ...]}``, or from a
+``multion-oracle`` dataset (arrays ``action`` and ``position``, metadata ``scene`` and
+``episode_id``), whose positions are used. ``positions`` is optional: the start and one position
+per action, used instead of simulating the motion; its first must be the episode's start (within
+``START_TOL_M`` in x/z), else the trajectory cannot be that episode's and is refused.
+
+An episode is named by its scene and id. Episode ids are 0, 1, ... in each scene, the numbers
+habitat-lab's ``MultiNav-v1`` loader gives a content file's episodes
+(``habitat/datasets/multi_nav/multi_nav_dataset.py``: ``episode.episode_id = str(i)``), so the
+``episode.scene_id`` and ``episode.episode_id`` an agent reads from habitat key its trajectory.
+A record's ``scene_id`` (or ``scene``) matches a scene by its name, its stored ``scene_id`` or a
+path ending in ``/<scene_id>`` (habitat joins ``SCENES_DIR`` in front); it may be left out where
+the id is in one scene only.
 
 The metric core, :func:`score_episode`, is a pure function of the episode's goals and legs, the
 actions and two callables (motion and geodesic distance); :func:`score_dataset` feeds it from a
@@ -71,6 +81,7 @@ EPISODES_PIPELINE = "multion"
 ORACLE_PIPELINE = "multion-oracle"
 METRICS = ("success", "progress", "spl", "ppl")
 SHOWN_IDS = 5  # episode ids an error message names
+START_TOL_M = 0.05  # x/z: a trajectory's first position is its episode's start
 
 # how an episode ended
 END_SUCCESS = "success"  # the m-th goal was found
@@ -283,14 +294,24 @@ class Trajectory:
     positions: np.ndarray | None = None
 
 
+# a trajectory's key: (the scene as its record names it, "" when it does not; the episode id)
+Key = tuple[str, str]
+
+
+def key_text(key: Key) -> str:
+    """``3`` or ``3 of procthor/a.json``."""
+    scene, eid = key
+    return f"{eid} of {scene}" if scene else eid
+
+
 @dataclass(frozen=True)
 class Trajectories:
-    """Trajectories by episode id (a string), where they came from, and the oracle's config
+    """Trajectories by (scene, episode id), where they came from, and the oracle's config
     (for a ``multion-oracle`` dataset)."""
 
     path: Path
     kind: str  # file | oracle
-    by_id: Mapping[str, Trajectory]
+    by_key: Mapping[Key, Trajectory]
     config: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -376,8 +397,8 @@ def _read_records(path: Path) -> list[tuple[str, Any]]:
     return out
 
 
-def _parse_records(path: Path, records: list[tuple[str, Any]]) -> dict[str, Trajectory]:
-    out: dict[str, Trajectory] = {}
+def _parse_records(path: Path, records: list[tuple[str, Any]]) -> dict[Key, Trajectory]:
+    out: dict[Key, Trajectory] = {}
     problems: list[tuple[str, str, str]] = []
     for label, rec in records:
         if not isinstance(rec, dict):
@@ -387,14 +408,19 @@ def _parse_records(path: Path, records: list[tuple[str, Any]]) -> dict[str, Traj
         if isinstance(eid, bool) or not isinstance(eid, (str, int)) or str(eid) == "":
             problems.append((label, label, f"episode_id must be a string or integer, got {eid!r}"))
             continue
-        eid = str(eid)
-        if eid in out:
-            problems.append((eid, f"episode {eid}", "two trajectories for this episode"))
+        scene = rec.get("scene_id", rec.get("scene", ""))
+        if not isinstance(scene, str):
+            problems.append((label, label, f"scene_id must be a string, got {scene!r}"))
+            continue
+        key = (scene, str(eid))
+        name = key_text(key)
+        if key in out:
+            problems.append((name, f"episode {name}", "two trajectories for this episode"))
             continue
         try:
-            out[eid] = _trajectory(rec.get("actions"), rec.get("positions"))
+            out[key] = _trajectory(rec.get("actions"), rec.get("positions"))
         except UsageError as exc:
-            problems.append((eid, f"episode {eid}", str(exc)))
+            problems.append((name, f"episode {name}", str(exc)))
     if problems:
         raise _problems_error(path, problems)
     return out
@@ -435,27 +461,113 @@ def _load_oracle(path: Path) -> Trajectories:
         raise UsageError(
             f"{path}: a {ds.manifest.pipeline!r} dataset, not {ORACLE_PIPELINE} trajectories"
         )
-    out: dict[str, Trajectory] = {}
+    out: dict[Key, Trajectory] = {}
     problems: list[tuple[str, str, str]] = []
     for ep in ds.episodes():
         eid = ep.metadata.get("episode_id")
         if eid is None or isinstance(eid, bool) or str(eid) == "":
             problems.append((ep.id, f"episode {ep.id}", "no episode_id in its metadata"))
             continue
-        eid = str(eid)
-        if eid in out:
-            problems.append((eid, f"episode {eid}", "two trajectories for this episode"))
+        key = (str(ep.metadata.get("scene", "")), str(eid))
+        name = key_text(key)
+        if key in out:
+            problems.append((name, f"episode {name}", "two trajectories for this episode"))
             continue
         try:
-            out[eid] = _trajectory(ep["action"].read(), ep["position"].read())
+            out[key] = _trajectory(ep["action"].read(), ep["position"].read())
         except (UsageError, KeyError) as exc:
-            problems.append((eid, f"episode {eid}", str(exc)))
+            problems.append((name, f"episode {name}", str(exc)))
     if problems:
         raise _problems_error(path, problems)
     return Trajectories(path, "oracle", out, dict(ds.manifest.config))
 
 
 # -- a dataset ---------------------------------------------------------------------------------
+
+
+def scene_matches(given: str, name: str, scene_id: str) -> bool:
+    """Whether a record's scene names this stored scene: its name, its ``scene_id``, or a path
+    ending in ``/<scene_id>`` (habitat-lab joins ``SCENES_DIR`` in front of it)."""
+    return given in (name, scene_id) or (bool(scene_id) and given.endswith("/" + scene_id))
+
+
+def _label(names: Sequence[tuple[str, str]], k: int, eid: str) -> str:
+    """Episode ``eid`` of scene ``k`` in a message: with its scene where there are several."""
+    return key_text((names[k][0] if len(names) > 1 else "", eid))
+
+
+def _resolve(
+    trajectories: Trajectories,
+    directory: Path,
+    names: Sequence[tuple[str, str]],
+    ids_by_scene: Sequence[Sequence[str]],
+) -> dict[tuple[int, str], Trajectory]:
+    """Each trajectory's episode as (scene index, episode id). A trajectory that names no
+    episode of the dataset, or (without a scene) an id several scenes have, is an error."""
+    id_sets = [set(ids) for ids in ids_by_scene]
+    out: dict[tuple[int, str], Trajectory] = {}
+    unknown: list[str] = []
+    ambiguous: list[str] = []
+    twice: list[str] = []
+    for key, traj in trajectories.by_key.items():
+        scene, eid = key
+        hits = [
+            k
+            for k, (name, sid) in enumerate(names)
+            if eid in id_sets[k] and (not scene or scene_matches(scene, name, sid))
+        ]
+        if not hits:
+            unknown.append(key_text(key))
+        elif len(hits) > 1:
+            ambiguous.append(key_text(key))
+        elif (hits[0], eid) in out:
+            twice.append(_label(names, hits[0], eid))
+        else:
+            out[hits[0], eid] = traj
+    path = trajectories.path
+    if unknown:
+        raise UsageError(
+            f"{path}: {len(unknown)} trajector{'y' if len(unknown) == 1 else 'ies'} "
+            f"for episodes not in {directory} ({ids_text(unknown)})"
+        )
+    if ambiguous:
+        raise UsageError(
+            f"{path}: {len(ambiguous)} trajector{'y' if len(ambiguous) == 1 else 'ies'} name no "
+            f"scene, and several scenes of {directory} have their id ({ids_text(ambiguous)}): "
+            "episode ids restart at 0 in each scene, as habitat-lab numbers them; give each "
+            "record the scene_id of its episode"
+        )
+    if twice:
+        raise UsageError(f"{path}: two trajectories for the same episode ({ids_text(twice)})")
+    return out
+
+
+def _check_starts(
+    path: Path,
+    given: Mapping[tuple[int, str], Trajectory],
+    names: Sequence[tuple[str, str]],
+    ids_by_scene: Sequence[Sequence[str]],
+    starts: Sequence[np.ndarray],
+) -> None:
+    """Refuse, in one line, trajectories whose first position is not their episode's start
+    (more than ``START_TOL_M`` away in x/z): they belong to another episode."""
+    rows = [{i: n for n, i in enumerate(ids)} for ids in ids_by_scene]
+    wrong: list[tuple[str, float]] = []
+    for (k, eid), traj in given.items():
+        if traj.positions is None:
+            continue
+        start = np.asarray(starts[k][rows[k][eid]], dtype=np.float64)
+        off = float(np.hypot(*(traj.positions[0] - start)[[0, 2]]))
+        if off > START_TOL_M:
+            wrong.append((_label(names, k, eid), off))
+    if wrong:
+        n = len(wrong)
+        raise UsageError(
+            f"{path}: {n} trajector{'y does' if n == 1 else 'ies do'} not start at the start "
+            f"of the episode {'it names' if n == 1 else 'they name'} "
+            f"({ids_text([w for w, _ in wrong])}; the first is {wrong[0][1]:.2f} m away, more "
+            f"than {START_TOL_M:g} m): are they keyed by another episode's scene and id?"
+        )
 
 
 @dataclass(frozen=True)
@@ -540,24 +652,27 @@ def score_dataset(
         space_for = functools.partial(stored_space, scenes_root=scenes_root(ds.manifest))
     scenes = list(ds.episodes())
     ids_by_scene = [[str(int(v)) for v in ep["episode_id"].read()] for ep in scenes]
-    known = {i for ids in ids_by_scene for i in ids}
-    unknown = [i for i in trajectories.by_id if i not in known]
-    if unknown:
-        raise UsageError(
-            f"{trajectories.path}: {len(unknown)} trajector{'y' if len(unknown) == 1 else 'ies'} "
-            f"for episodes not in {directory} ({ids_text(unknown)})"
-        )
-    missing = [i for ids in ids_by_scene for i in ids if i not in trajectories.by_id]
-    if subset and not trajectories.by_id:
+    names = [(ep.id, str(ep.metadata.get("scene_id", ""))) for ep in scenes]
+    given = _resolve(trajectories, directory, names, ids_by_scene)
+    starts = [ep["start_position"].read() for ep in scenes]
+    _check_starts(trajectories.path, given, names, ids_by_scene, starts)
+    known = sum(len(ids) for ids in ids_by_scene)
+    missing = [
+        _label(names, k, i)
+        for k, ids in enumerate(ids_by_scene)
+        for i in ids
+        if (k, i) not in given
+    ]
+    if subset and not given:
         raise UsageError(f"{trajectories.path}: no trajectories to score")
     if missing and not (allow_missing or subset):
         raise UsageError(
-            f"{trajectories.path}: no trajectory for {len(missing)} of {len(known)} episodes of "
+            f"{trajectories.path}: no trajectory for {len(missing)} of {known} episodes of "
             f"{directory} ({ids_text(missing)}); --allow-missing scores them as failures, "
             "--subset scores only the episodes given"
         )
     out: list[EpisodeScore] = []
-    for ep, ids in zip(scenes, ids_by_scene, strict=True):
+    for k, (ep, ids) in enumerate(zip(scenes, ids_by_scene, strict=True)):
         arrays = {
             k: ep[k].read()
             for k in (
@@ -569,13 +684,13 @@ def score_dataset(
             )
         }
         space = None
-        if any(i in trajectories.by_id for i in ids):
+        if any((k, i) in given for i in ids):
             meta = ep.metadata
             space = space_for(meta, ep["house_json"].read().tobytes(), config)
         for n, eid in enumerate(ids):
             legs = arrays["leg_geodesic"][n]
             total = float(arrays["geodesic_distance"][n])
-            traj = trajectories.by_id.get(eid)
+            traj = given.get((k, eid))
             if traj is None and subset:
                 continue
             if traj is None:

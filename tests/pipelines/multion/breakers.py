@@ -41,12 +41,13 @@ def _edit_scene(root: Path, scene: str, mutate: Mutate) -> None:
 
 
 def episode_ids(root: Path) -> None:
-    """The other scene's first episode takes this scene's first id."""
+    """The other scene's ids continue from this scene's (one numbering across the split, as
+    dataforge wrote before issue 40): habitat-lab's loader would renumber them from 0."""
     with open_dataset(root) as ds:
-        taken = int(ds[SCENE]["episode_id"][0])
+        offset = len(ds[SCENE]["episode_id"].read())
 
     def mutate(a: Arrays, meta: dict[str, Any]) -> None:
-        a["episode_id"][0] = taken
+        a["episode_id"] += offset
 
     _edit_scene(root, OTHER, mutate)
 

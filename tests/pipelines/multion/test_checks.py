@@ -52,15 +52,21 @@ def test_stats_count_what_is_stored(dataset: Path) -> None:
         s = checks.stats(ds)
         m = ds.manifest.config["m"]
         totals = np.concatenate([ep["geodesic_distance"].read() for ep in ds.episodes()])
-        abandoned: dict[str, int] = {}
+        tallies: dict[str, dict[str, int]] = {"rejected": {}, "abandoned": {}}
         for ep in ds.episodes():
-            for k, v in ep.metadata["sampling"]["abandoned"].items():
-                abandoned[k] = abandoned.get(k, 0) + v
+            for what, tally in tallies.items():
+                for k, v in ep.metadata["sampling"][what].items():
+                    tally[k] = tally.get(k, 0) + v
         rooms = sum(len(ep.metadata["rooms"]) for ep in ds.episodes())
     n = len(totals)
     assert s.counts["episodes"] == n == 2 * 40
     assert s.counts["scenes"] == 2 and s.counts["m"] == m and s.counts["split"] == "val"
-    assert s.counts["abandoned draws"] == abandoned and s.counts["rooms"] == rooms
+    assert s.counts["rejected goal candidates"] == tallies["rejected"]
+    assert s.counts["abandoned episodes"] == tallies["abandoned"] and s.counts["rooms"] == rooms
+    # goal candidates are rejected (overlap, geodesic, other floor), whole episodes abandoned
+    assert set(tallies["rejected"]) <= {"other_floor", "overlap", "geodesic"}
+    assert set(tallies["abandoned"]) <= {"no_goal", "blocked"}
+    assert sum(tallies["rejected"].values()) > 0  # legs under 2 m are drawn and refused
     d = s.distributions
     assert len(d["geodesic_distance_m"]) == len(d["geodesic_to_euclidean"]) == n
     assert len(d["leg_geodesic_m"]) == len(d["goal_category"]) == n * m
@@ -198,6 +204,27 @@ def test_separation_and_reachable() -> None:
     assert "episodes 10, 11, 12 and 9 more (12)" in msg
     assert set(problems(scene(), space=OpenFloor(reachable=False))) == {"reachable"}
     assert problems(scene(), space=OpenFloor(reachable=False), block=False) == {}
+
+
+def test_minival_comparison_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Totals 10, 20, 35, 36 m against a minival of 10, 20, 40 m: empirical CDFs 1/4 vs 1/3 at
+    10, 2/4 vs 2/3 at 20, 3/4 vs 2/3 at 35, 1 vs 2/3 at 36, so KS D = 1/3; over 30 m 1/2 vs
+    1/3; means 25.25 and 23.33 (by hand)."""
+    import gzip
+    import json
+
+    path = tmp_path / "minival.json.gz"
+    eps = [{"start_rotation": [0, 0, 0, 1], "info": {"geodesic_distance": v}} for v in (10, 20, 40)]
+    path.write_bytes(gzip.compress(json.dumps({"episodes": eps}).encode()))
+    c = checks.minival_comparison([10.0, 20.0, 35.0, 36.0], path)
+    assert isinstance(c, dict)
+    assert c["KS statistic"] == pytest.approx(1 / 3, abs=1e-4)
+    assert 0 < c["KS p-value"] <= 1
+    assert c["episodes (ours, minival)"] == [4, 3]
+    assert c["mean m (ours, minival)"] == [25.25, 23.33]
+    assert c["over 30 m (ours, minival)"] == [0.5, 0.333]
+    monkeypatch.setenv("DATAFORGE_DATA", str(tmp_path / "nowhere"))
+    assert "not found" in str(checks.minival_comparison([1.0]))
 
 
 def test_the_minival_path_follows_dataforge_data(

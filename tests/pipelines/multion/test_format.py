@@ -4,8 +4,11 @@ follow habitat's layout (no episode in both, the same category maps)."""
 
 from __future__ import annotations
 
+import gzip
 import itertools
+import json
 import math
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,7 @@ from typing import Any
 import pytest
 from dfhelpers import SHARED, needs_house_generator
 
+from dataforge.errors import UsageError
 from dataforge.pipelines.multion.episodes import content_file, read_document, split_file
 from dataforge.store.manifest import read_manifest
 
@@ -117,14 +121,88 @@ def test_no_episode_is_in_both_the_split_file_and_a_content_file(dataset: Path) 
     split = read_manifest(dataset).config["split"]
     head = read_document(dataset / split_file(split))
     assert head["episodes"] == []
-    seen: set[str] = set()
-    for path in sorted((dataset / split / "content").glob("*.json.gz")):
-        ids = [e["episode_id"] for e in read_document(path)["episodes"]]
-        assert len(set(ids)) == len(ids) and not seen & set(ids)
-        seen |= set(ids)
     scenes = read_manifest(dataset).episode_ids
-    assert seen and scenes  # content files with episodes, one per scene, were checked
-    assert all((dataset / content_file(split, s)).is_file() for s in scenes)
+    assert len(scenes) >= 2  # ids restarting in each scene is what is checked below
+    for scene in scenes:
+        path = dataset / content_file(split, scene)
+        assert path.is_file()
+        assert read_document(path)["episodes"], f"{path} holds no episodes"
+
+
+# -- habitat-lab's loader ---------------------------------------------------------------------
+# saimwani/multiON 2ba4d25, habitat/datasets/pointnav/pointnav_dataset.py (PointNavDatasetV1:
+# __init__, _get_scenes_from_folder, DEFAULT_SCENE_PATH_PREFIX) and
+# habitat/datasets/multi_nav/multi_nav_dataset.py (MultiNavDatasetV1.from_json, line 131).
+DEFAULT_SCENE_PATH_PREFIX = "data/scene_datasets/"
+SCENES_DIR = "/root/multion/data/scene_datasets"
+
+
+def habitat_loads(split_path: Path, scenes_dir: str) -> list[dict[str, Any]]:
+    """The episodes habitat-lab's MultiNav-v1 dataset holds after loading ``split_path``, by
+    its rules: the split file's episodes, then those of every ``content/<scene>.json.gz``
+    (scenes sorted by name); each file's episodes renumbered ``episode_id = str(i)``;
+    ``scene_id`` stripped of the default prefix and joined to ``SCENES_DIR``."""
+    content = split_path.parent / "content"
+    ext = ".json.gz"
+    scenes = sorted(f.name[: -len(ext)] for f in content.iterdir() if f.name.endswith(ext))
+    out = []
+    for path in [split_path, *(content / f"{s}.json.gz" for s in scenes)]:
+        deserialized = json.loads(gzip.decompress(path.read_bytes()))
+        for i, episode in enumerate(deserialized["episodes"]):
+            episode = dict(episode)
+            episode["episode_id"] = str(i)
+            if episode["scene_id"].startswith(DEFAULT_SCENE_PATH_PREFIX):
+                episode["scene_id"] = episode["scene_id"][len(DEFAULT_SCENE_PATH_PREFIX) :]
+            episode["scene_id"] = os.path.join(scenes_dir, episode["scene_id"])
+            out.append(episode)
+    return out
+
+
+def teleport(episode: dict[str, Any]) -> dict[str, Any]:
+    """An agent that reaches each goal and calls FOUND there, keyed by the ``scene_id`` and
+    ``episode_id`` habitat gave the episode; its path is made of the episode's own points."""
+    goals = [g["position"] for g in episode["goals"]]
+    return {
+        "scene_id": episode["scene_id"],
+        "episode_id": episode["episode_id"],
+        "actions": [1, 0] * len(goals),
+        "positions": [episode["start_position"], *(p for g in goals for p in (g, g))],
+    }
+
+
+def test_the_ids_habitat_loads_key_the_episodes_scored(dataset: Path, tmp_path: Path) -> None:
+    """Issue 40: habitat-lab renumbers each content file's episodes from 0. Ours are written
+    that way, so trajectories keyed by what the loader gives an agent score the very episodes
+    it ran: every goal found, each episode's stored total its file's."""
+    from dataforge.pipelines.multion.score import score_datasets
+    from dataforge.store import open_dataset
+
+    split = read_manifest(dataset).config["split"]
+    loaded = habitat_loads(dataset / split_file(split), SCENES_DIR)
+    with open_dataset(dataset) as ds:
+        stored = {ep.id: [str(int(i)) for i in ep["episode_id"].read()] for ep in ds.episodes()}
+    assert len(loaded) == sum(len(v) for v in stored.values())
+    assert len({e["episode_id"] for e in loaded}) < len(loaded)  # ids repeat across scenes
+    for ids in stored.values():  # the loader's renumbering is the identity
+        assert ids == [str(i) for i in range(len(ids))]
+    t = tmp_path / "habitat.jsonl"
+    t.write_text("".join(json.dumps(teleport(e)) + "\n" for e in loaded))
+    report = score_datasets([dataset], [t])
+    scored = {(s.scene, s.episode_id): s for s in report.episodes}
+    assert len(scored) == len(loaded)
+    for e in loaded:
+        scene = Path(e["scene_id"]).name[: -len(".json")]
+        s = scored[scene, e["episode_id"]]
+        assert s.success == 1.0 and s.found == len(e["goals"])
+        assert s.geodesic_distance == e["info"]["geodesic_distance"]
+    assert report.overall()["success"] == 1.0
+    # the numbering dataforge wrote before (one across the split): a trajectory that is another
+    # episode's is refused, in one line, by its start
+    later = {**teleport(loaded[1]), "episode_id": loaded[0]["episode_id"]}
+    t.write_text(json.dumps(later) + "\n")
+    with pytest.raises(UsageError, match="does not start at the start of the episode") as e:
+        score_datasets([dataset], [t], subset=True)
+    assert "\n" not in str(e.value)
 
 
 def test_split_file_maps_are_the_released_maps(dataset: Path, docs: Any) -> None:

@@ -243,9 +243,17 @@ def test_grid_blocked_cylinder_stops_agent_but_found_counts(room: NavGrid) -> No
 SCENE = "scene-a"
 
 
-def write_episodes(root: Path, ids: list[int], *, m: int = 2, block: bool = False) -> Path:
+def write_episodes(
+    root: Path,
+    ids: list[int],
+    *,
+    m: int = 2,
+    block: bool = False,
+    scenes: tuple[str, ...] = (SCENE,),
+) -> Path:
     """A ``multion`` dataset in the 8 x 2 m room: starts at x = 0.5, goal k at x = 0.5 + 2 k
-    (legs of 2 m, beyond the success distance)."""
+    (legs of 2 m, beyond the success distance); the same episodes in every scene of
+    ``scenes`` (scene_id ``procthor/<scene>.json``)."""
     n = len(ids)
     start = np.tile([0.5, 0.0, 1.0], (n, 1))
     goals = np.array([[[0.5 + 2.0 * (k + 1), 0.0, 1.0] for k in range(m)]] * n)
@@ -266,13 +274,15 @@ def write_episodes(root: Path, ids: list[int], *, m: int = 2, block: bool = Fals
     with DatasetWriter(
         root, schema=schema(MultionConfig(m=m)), name="fake", pipeline="multion", config=config
     ) as w:
-        w.write_unit(SCENE, [Episode(SCENE, arrays, {"scene": SCENE, "space": "embedded"})])
+        for scene in scenes:
+            meta = {"scene": scene, "scene_id": f"procthor/{scene}.json", "space": "embedded"}
+            w.write_unit(scene, [Episode(scene, arrays, meta)])
     return root
 
 
 def fake_space(room: NavGrid) -> Any:
     def space_for(meta: Any, house: bytes, config: Any) -> Any:
-        assert meta["scene"] == SCENE and house == b""
+        assert meta["scene"].startswith("scene-") and house == b""
         from dataforge.pipelines.multion.scenes import GridSpace
 
         plain = SimpleNamespace(grid=room)
@@ -342,6 +352,83 @@ def test_positions_replace_motion(tmp_path: Path, room: NavGrid) -> None:
     )
     (s,) = score_dataset(ds, load_trajectories(t), space_for=fake_space(room)).episodes
     assert s.end == END_SUCCESS and s.path_length == 4.0 and s.spl == 1.0
+
+
+# -- episodes named by scene and id, as habitat-lab's loader names them --------------------------
+
+
+def test_records_name_their_scene_as_habitat_does(tmp_path: Path, room: NavGrid) -> None:
+    """Two scenes with ids 0 and 1 each (habitat-lab numbers each content file's episodes from
+    0): a record names its scene by habitat's joined path, the stored scene_id or the name."""
+    ds = write_episodes(tmp_path / "eps", [0, 1], scenes=("scene-a", "scene-b"))
+    habitat_path = "/root/data/scene_datasets/procthor/scene-b.json"  # SCENES_DIR joined
+    t = write_jsonl(
+        tmp_path / "t.jsonl",
+        [
+            {"scene_id": habitat_path, "episode_id": "0", "actions": WALK},
+            {"scene_id": "scene-a", "episode_id": 1, "actions": [F]},
+            {"scene": "procthor/scene-b.json", "episode_id": 1, "actions": WALK[:9]},
+        ],
+    )
+    d = score_dataset(ds, load_trajectories(t), subset=True, space_for=fake_space(room))
+    got = {(x.scene, x.episode_id): (x.end, x.found) for x in d.episodes}
+    assert got == {
+        ("scene-a", "1"): (END_WRONG_FOUND, 0),
+        ("scene-b", "0"): (END_SUCCESS, 2),
+        ("scene-b", "1"): (END_ACTIONS_ENDED, 1),
+    }
+    # without --subset, the three others are missing, named with their scene
+    with pytest.raises(UsageError, match=r"no trajectory for 1 of 4 .*episode id 0 of scene-a"):
+        score_dataset(ds, load_trajectories(t), space_for=fake_space(room))
+
+
+@pytest.mark.parametrize(
+    ("records", "error"),
+    [
+        # an id both scenes have, and no scene: which episode is meant cannot be known
+        ([{"episode_id": 0, "actions": [F]}], "name no scene, and several scenes of"),
+        ([{"scene_id": "procthor/elsewhere.json", "episode_id": 0, "actions": [F]}], "not in"),
+        (
+            [
+                {"scene_id": "scene-a", "episode_id": 0, "actions": [F]},
+                {"scene_id": "procthor/scene-a.json", "episode_id": "0", "actions": [F]},
+            ],
+            r"two trajectories for the same episode \(episode id 0 of scene-a\)",
+        ),
+        # the start is x = 0.5: a trajectory from x = 3 belongs to another episode
+        (
+            [
+                {
+                    "scene_id": "scene-b",
+                    "episode_id": 1,
+                    "actions": [F],
+                    "positions": [[3, 0, 1]] * 2,
+                }
+            ],
+            r"1 trajectory does not start at the start of the episode it names \(episode id 1 "
+            r"of scene-b; the first is 2.50 m away",
+        ),
+        ([{"scene_id": 7, "episode_id": 1, "actions": [F]}], "scene_id must be a string"),
+    ],
+)
+def test_trajectories_that_name_no_one_episode_are_refused(
+    tmp_path: Path, room: NavGrid, records: list[Any], error: str
+) -> None:
+    ds = write_episodes(tmp_path / "eps", [0, 1], scenes=("scene-a", "scene-b"))
+    t = write_jsonl(tmp_path / "t.jsonl", records)
+    with pytest.raises((UsageError, MalformedInputError), match=error) as e:
+        score_dataset(ds, load_trajectories(t), subset=True, space_for=fake_space(room))
+    assert "\n" not in str(e.value)
+
+
+def test_a_start_within_the_tolerance_is_the_episodes(tmp_path: Path, room: NavGrid) -> None:
+    """A first position 4 cm off the start (a float32 simulator, a snapped start) is accepted."""
+    ds = write_episodes(tmp_path / "eps", [0])
+    pos = [[0.54, 0, 1], [2.5, 0, 1], [2.5, 0, 1], [4.5, 0, 1], [4.5, 0, 1]]
+    rec = {"episode_id": 0, "actions": [1, F, 1, F], "positions": pos}
+    t = write_jsonl(tmp_path / "t.jsonl", [rec])
+    (x,) = score_dataset(ds, load_trajectories(t), space_for=fake_space(room)).episodes
+    assert x.success == 1.0
 
 
 def test_blocked_dataset_stops_agent_at_cylinder(tmp_path: Path, room: NavGrid) -> None:
@@ -431,8 +518,8 @@ def test_json_and_jsonl_and_names(tmp_path: Path) -> None:
     b = write_jsonl(tmp_path / "b.jsonl", recs)
     for p in (a, b):
         t = load_trajectories(p)
-        assert t.kind == "file" and t.by_id["5"].actions == (FWD, RIGHT, F)
-        assert t.by_id["5"].positions is None
+        assert t.kind == "file" and t.by_key["", "5"].actions == (FWD, RIGHT, F)
+        assert t.by_key["", "5"].positions is None
 
 
 @pytest.mark.parametrize(
@@ -515,14 +602,14 @@ def test_oracle_dataset_trajectories(tmp_path: Path, room: NavGrid) -> None:
                 Episode(
                     f"{SCENE}/{i}",
                     {"action": np.array([1] * 8 + [0], np.int8)[:n], "position": pos[: n + 1]},
-                    {"episode_id": str(i)},
+                    {"scene": SCENE, "episode_id": str(i)},
                 )
                 for i, n in ((1, 9), (2, 0))
             ],
         )
     t = load_trajectories(root)
-    assert t.kind == "oracle" and t.by_id["1"].actions == (1,) * 8 + (0,)
-    assert t.by_id["2"].actions == ()
+    assert t.kind == "oracle" and t.by_key[SCENE, "1"].actions == (1,) * 8 + (0,)
+    assert t.by_key[SCENE, "2"].actions == ()
     r = score_datasets([eps], [root], space_for=fake_space(room))
     s1, s2 = r.datasets[0].episodes
     assert s1.found == 1 and s1.path_length == 2.0 and s1.ppl == 0.5
