@@ -284,6 +284,14 @@ class House:
         return copy.deepcopy(self.raw.get("metadata", {}))
 
     @cached_property
+    def floor_area(self) -> float:
+        """The rooms' floor area in m^2 (their plan-view polygons; rooms do not overlap)."""
+        import shapely
+
+        polygons = [shapely.make_valid(shapely.Polygon(r.polygon_xz)) for r in self.rooms]
+        return float(sum(shapely.area(polygons))) if polygons else 0.0
+
+    @cached_property
     def _index(self) -> dict[str, dict[str, Any]]:
         return {
             "room": {r.id: r for r in self.rooms},

@@ -387,7 +387,9 @@ def generate_house(
     """One new house (ProcTHOR house JSON) from procthor's generator and this world.
 
     ``room_spec``: a room spec id of ProcTHOR-10K's sampler (e.g. ``"kitchen"``,
-    ``"2-bed-1-bath"``, see :func:`room_spec_ids`); None samples one as ProcTHOR-10K does.
+    ``"2-bed-1-bath"``, see :func:`room_spec_ids`), or several comma-separated, one of which
+    procthor draws with ProcTHOR-10K's weights; None samples one as ProcTHOR-10K does. The
+    house's ``metadata.roomSpecId`` says which.
 
     procthor iterates over sets of strings (room ids, wall ids) while it draws random numbers,
     so a house depends on Python's string hashing. Unless this process runs with
@@ -424,15 +426,11 @@ def generate_house_here(
 
     gen = _generation()
     controller = _controller(catalogue or load_catalogue(), split, gen)
-    if room_spec is not None and room_spec not in room_spec_ids():
-        raise UsageError(
-            f"unknown room spec {room_spec!r}; choose one of {', '.join(room_spec_ids())}"
-        )
     sampler = gen.PROCTHOR10K_ROOM_SPEC_SAMPLER
     if room_spec is not None:
         # HouseGenerator.sample() ignores its own room_spec and always asks the sampler, so
-        # the sampler is narrowed to the one spec.
-        sampler = gen.RoomSpecSampler([sampler[room_spec]])
+        # the sampler is narrowed to the specs asked for (weights as in ProcTHOR-10K).
+        sampler = gen.RoomSpecSampler([sampler[s] for s in room_specs(room_spec)])
     generator = gen.HouseGenerator(
         split=split, seed=seed, room_spec_sampler=sampler, controller=controller
     )
@@ -541,14 +539,27 @@ def worker() -> WorkerProcess:
 _CONTROLLERS: dict[str, EmbeddedController] = {}
 
 
+def room_specs(room_spec: str) -> tuple[str, ...]:
+    """The ids of a ``--room-spec`` value (one id or several comma-separated), each checked
+    against ProcTHOR-10K's (one line naming the unknown one)."""
+    from dataforge.config import parse_list
+
+    ids = parse_list(room_spec)
+    known = room_spec_ids()
+    for spec in ids or ("",):
+        if spec not in known:
+            raise UsageError(f"unknown --room-spec {spec!r}; choose from {', '.join(known)}")
+    if len(set(ids)) != len(ids):
+        raise UsageError(f"--room-spec {room_spec!r} names a room spec twice")
+    return ids
+
+
 def require_generator(room_spec: str | None = None) -> None:
     """Fail with one line when procthor's generator cannot be imported here, or when
-    ``room_spec`` (``--room-spec``) is not one of ProcTHOR-10K's."""
+    ``room_spec`` (``--room-spec``: one id or several comma-separated) is not ProcTHOR-10K's."""
     _generation()
-    if room_spec is not None and room_spec not in room_spec_ids():
-        raise UsageError(
-            f"unknown --room-spec {room_spec!r}; choose one of {', '.join(room_spec_ids())}"
-        )
+    if room_spec is not None:
+        room_specs(room_spec)
 
 
 def _generation() -> Any:
@@ -651,9 +662,11 @@ def generate_usable_house(
     room_spec: str | None = None,
     max_attempts: int = 10,
     catalogue: AssetCatalogue | None = None,
+    min_floor_area: float = 0.0,
 ) -> UsableHouse:
     """Draw procthor seeds from ``rng`` until a house passes the usability checks (every room
-    reachable from the start, every child resting on a surface); at most ``max_attempts``.
+    reachable from the start, every child resting on a surface) and has at least
+    ``min_floor_area`` m^2 of floor; at most ``max_attempts``.
 
     The house JSON is returned as stored (round-tripped through sorted JSON), so what a caller
     checks is what it writes."""
@@ -671,6 +684,10 @@ def generate_usable_house(
             continue
         raw = json.loads(json.dumps(raw, sort_keys=True))
         house = load_house(raw, name=name, catalogue=catalogue)
+        if house.floor_area < min_floor_area:
+            reason = f"floor area {house.floor_area:.1f} m^2 < {min_floor_area:g}"
+            rejected.append({"seed": seed, "reason": reason})
+            continue
         check = check_house(house, catalogue, surfaces=True)
         if not check.ok:
             rejected.append({"seed": seed, "reason": "; ".join(check.problems[:3])})
@@ -680,4 +697,5 @@ def generate_usable_house(
     raise DataforgeError(
         f"{name}: no usable house in {max_attempts} attempts ({reasons}); "
         "raise --max-attempts or choose another --room-spec"
+        + (" or a smaller --min-floor-area" if min_floor_area > 0 else "")
     )

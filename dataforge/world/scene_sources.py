@@ -246,10 +246,12 @@ def load_scene_house(
     room_spec: str | None,
     max_attempts: int,
     catalogue: AssetCatalogue,
+    min_floor_area: float = 0.0,
 ) -> tuple[House, dict[str, Any], dict[str, Any]]:
     """A house unit's house (``kind`` generate, dir or jsonl), its JSON as stored and what to
     record of where it came from. A generated house is drawn first from ``rng`` (as ``houses
-    generate`` draws it); a read house goes through sorted JSON, as a generated one does."""
+    generate`` draws it, with at least ``min_floor_area`` m^2 of floor); a read house goes
+    through sorted JSON, as a generated one does."""
     from dataforge.world.house import load_house
 
     k = int(unit.params["index"])
@@ -263,6 +265,7 @@ def load_scene_house(
             room_spec=room_spec,
             max_attempts=max_attempts,
             catalogue=catalogue,
+            min_floor_area=min_floor_area,
         )
         raw = made.raw
         origin: dict[str, Any] = {"source": "generate", "procthor_seed": made.seed}

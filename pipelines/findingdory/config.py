@@ -70,7 +70,9 @@ class EpisodesConfig(PipelineConfig):
         metavar="N|A-B",
     )
     room_spec: str | None = option(
-        None, "Generated houses: a ProcTHOR-10K room spec id for every house (default: sampled)."
+        None,
+        "Generated houses: a ProcTHOR-10K room spec id for every house, or several "
+        "comma-separated, one drawn per house (default: sampled as in ProcTHOR-10K).",
     )
     max_attempts: int = option(10, "Generated houses: procthor seeds tried per house.", min=1)
     max_tries: int = option(

@@ -16,7 +16,8 @@ class HousesConfig(PipelineConfig):
     room_spec: str | None = option(
         None,
         "A ProcTHOR-10K room spec id for every house (e.g. kitchen, 2-bed-1-bath, "
-        "8-room-3-bed); default: sampled per house as in ProcTHOR-10K.",
+        "8-room-3-bed), or several comma-separated, one drawn per house with ProcTHOR-10K's "
+        "weights; default: sampled per house as in ProcTHOR-10K.",
     )
     max_attempts: int = option(
         10,

@@ -396,6 +396,8 @@ def stats(ds: Any) -> PipelineStats:
     ratios: list[float] = []
     categories: list[float] = []
     room_types: Counter[str] = Counter()
+    specs: Counter[str] = Counter()
+    areas: list[float] = []
     episodes = scenes = 0
     for ep in ds.episodes():
         meta = ep.metadata
@@ -404,6 +406,10 @@ def stats(ds: Any) -> PipelineStats:
         rejected.update(sampling.get("rejected") or {})
         abandoned.update(sampling.get("abandoned") or {})
         room_types.update(str(r[1]) for r in meta.get("rooms") or [])
+        if meta.get("room_spec"):
+            specs[str(meta["room_spec"])] += 1
+        if meta.get("floor_area_m2") is not None:
+            areas.append(float(meta["floor_area_m2"]))
         total = ep["geodesic_distance"].read().astype(np.float64)
         episodes += len(total)
         totals += total.tolist()
@@ -425,13 +431,17 @@ def stats(ds: Any) -> PipelineStats:
             "abandoned episodes": dict(sorted(abandoned.items())),
             "rooms": sum(room_types.values()),
             "room types": dict(sorted(room_types.items())),
-            "total geodesic vs the released 3-ON minival": minival_comparison(totals),
+            "house room specs": dict(sorted(specs.items())),
+            "total geodesic vs the released 3-ON minival": comparison_text(
+                minival_comparison(totals)
+            ),
         },
         distributions={
             "geodesic_distance_m": totals,
             "leg_geodesic_m": legs,
             "geodesic_to_euclidean": ratios,
             "goal_category": categories,
+            "house_floor_area_m2": areas,
         },
     )
 
@@ -482,10 +492,30 @@ def minival_comparison(totals: Sequence[float], path: Path | None = None) -> dic
     }
 
 
+def comparison_text(c: dict[str, Any] | str) -> str:
+    """:func:`minival_comparison` in one line."""
+    if isinstance(c, str):
+        return c
+    (n, n_ref), (mean, mean_ref) = c["episodes (ours, minival)"], c["mean m (ours, minival)"]
+    long, long_ref = c[f"over {LONG_M:g} m (ours, minival)"]
+    return (
+        f"mean {mean:.1f} m vs {mean_ref:.1f}; over {LONG_M:g} m {100 * long:.1f} % vs "
+        f"{100 * long_ref:.1f} %; KS D = {c['KS statistic']:.3f}, p = {c['KS p-value']:.3g} "
+        f"({n} vs {n_ref} episodes)"
+    )
+
+
 def plot(stats: Any, path: Path) -> None:
+    """:func:`fig5` written to ``path``."""
+    from dataforge.viz.plots import save_figure
+
+    save_figure(fig5(stats), path)
+
+
+def fig5(stats: Any) -> Any:
     """The paper's Fig. 5: the fraction of episodes per 2 m bin of total geodesic, beside the
     released 3-ON minival file's when it is found (see :func:`minival_path`), with the KS
-    comparison of :func:`minival_comparison`."""
+    comparison of :func:`minival_comparison` (a matplotlib figure)."""
     import textwrap
 
     import matplotlib
@@ -530,9 +560,7 @@ def plot(stats: Any, path: Path) -> None:
     chars = int(width * 72 / 10 * 1.6)  # what a 10 pt line holds across the figure
     fig.suptitle("\n".join(textwrap.wrap(title, chars)), fontsize=10)
     fig.tight_layout()
-    from dataforge.viz.plots import save_figure
-
-    save_figure(fig, path)
+    return fig
 
 
 # -- inspect --preview ---------------------------------------------------------------------------

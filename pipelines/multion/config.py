@@ -14,6 +14,11 @@ PAPER_EPISODES = {"train": 50_000, "val": 12_500, "test": 12_500}
 MAX_GOALS = 5  # m of m-ON: the 8 cylinders allow up to 8; the issue asks for 1..5
 SCENE_KINDS = ("generate", "dir", "jsonl", "habitat")
 MODALITIES = ("rgb", "depth", "semantic")
+# Generated houses: ProcTHOR-10K's room specs of 4 to 7 rooms. Their 3-ON totals match the
+# released minival's; one-room houses hold few [2, 20] m legs, 8- and 12-room houses run long
+# (measured per spec in docs/multion.md, "House size").
+HOUSE_SPECS = "4-room,5-room,2-bed-1-bath,2-bed-2-bath,7-room-3-bed"
+PROCTHOR_10K = "procthor-10k"  # --room-spec: ProcTHOR-10K's own sampler
 
 
 def parse_modalities(text: str) -> tuple[str, ...]:
@@ -61,7 +66,17 @@ class MultionConfig(PipelineConfig):
         "navmesh around them.",
     )
     room_spec: str | None = option(
-        None, "Generated houses: a ProcTHOR-10K room spec id for every house (default: sampled)."
+        HOUSE_SPECS,
+        "Generated houses: ProcTHOR-10K room spec ids, comma-separated; procthor draws one per "
+        "house with ProcTHOR-10K's weights. Default: its specs of 4 to 7 rooms, whose 3-ON "
+        f"totals match the released minival's (docs/multion.md). {PROCTHOR_10K}: ProcTHOR-10K's "
+        "own sampler, one-room houses included.",
+    )
+    min_floor_area: float = option(
+        0.0,
+        "Generated houses: at least this much floor (m^2); a smaller house is replaced by the "
+        "next procthor seed (--max-attempts).",
+        min=0.0,
     )
     max_attempts: int = option(10, "Generated houses: procthor seeds tried per house.", min=1)
     # Recorded facts (set by build_job)
@@ -86,6 +101,11 @@ class MultionConfig(PipelineConfig):
             )
         if self.scene_kind not in SCENE_KINDS:
             raise UsageError(f"unknown scene kind {self.scene_kind!r}")
+
+    @property
+    def generator_room_spec(self) -> str | None:
+        """``room_spec`` as procthor's generator takes it (None: ProcTHOR-10K's sampler)."""
+        return None if self.room_spec in (None, PROCTHOR_10K) else self.room_spec
 
     @property
     def episodes(self) -> int:

@@ -3,11 +3,13 @@ constraints, in the challenge's episode format.
 
 Inputs
     scenes from ``--scenes``: ``generate:K`` (procthor's generator on the embedded world, as
-    ``dataforge houses generate``), a folder of ProcTHOR house JSON or a ``.jsonl(.gz)`` of
-    houses (each file read is recorded with its sha256), or ``habitat:SCENES_DIR`` (navmeshes
-    read through habitat-sim, which must be installed). ``--data-dir`` (optional): the
-    challenge's goal meshes ``multion/objects/cylinder_<colour>.glb`` (recorded); without it
-    the cylinders are built from the same facts (:mod:`.cylinders`).
+    ``dataforge houses generate``; by default ProcTHOR-10K's specs of 4 to 7 rooms, whose 3-ON
+    totals match the released minival's, ``config.HOUSE_SPECS``), a folder of ProcTHOR house
+    JSON or a ``.jsonl(.gz)`` of houses (each file read is recorded with its sha256), or
+    ``habitat:SCENES_DIR`` (navmeshes read through habitat-sim, which must be installed).
+    ``--data-dir`` (optional): the challenge's goal meshes
+    ``multion/objects/cylinder_<colour>.glb`` (recorded); without it the cylinders are built
+    from the same facts (:mod:`.cylinders`).
 Randomization and seeds
     one work unit per scene. A generated house comes first from the unit's stream (as in
     ``houses generate``: same unit id and seed, same house), then the episodes, each drawn in
@@ -139,9 +141,10 @@ def open_space(
         unit,
         rng,
         split=cfg.split,
-        room_spec=cfg.room_spec,
+        room_spec=cfg.generator_room_spec,
         max_attempts=cfg.max_attempts,
         catalogue=catalogue,
+        min_floor_area=cfg.min_floor_area,
     )
     space = GridSpace(house, catalogue, agent_radius=cfg.agent_radius, cell=cfg.cell)
     return space, origin, house_bytes(raw)
@@ -203,6 +206,14 @@ def produce(
             "origin": origin,
             "space": space.kind,
             "floor_y": float(space.floor_y),
+            **(
+                {
+                    "room_spec": space.house.metadata.get("roomSpecId"),
+                    "floor_area_m2": round(float(space.house.floor_area), 2),
+                }
+                if space.kind == "embedded"
+                else {}
+            ),
             "rooms": [list(r) for r in space.rooms],
             "sampling": tally.to_dict(),
             **(
@@ -269,7 +280,7 @@ def build_job(cfg: MultionConfig, *, seed: int, fmt: str, inputs: Inputs | None 
         SCENES,
         kind=cfg.scene_kind,
         generated_count=cfg.generated_scenes,
-        room_spec=cfg.room_spec,
+        room_spec=cfg.generator_room_spec,
     )
     cfg = cfg.with_(
         scene_kind=spec.kind,

@@ -254,6 +254,22 @@ def test_tiny_house_loads() -> None:
     assert house.walls[0].material == "PureWhite" and house.walls[0].color is None
 
 
+def test_floor_area_sums_the_rooms() -> None:
+    """The tiny house's one room is 4 m x 4 m; an L-shaped second room beside it (3 x 4 less a
+    1 x 2 notch) adds 10 m^2 (by hand)."""
+    raw = tiny_house()
+    assert load_house(copy.deepcopy(raw), name="tiny").floor_area == pytest.approx(16.0)
+    ell = [(4, 0), (7, 0), (7, 4), (5, 4), (5, 2), (4, 2)]
+    raw["rooms"].append(
+        {
+            "id": "room|2",
+            "roomType": "Bedroom",
+            "floorPolygon": [{"x": x, "y": 0, "z": z} for x, z in ell],
+        }
+    )
+    assert load_house(raw, name="tiny").floor_area == pytest.approx(26.0)
+
+
 def test_missing_top_level_key(tmp_path: Path) -> None:
     data = tiny_house()
     del data["rooms"]

@@ -206,10 +206,65 @@ def test_missing_generator_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @needs_generator
 def test_unknown_room_spec_and_split_are_usage_errors() -> None:
-    with pytest.raises(UsageError, match="unknown room spec 'castle'"):
+    with pytest.raises(UsageError, match="unknown --room-spec 'castle'"):
         generate_house(0, room_spec="castle")
+    with pytest.raises(UsageError, match="unknown --room-spec 'castle'"):
+        generate_house(0, room_spec="kitchen,castle")
+    with pytest.raises(UsageError, match="names a room spec twice"):
+        generate_house(0, room_spec="kitchen,kitchen")
     with pytest.raises(UsageError, match="split"):
         generate_house(0, split="holdout")
+
+
+@needs_generator
+def test_houses_under_the_floor_area_are_replaced() -> None:
+    """A house with less floor than asked is another rejected seed: the next seed is tried, and
+    when none is left the one-line error says why and what to change."""
+    from dataforge.errors import DataforgeError
+    from dataforge.world.procgen import generate_usable_house
+
+    made = generate_usable_house(np.random.default_rng(0), name="k", room_spec="kitchen")
+    area = load_house(made.raw, name="k").floor_area
+    assert 5 < area < 100  # a one-room kitchen
+    again = generate_usable_house(
+        np.random.default_rng(0), name="k", room_spec="kitchen", min_floor_area=area
+    )
+    assert again.seed == made.seed  # at the limit (>=) it is kept
+    bigger = generate_usable_house(
+        np.random.default_rng(0), name="k", room_spec="kitchen", min_floor_area=area + 0.01
+    )
+    assert bigger.rejected[0]["seed"] == made.seed
+    assert "floor area" in bigger.rejected[0]["reason"]
+    assert load_house(bigger.raw, name="k").floor_area >= area + 0.01
+    with pytest.raises(DataforgeError) as e:
+        generate_usable_house(
+            np.random.default_rng(0),
+            name="k",
+            room_spec="kitchen",
+            max_attempts=2,
+            min_floor_area=1000.0,
+        )
+    msg = str(e.value)
+    assert "\n" not in msg and "floor area" in msg and "< 1000" in msg
+    assert "--min-floor-area" in msg
+
+
+@needs_generator
+def test_several_room_specs_draw_one_per_house() -> None:
+    """``kitchen,bathroom``: every house is one of the two (procthor records which), and over a
+    few seeds both come up."""
+
+    from dataforge.world.procgen import GenerationFailed, room_specs
+
+    assert room_specs(" kitchen, bathroom ") == ("kitchen", "bathroom")
+    drawn = []
+    for seed in range(12):
+        try:
+            house = generate_house(seed, room_spec="kitchen,bathroom")
+        except GenerationFailed:  # procthor gives up on some seeds: the caller tries the next
+            continue
+        drawn.append(house["metadata"]["roomSpecId"])
+    assert len(drawn) >= 6 and set(drawn) == {"kitchen", "bathroom"}
 
 
 def test_procthor_failures_become_generation_failed(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -90,6 +90,18 @@ def test_plot_writes_a_png(
     out = tmp_path / "fig5.png"
     checks.plot(stats, out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # as Fig. 5: each panel's bars are fractions of its episodes (they sum to 1), and the
+    # title fits the figure (it used to run off a one-panel figure's edges)
+    fig = checks.fig5(stats)
+    axes = fig.axes
+    assert len(axes) == (2 if reference else 1)
+    for ax in axes:
+        assert sum(p.get_height() for p in ax.patches) == pytest.approx(1.0)
+        assert ax.get_ylabel() == "fraction of episodes"
+    fig.canvas.draw()
+    box = fig._suptitle.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1
+    assert ("KS vs the minival" in fig._suptitle.get_text()) == reference
 
 
 # -- the invariants, directly ------------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dfhelpers import SHARED, run_cli
+from dfhelpers import SHARED, needs_house_generator, run_cli
 
 from dataforge.errors import InputNotFoundError, UsageError
 from dataforge.pipelines.multion import cylinders, episodes
@@ -22,6 +22,7 @@ from dataforge.pipelines.multion.config import MultionConfig
 from dataforge.pipelines.multion.sampling import Rules, SceneTooSmall, draw_episodes
 from dataforge.pipelines.multion.scenes import GridSpace
 from dataforge.store import open_dataset
+from dataforge.world.house import load_house
 from dataforge.world.scene_sources import parse_scenes
 
 HOUSES = SHARED / "data" / "procthor_houses"
@@ -88,6 +89,26 @@ def test_defaults_are_the_papers() -> None:
     assert MultionConfig(episodes_per_scene=7).episodes == 7
     with pytest.raises(UsageError, match="--min-geodesic"):
         MultionConfig(min_geodesic=5.0, max_geodesic=4.0)
+
+
+def test_generated_houses_are_multi_room_procthor_specs() -> None:
+    """The default house pool: ProcTHOR-10K specs of 4 to 7 rooms (docs/multion.md, "House
+    size"); procthor-10k and an old manifest's null hand procthor its own sampler."""
+    from dataforge.pipelines.multion.config import PROCTHOR_10K
+
+    pool = MultionConfig().room_spec
+    assert pool == "4-room,5-room,2-bed-1-bath,2-bed-2-bath,7-room-3-bed"
+    assert MultionConfig().generator_room_spec == pool
+    assert MultionConfig(room_spec=PROCTHOR_10K).generator_room_spec is None
+    assert MultionConfig.from_dict({"room_spec": None}).generator_room_spec is None
+    assert MultionConfig().min_floor_area == 0.0
+
+
+@needs_house_generator()
+def test_the_house_pool_is_procthor_10k_specs() -> None:
+    from dataforge.world.procgen import room_specs
+
+    assert len(room_specs(str(MultionConfig().room_spec))) == 5
 
 
 def test_scene_options_are_parsed_or_refused_in_one_line(tmp_path: Path) -> None:
@@ -161,6 +182,10 @@ def test_a_folder_of_houses_with_real_meshes(tmp_path: Path) -> None:
     with open_dataset(out) as ds:
         manifest = ds.manifest
         assert manifest.config["cylinders"] == "glb"
+        meta = ds["house_746"].metadata
+        house = load_house(json.loads((HOUSES / "house_746.json").read_text()), name="h")
+        assert meta["floor_area_m2"] == pytest.approx(house.floor_area, abs=0.01)
+        assert meta["room_spec"] == house.metadata.get("roomSpecId")
         assert any(k.startswith("data-dir:multion/objects/") for k in manifest.inputs["files"])
         assert any(k.startswith("scenes:") for k in manifest.inputs["files"])
     assert run_cli("validate", str(out)).returncode == 0
