@@ -19,7 +19,7 @@ def validate(directory: Path, as_json: bool, deep: bool, quiet: bool) -> None:
     """Check DIRECTORY: sha256 and size of every file, missing/extra files, schema, every
     episode, and the invariants its pipeline registers. Exit 0 if all hold, 1 otherwise."""
     from dataforge.progress import make_progress
-    from dataforge.store.validation import validate as run_validate
+    from dataforge.validation import validate as run_validate
 
     report = run_validate(directory, deep=deep, progress=make_progress(quiet or as_json))
     if as_json:

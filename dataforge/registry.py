@@ -234,3 +234,10 @@ def known_pipelines() -> list[str]:
 def get_pipeline(name: str) -> Pipeline | None:
     """The registration of pipeline ``name``, or None if no such pipeline is installed."""
     return _REGISTRY.get(name) or registered().get(name)
+
+
+def invariant_hooks(name: str) -> Hooks | None:
+    """Pipeline ``name``'s checks (its invariants and their hooks), or None if no such pipeline
+    is installed: the lookup :func:`dataforge.store.validation.validate` asks."""
+    pipeline = get_pipeline(name)
+    return pipeline.hooks if pipeline is not None else None

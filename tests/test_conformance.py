@@ -25,7 +25,7 @@ from dataforge import golden
 from dataforge.registry import get_pipeline, registered
 from dataforge.store.layout import CONTROL_DIR, JOURNAL_FILE, MANIFEST
 from dataforge.store.manifest import read_manifest
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 
 TESTS = Path(__file__).parent
 GOLDEN = TESTS / "golden"

@@ -13,25 +13,45 @@ Checks, in order, each failure reported with the file or episode it concerns:
    range and no range runs past the array's end (``uncovered``: rows no episode reads).
    The first and last row of every array decode (``deep``: every row of every episode).
 4. Every episode opens: its rows are those of the shard's index, its metadata is readable.
-5. The invariants that the dataset's pipeline registered (``dataforge.registry``).
+5. The invariants of the dataset's pipeline, through the ``hooks_for`` lookup the caller passes
+   (:func:`dataforge.validation.validate` passes the registry's): the store sits below the
+   pipeline registry and does not import it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from dataforge.errors import DatasetError, FormatVersionError
 from dataforge.progress import Progress
-from dataforge.registry import get_pipeline
 from dataforge.store.hashing import Tree, entry_inside, read_inside, scan_tree
 from dataforge.store.layout import CONTROL_DIR, JOURNAL_FILE, MANIFEST, RUN_FILE, entry_kind
 from dataforge.store.manifest import Manifest, check_digest, path_problems
 from dataforge.store.reader import Dataset
+
+
+class InvariantHooks(Protocol):
+    """What validation needs of a pipeline's checks (``dataforge.registry.Hooks`` is one)."""
+
+    @property
+    def invariants(self) -> Mapping[str, str]: ...
+
+    @property
+    def check_episode(self) -> Callable[[Any], Iterable[tuple[str, str]]] | None: ...
+
+    @property
+    def check_dataset(
+        self,
+    ) -> Callable[[Dataset], Iterator[tuple[str | None, str, str]]] | None: ...
+
+
+# pipeline name -> its hooks, or None when no such pipeline is installed
+HooksLookup = Callable[[str], InvariantHooks | None]
 
 
 @dataclass(frozen=True)
@@ -266,11 +286,10 @@ def _check_episodes(
     broken: set[str],
     deep: bool,
     progress: Progress,
-    invariants: bool = True,
+    hooks_for: HooksLookup | None = None,
 ) -> None:
-    pipeline = get_pipeline(ds.manifest.pipeline) if invariants else None
-    hooks = pipeline.hooks if pipeline is not None else None
-    if pipeline is None and invariants:
+    hooks = hooks_for(ds.manifest.pipeline) if hooks_for is not None else None
+    if hooks is None and hooks_for is not None:
         report.notes.append(
             f"no invariants are registered for pipeline {ds.manifest.pipeline!r} "
             "(not a pipeline of this dataforge); generic checks only"
@@ -313,7 +332,7 @@ def _check_episodes(
         report.checked["invariants"] = list(hooks.invariants)
 
 
-def _known(hooks: Any, key: str) -> str:
+def _known(hooks: InvariantHooks, key: str) -> str:
     """An invariant key a check reported, which its pipeline must have registered."""
     if key not in hooks.invariants:
         raise ValueError(f"a check reported the unregistered invariant {key!r}")
@@ -350,12 +369,13 @@ def validate(
     path: str | Path,
     *,
     deep: bool = False,
-    invariants: bool = True,
+    hooks_for: HooksLookup | None = None,
     progress: Progress | None = None,
 ) -> ValidationReport:
     """Check a dataset directory; the report lists every problem found (empty when valid).
-    ``invariants=False`` skips the pipeline's invariants (the file, schema and episode checks
-    only)."""
+    The pipeline's invariants are checked through ``hooks_for`` (its checks by pipeline name);
+    without it, the file, schema and episode checks only
+    (:func:`dataforge.validation.validate` passes the registry's lookup)."""
     root = Path(path)
     progress = progress or Progress()
     report = ValidationReport(root=str(root))
@@ -407,7 +427,7 @@ def validate(
     _check_files(root, manifest, tree, report, progress)
     with Dataset(root, manifest) as ds:
         broken = _check_shards(ds, report)
-        _check_episodes(ds, report, broken, deep, progress, invariants)
+        _check_episodes(ds, report, broken, deep, progress, hooks_for)
     report.checked.update(
         shards=len(manifest.shards), pipeline=manifest.pipeline, format=manifest.format
     )

@@ -28,8 +28,8 @@ from dataforge.cli.main import main
 from dataforge.errors import UsageError
 from dataforge.outputs import check_apart
 from dataforge.registry import registered
-from dataforge.store import validate
 from dataforge.store.atomic import TMP_PREFIX, remove_temporaries
+from dataforge.validation import validate
 
 slow = pytest.mark.slow  # the tiny datasets of five pipelines, made by the real command
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from dfhelpers import dataforge_cmd, run_cli, tree_digest
 
-from dataforge.store import open_dataset, validate
+from dataforge.store import open_dataset
+from dataforge.validation import validate
 
 SLOW = [
     "synthetic",

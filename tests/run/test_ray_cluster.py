@@ -27,7 +27,8 @@ import pytest
 from dfhelpers import SHARED, dataforge_cmd, run_cli, tree_digest
 
 from dataforge.registry import get_pipeline
-from dataforge.store import open_dataset, validate
+from dataforge.store import open_dataset
+from dataforge.validation import validate
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ray_cluster.sh"
 START_TIMEOUT = 120  # seconds for both nodes (about 12 s here)

@@ -14,7 +14,6 @@ import pytest
 from dfhelpers import run_cli
 from sealing import reseal
 
-from dataforge.store import validate
 from dataforge.store.atomic import remove_path
 from dataforge.store.croissant import episode_index_csv
 from dataforge.store.episode import EpisodeLocation
@@ -23,6 +22,7 @@ from dataforge.store.layout import EPISODE_INDEX, FORMAT_VERSION
 from dataforge.store.manifest import read_manifest, write_manifest
 from dataforge.store.reader import Dataset
 from dataforge.store.validation import uncovered_rows
+from dataforge.validation import validate
 
 Arrays = dict[str, np.ndarray]
 

@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from dfhelpers import write_small
 
-from dataforge.store import DatasetWriter, Episode, validate
+from dataforge.store import DatasetWriter, Episode
 from dataforge.store.layout import MANIFEST
+from dataforge.store.validation import validate as validate_store
+from dataforge.validation import validate
 
 
 def _copy(src: Path, dst: Path) -> Path:
@@ -86,6 +88,20 @@ def test_missing_and_extra_files_are_named(small_datasets, tmp_path, fmt):
     report = validate(root)
     extra = {p.path for p in report.problems if p.kind == "extra"}
     assert extra == {"shards/stray.bin", "notes.txt"}
+
+
+def test_the_store_checks_invariants_only_through_a_lookup(synthetic_dataset):
+    """The store sits below the registry: without a lookup it checks files, schema and
+    episodes only; with one, the pipeline's invariants too (as ``dataforge validate`` does)."""
+    from dataforge.registry import invariant_hooks
+
+    root = synthetic_dataset("zarr")
+    alone = validate_store(root)
+    assert alone.ok and "invariants" not in alone.checked
+    looked_up = validate_store(root, hooks_for=invariant_hooks)
+    assert looked_up.checked["invariants"] == validate(root).checked["invariants"] != []
+    unknown = validate_store(root, hooks_for=lambda name: None)
+    assert any("no invariants are registered" in n for n in unknown.notes)
 
 
 def test_invariant_violation_is_reported_with_episode(synthetic_dataset, tmp_path):

@@ -34,7 +34,7 @@ from dataforge.pipelines.findingdory.generate import build_job
 from dataforge.pipelines.findingdory.plan import EpisodePlan
 from dataforge.run import ExecutionOptions, run_job
 from dataforge.store import open_dataset
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 
 SCENE = "102344049"
 FURNITURE = [  # handle, category row id, centre (x, z) in habitat's frame

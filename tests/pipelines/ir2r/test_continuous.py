@@ -12,7 +12,7 @@ from ir2rhelpers import WalledOracle, build, write_vlnce
 
 from dataforge.errors import MissingDependencyError
 from dataforge.pipelines.ir2r import generate
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 
 
 def test_ce_tours_use_episode_ids_and_drop_unreachable(

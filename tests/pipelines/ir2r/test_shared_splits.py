@@ -18,8 +18,8 @@ from dataforge.pipelines.ir2r.generate import plan_discrete, scene_oracle
 from dataforge.pipelines.ir2r.table import table1, table1_row
 from dataforge.pipelines.ir2r.tours import transition_costs
 from dataforge.store import open_dataset
-from dataforge.store.validation import validate
 from dataforge.tsp import mutually_reachable_groups, path_cost, solve_open_path, to_integer_costs
+from dataforge.validation import validate
 
 pytestmark = [needs_shared, pytest.mark.slow]
 

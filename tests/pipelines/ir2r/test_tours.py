@@ -15,7 +15,7 @@ from dataforge.nav.oracle import GraphOracle
 from dataforge.pipelines.ir2r.episodes import NavPath
 from dataforge.pipelines.ir2r.tours import build_scene_tours
 from dataforge.store import open_dataset
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 
 
 def test_small_scan_sets_order_and_repetitions(small_data: Path, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from dataforge.pipelines.multion import checks
 from dataforge.pipelines.multion.sampling import yaw_quaternion
 from dataforge.stats import compute_stats
 from dataforge.store import open_dataset
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 
 CONFIG = {
     "m": 2,

@@ -27,7 +27,7 @@ from dataforge.pipelines.multion.generate import build_job
 from dataforge.pipelines.multion.scenes import ISLAND_RADIUS_LIMIT, HabitatSpace
 from dataforge.run import ExecutionOptions, run_job
 from dataforge.store import open_dataset
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 
 # Scene a: an L-shaped corridor (x 0..10 along z 0..2, then z up to 10 along x 8..10) with a
 # room off its far arm (x 3..8, z 6..10), so geodesics bend; and a 1 m x 1 m island.

@@ -20,7 +20,7 @@ from dataforge.nav.hubs import HubGeodesics
 from dataforge.pipelines.multion import agent, oracle
 from dataforge.pipelines.multion.config import OracleConfig
 from dataforge.store import open_dataset
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 
 
 class GridOnly:

@@ -21,7 +21,7 @@ from dataforge.pipelines.spamem.questions import shown
 from dataforge.pipelines.spamem.records import load_questions
 from dataforge.pipelines.spamem.score import score
 from dataforge.store import open_dataset
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 
 pytestmark = pytest.mark.slow
 GENERATE = ["--houses", "1", "--room-spec", "2-bed-1-bath", "--seed", "4747",

@@ -19,7 +19,7 @@ from dataforge.pipelines.spamem.checks import stats
 from dataforge.pipelines.spamem.episode import graph_at, graphs_by_step, instance_keys
 from dataforge.render import intrinsics, project
 from dataforge.store import open_dataset
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 from dataforge.world import load_catalogue, load_house
 from dataforge.world.navigation import house_nav_grid
 from dataforge.world.settle import settle

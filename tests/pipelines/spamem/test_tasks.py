@@ -17,7 +17,7 @@ from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.episode import graphs_by_step, instance_keys
 from dataforge.pipelines.spamem.sequence_view import VISIBLE_MIN, VISIBLE_SHARE
 from dataforge.store import open_dataset
-from dataforge.store.validation import validate
+from dataforge.validation import validate
 
 pytestmark = pytest.mark.slow
 SEQ_ARGS = ["--houses", "1", "--room-spec", "kitchen", "--sequences-per-house", "2", "--steps",
