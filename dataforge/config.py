@@ -13,13 +13,18 @@ itself (a library version, specs read from an input file). :meth:`PipelineConfig
 writes the config into the manifest and :meth:`PipelineConfig.from_dict` rebuilds it from
 there (``dataforge reproduce``); ``from_dict(c.to_dict()) == c``.
 
-Validation stays in each config's ``__post_init__`` (raising ``UsageError`` with the option's
-name), so a config built from Python, the command line or a manifest is checked the same way.
+The limits an option declares (``choices``, ``min``, ``max``) are enforced in one place,
+:func:`check_options`, which runs before each config's own ``__post_init__`` (every subclass's
+``__post_init__`` is wrapped, :meth:`PipelineConfig.__init_subclass__`), so a config built from
+Python, the command line or a manifest is checked the same way. A config's ``__post_init__``
+checks only what the declarations cannot say (relations between fields, formats), raising
+``UsageError`` with the option's name.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -110,8 +115,73 @@ def show_list(value: Sequence[str]) -> str:
     return ",".join(value)
 
 
+def _number(v: float) -> str:
+    return f"{v:g}"
+
+
+@functools.cache
+def _integer_field(cls: type, name: str) -> bool:
+    """Whether field ``name`` of config class ``cls`` is annotated ``int`` (or ``int | None``)."""
+    hint = typing.get_type_hints(cls)[name]
+    return hint is int or (
+        typing.get_origin(hint) in (typing.Union, types.UnionType)
+        and int in typing.get_args(hint)
+        and float not in typing.get_args(hint)
+    )
+
+
+def check_options(config: Any) -> None:
+    """Every option field of ``config`` within its declared ``choices`` / ``min`` / ``max``
+    (``None`` passes: an option left to its computed default); a one-line ``UsageError`` naming
+    the option otherwise."""
+    for f in dataclasses.fields(config):
+        spec = option_spec(f)
+        if spec is None:
+            continue
+        value = getattr(config, f.name)
+        if value is None or value is dataclasses.MISSING:
+            continue
+        flag = option_flags(f)[0]
+        if spec.choices is not None and value not in spec.choices:
+            allowed = ", ".join(str(c) for c in spec.choices)
+            raise UsageError(f"{flag} must be one of {allowed}, got {value!r}")
+        if spec.min is None and spec.max is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UsageError(f"{flag} must be a number, got {value!r}")
+        if _integer_field(type(config), f.name) and not isinstance(value, int):
+            raise UsageError(f"{flag} must be an integer, got {value!r}")
+        low, high = spec.min, spec.max
+        if (low is not None and value < low) or (high is not None and value > high):
+            if low is not None and high is not None:
+                want = f"in [{_number(low)}, {_number(high)}]"
+            elif low is not None:
+                want = f"at least {_number(low)}"
+            else:
+                want = f"at most {_number(high)}"  # type: ignore[arg-type]
+            raise UsageError(f"{flag} must be {want}, got {value!r}")
+
+
 class PipelineConfig:
-    """Mixin of every pipeline's frozen config dataclass: ``to_dict``, ``from_dict``, ``with_``."""
+    """Mixin of every pipeline's frozen config dataclass: ``to_dict``, ``from_dict``, ``with_``;
+    the declared option limits are checked (:func:`check_options`) before the config's own
+    ``__post_init__``."""
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__post_init__")
+        if own is None:
+            return  # inherits a checked __post_init__
+
+        def __post_init__(self: Any) -> None:
+            check_options(self)
+            own(self)
+
+        __post_init__.__doc__ = own.__doc__
+        cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]

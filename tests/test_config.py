@@ -74,3 +74,74 @@ def test_from_dict_refuses_unknown_and_malformed_settings() -> None:
         Demo.from_dict({"size": [1]})
     with pytest.raises(UsageError, match="name=3 is malformed"):
         Demo.from_dict({"name": 3})
+
+
+# -- declared limits, enforced in one place ------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Limited(PipelineConfig):
+    count: int = option(2, "A count.", min=1, max=5)
+    scale: float = option(0.5, "A scale.", min=0.0)
+    mode: str = option("a", "A mode.", choices=("a", "b"))
+    cap: int | None = option(None, "Computed when None.", min=1)
+
+    def __post_init__(self) -> None:
+        if self.count == 4:  # a rule the declarations cannot say, checked after them
+            raise UsageError("--count 4 is reserved")
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"count": 0}, "--count must be in [1, 5], got 0"),
+        ({"count": 6}, "--count must be in [1, 5], got 6"),
+        ({"count": 2.5}, "--count must be an integer, got 2.5"),
+        ({"count": True}, "--count must be a number, got True"),
+        ({"scale": -0.1}, "--scale must be at least 0, got -0.1"),
+        ({"mode": "c"}, "--mode must be one of a, b, got 'c'"),
+        ({"cap": 0}, "--cap must be at least 1, got 0"),
+        ({"count": 4}, "--count 4 is reserved"),
+    ],
+)
+def test_declared_limits_are_checked_before_the_configs_own_rules(
+    changes: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(UsageError) as e:
+        Limited(**changes)
+    assert str(e.value) == message
+    assert Limited(cap=None).cap is None and Limited(count=5, scale=0.0, mode="b").count == 5
+
+
+def _outside(f: dataclasses.Field) -> list[Any]:
+    """Values just outside a field's declared limits."""
+    from dataforge.config import option_spec
+
+    spec = option_spec(f)
+    assert spec is not None
+    out: list[Any] = []
+    if spec.choices is not None:
+        out.append("no-such-choice")
+    if spec.min is not None:
+        out.append(spec.min - 1)
+    if spec.max is not None:
+        out.append(spec.max + 1)
+    return out
+
+
+@pytest.mark.parametrize("name", list(PIPELINES))
+def test_every_declared_limit_is_enforced_by_the_config(name: str) -> None:
+    """No limit lives only in --help: a value outside any declared choice or range is refused
+    by the config itself (from Python or a manifest, not just the command line), naming the
+    option."""
+    pipeline = PIPELINES[name]
+    base = parsed_config(name)
+    checked = 0
+    for f in pipeline.config.options():
+        for value in _outside(f):
+            with pytest.raises(UsageError, match=option_flags(f)[0]):
+                dataclasses.replace(base, **{f.name: value})
+            with pytest.raises(UsageError, match=option_flags(f)[0]):
+                pipeline.config.from_dict({**base.to_dict(), f.name: value})
+            checked += 1
+    assert checked, f"{name} declares no limits"

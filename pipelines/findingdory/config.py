@@ -94,8 +94,6 @@ class EpisodesConfig(PipelineConfig):
     procthor: str = "unknown"
 
     def __post_init__(self) -> None:
-        if self.split not in SPLITS:
-            raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {self.split!r}")
         a, b = self.rearrangements
         if not MIN_REARRANGEMENTS - 1 <= a <= b:
             raise UsageError(
@@ -169,8 +167,6 @@ class CollectConfig(PipelineConfig):
         w, h = self.resolution
         if not (16 <= w <= 4096 and 16 <= h <= 4096):
             raise UsageError(f"--resolution must be 16..4096 per side, got {w}x{h}")
-        if self.video not in VIDEO_KINDS:
-            raise UsageError(f"--video must be one of {', '.join(VIDEO_KINDS)}")
         if parse_hhmm(self.day_end) <= parse_hhmm(self.day_start):
             raise UsageError(f"--day-end {self.day_end} must come after --day-start "
                              f"{self.day_start}")  # fmt: skip

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass
 
 from dataforge.config import PipelineConfig, option
-from dataforge.errors import UsageError
 from dataforge.world.procgen import SPLITS  # procthor's asset splits
 
 
@@ -26,11 +25,3 @@ class HousesConfig(PipelineConfig):
         min=1,
     )
     procthor: str = "unknown"  # version of procthor's generator and databases (recorded)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.count, int) or self.count < 1:
-            raise UsageError(f"--count must be a positive integer, got {self.count!r}")
-        if self.split not in SPLITS:
-            raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {self.split!r}")
-        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
-            raise UsageError(f"--max-attempts must be positive, got {self.max_attempts!r}")

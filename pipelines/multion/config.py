@@ -90,10 +90,6 @@ class MultionConfig(PipelineConfig):
     procthor: str = "unknown"
 
     def __post_init__(self) -> None:
-        if self.split not in SPLITS:
-            raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {self.split!r}")
-        if not 1 <= self.m <= MAX_GOALS:
-            raise UsageError(f"--m must be 1..{MAX_GOALS}, got {self.m}")
         if not 0 <= self.min_geodesic < self.max_geodesic:
             raise UsageError(
                 f"--min-geodesic ({self.min_geodesic}) must be below --max-geodesic "

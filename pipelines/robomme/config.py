@@ -95,22 +95,8 @@ class RobommeConfig(PipelineConfig):
                 f"unknown RoboMME task(s) {', '.join(unknown) or '(none)'}; "
                 f"choose from: all, {', '.join(TASKS)}"
             )
-        if self.split not in SPLIT_SEEDS:
-            raise UsageError(f"--split must be one of {', '.join(SPLIT_SEEDS)}")
-        if self.noise not in NOISE_MODES:
-            raise UsageError(f"--noise must be one of {', '.join(NOISE_MODES)}")
         if self.noise_prob is None:
             prob = DEFAULT_NOISE[self.split] if self.noise == "waypoint" else 0.0
             object.__setattr__(self, "noise_prob", prob)
         elif self.noise != "waypoint" and self.noise_prob > 0:
             raise UsageError("--noise-prob needs --noise waypoint")
-        if self.episodes_per_task < 1:
-            raise UsageError("--episodes-per-task must be positive")
-        for name in ("noise_prob", "noise_scale"):
-            v = getattr(self, name)
-            if not 0.0 <= v <= 1.0:
-                raise UsageError(f"--{name.replace('_', '-')} must be in [0, 1], got {v}")
-        if not 32 <= self.size <= 1024:
-            raise UsageError(f"--size must be in [32, 1024], got {self.size}")
-        if not 0 <= self.max_retries <= 99:
-            raise UsageError("--max-retries must be in [0, 99]")

@@ -145,8 +145,6 @@ class SpamemConfig(PipelineConfig):
             raise UsageError(f"--resolution must be 16..4096 per side, got {w}x{h}")
         if self.views_per_step not in VIEWS:
             raise UsageError(f"--views-per-step must be one of {VIEWS}")
-        if self.sim not in SIMS:
-            raise UsageError(f"--sim must be one of {', '.join(SIMS)}, got {self.sim!r}")
 
     @property
     def house_indices(self) -> range:
