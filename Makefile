@@ -140,6 +140,7 @@ golden: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python scripts/typecheck.py
 
 bench: install
 	$(BIN)/python benchmarks/bench_store.py

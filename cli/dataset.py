@@ -83,7 +83,7 @@ def inspect(
     with open_dataset(directory) as ds:
         eid = None
         if episode_id is not None or preview is not None:
-            eid = episode_id if episode_id is not None else (ds.episode_ids or [None])[0]
+            eid = episode_id if episode_id is not None else next(iter(ds.episode_ids), None)
             if eid is None:
                 raise UsageError(f"{directory} holds no episodes to preview")
             if eid not in ds:

@@ -83,7 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        hint = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+        ctx = getattr(exc, "ctx", None)  # the command context of a click UsageError
+        hint = f" (see '{ctx.command_path} --help')" if ctx else ""
         click.echo(f"error: {_one_line(exc.format_message())}{hint}", err=True)
         return exc.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt):

@@ -8,11 +8,11 @@ import functools
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
-from dataforge.config import option_flags, option_spec
+from dataforge.config import PipelineConfig, option_flags, option_spec
 from dataforge.errors import UsageError
 from dataforge.registry import InputLocation
 from dataforge.run.options import EXECUTORS, ExecutionOptions
@@ -142,7 +142,8 @@ def config_option(config_cls: type, f: dataclasses.Field) -> Callable[[Callable[
     elif spec.choices is not None:
         kw.update(type=click.Choice([str(c) for c in spec.choices]), default=default)
     elif base is int:
-        kw.update(type=click.IntRange(spec.min, spec.max) if ranged else int, default=default)
+        low, high = cast("int | None", spec.min), cast("int | None", spec.max)  # int limits
+        kw.update(type=click.IntRange(low, high) if ranged else int, default=default)
     elif base is float:
         kw.update(type=click.FloatRange(spec.min, spec.max) if ranged else float, default=default)
     else:
@@ -155,7 +156,9 @@ def config_option(config_cls: type, f: dataclasses.Field) -> Callable[[Callable[
     return click.option(*flags, f.name, **kw)
 
 
-def config_options(config_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def config_options(
+    config_cls: type[PipelineConfig],
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Every option field of ``config_cls`` as click options, in declaration order."""
 
     def apply(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -134,6 +134,7 @@ def check_options(config: Any) -> None:
     """Every option field of ``config`` within its declared ``choices`` / ``min`` / ``max``
     (``None`` passes: an option left to its computed default); a one-line ``UsageError`` naming
     the option otherwise."""
+    cls: type = type(config)
     for f in dataclasses.fields(config):
         spec = option_spec(f)
         if spec is None:
@@ -149,7 +150,7 @@ def check_options(config: Any) -> None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise UsageError(f"{flag} must be a number, got {value!r}")
-        if _integer_field(type(config), f.name) and not isinstance(value, int):
+        if _integer_field(cls, f.name) and not isinstance(value, int):
             raise UsageError(f"{flag} must be an integer, got {value!r}")
         low, high = spec.min, spec.max
         if (low is not None and value < low) or (high is not None and value > high):
@@ -181,7 +182,7 @@ class PipelineConfig:
             own(self)
 
         __post_init__.__doc__ = own.__doc__
-        cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
+        cls.__post_init__ = __post_init__  # type: ignore[method-assign]
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
@@ -264,14 +265,15 @@ def _typed(hint: Any, value: Any) -> Any:
     if hint is Any:
         return value
     if dataclasses.is_dataclass(hint):
-        if isinstance(value, hint):
+        cls = typing.cast("type[Any]", hint)  # a hint is a class, not a dataclass instance
+        if isinstance(value, cls):
             return value
         if not isinstance(value, Mapping):
-            raise TypeError(f"expected a mapping for {hint.__name__}")
-        if hasattr(hint, "from_dict"):
-            return hint.from_dict(value)
-        sub = typing.get_type_hints(hint)
-        return hint(**{k: _typed(sub[k], v) for k, v in value.items()})
+            raise TypeError(f"expected a mapping for {cls.__name__}")
+        if hasattr(cls, "from_dict"):
+            return cls.from_dict(value)
+        sub = typing.get_type_hints(cls)
+        return cls(**{k: _typed(sub[k], v) for k, v in value.items()})
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"expected a number, got {value!r}")

@@ -129,7 +129,10 @@ def torch_sqrt_path() -> str:
 def numpy_avx512() -> bool:
     """Whether numpy runs its AVX-512 (Skylake-X level) loops in this process."""
     try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features  # numpy 2
+        # numpy 2; numpy's stubs do not declare this private table
+        from numpy._core._multiarray_umath import (  # type: ignore[attr-defined]
+            __cpu_features__ as features,
+        )
     except ImportError:
         from numpy.core._multiarray_umath import __cpu_features__ as features  # numpy 1
     return bool(features.get("AVX512_SKX"))

@@ -38,6 +38,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from dataforge.config import PipelineConfig
 from dataforge.errors import DataforgeError, MissingDependencyError
 
 EpisodeCheck = Callable[[Any], Iterable[tuple[str, str]]]
@@ -116,7 +117,7 @@ class Pipeline:
 
     name: str
     summary: str
-    config: type
+    config: type[PipelineConfig]
     build_job: str  # "module:function": (config, *, seed, fmt, inputs) -> dataforge.run.Job
     cli: str  # "module:attribute": the pipeline's click group
     checks: str | None = None  # module with INVARIANTS and the hooks

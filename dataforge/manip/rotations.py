@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
@@ -37,7 +39,7 @@ def yaw_quat(yaw: float) -> np.ndarray:
     return np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
 
 
-def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def quat_mul(a: np.ndarray | Sequence[float], b: np.ndarray | Sequence[float]) -> np.ndarray:
     """Hamilton product of wxyz quaternions."""
     w1, x1, y1, z1 = a
     w2, x2, y2, z2 = b

@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dataforge.errors import UsageError
 
@@ -95,7 +96,7 @@ def ndtw(dist: np.ndarray, threshold: float) -> float:
 
 
 def segmented_distance(
-    dist: np.ndarray, ref_segments: Sequence[int], query_segments: Sequence[int]
+    dist: np.ndarray, ref_segments: ArrayLike, query_segments: ArrayLike
 ) -> np.ndarray:
     """A copy of ``dist`` with ``inf`` wherever the reference and query segment labels differ.
 

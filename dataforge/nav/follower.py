@@ -38,7 +38,7 @@ from dataforge.errors import UsageError
 Action = tuple[str, float]
 
 
-def heading_to(a: Sequence[float], b: Sequence[float]) -> float:
+def heading_to(a: np.ndarray | Sequence[float], b: np.ndarray | Sequence[float]) -> float:
     """The AI2-THOR yaw (degrees in [0, 360)) that faces from xyz ``a`` to xyz ``b``."""
     return math.degrees(math.atan2(b[0] - a[0], b[2] - a[2])) % 360.0
 

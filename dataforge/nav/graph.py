@@ -7,7 +7,7 @@ gives the same graph to code that prefers networkx (drawing, components).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,7 +54,7 @@ class NavGraph:
     @classmethod
     def from_edges(
         cls,
-        positions: dict[str, Sequence[float]],
+        positions: Mapping[str, Sequence[float]],
         edges: Iterable[tuple[str, str]],
         *,
         directed: bool = False,

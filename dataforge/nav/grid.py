@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import shapely
+from numpy.typing import ArrayLike
 from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
@@ -355,7 +356,7 @@ class NavGrid:
 
     # -- paths ---------------------------------------------------------------------------
 
-    def segment_clear(self, p: Sequence[float], q: Sequence[float]) -> bool:
+    def segment_clear(self, p: ArrayLike, q: ArrayLike) -> bool:
         """Whether the plan segment p -> q stays on navigable cells.
 
         Exact cell traversal: every cell whose interior the segment crosses (found from its
@@ -641,7 +642,7 @@ def path_length(points: Sequence[Sequence[float]]) -> float:
     return float(np.hypot(*np.diff(xz, axis=0).T).sum()) if len(xz) > 1 else 0.0
 
 
-def _xz(point: Sequence[float]) -> tuple[float, float]:
+def _xz(point: ArrayLike) -> tuple[float, float]:
     """(x, z) of an (x, y, z) point or an (x, z) pair."""
     p = np.asarray(point, dtype=np.float64).reshape(-1)
     if len(p) == 3:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import TypedDict, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -33,7 +34,7 @@ class Mesh:
     vertices: np.ndarray
     faces: np.ndarray
     normals: np.ndarray | None = None
-    color: np.ndarray | Sequence[int] = DEFAULT_COLOR
+    color: ArrayLike = DEFAULT_COLOR
     instance_id: int = 1
     semantic_id: int = 0
 
@@ -78,7 +79,13 @@ class Mesh:
         return self.vertices.min(axis=0), self.vertices.max(axis=0)
 
 
-def _ids(color: ArrayLike, instance_id: int, semantic_id: int) -> dict[str, object]:
+class _Ids(TypedDict):
+    color: ArrayLike
+    instance_id: int
+    semantic_id: int
+
+
+def _ids(color: ArrayLike, instance_id: int, semantic_id: int) -> _Ids:
     return {"color": color, "instance_id": instance_id, "semantic_id": semantic_id}
 
 
@@ -125,7 +132,7 @@ def box_mesh(
 ) -> Mesh:
     """A box (12 triangles) of ``size`` (x, y, z) centred at ``center``, turned by ``yaw_deg``."""
     if np.any(np.asarray(size, dtype=np.float64) <= 0):
-        raise UsageError(f"box size must be positive, got {size}")
+        raise UsageError(f"box size must be positive, got {size!s}")
     verts = box_corners(center, size, yaw_deg)
     return Mesh(verts, _quads_to_faces(_BOX_QUADS), **_ids(color, instance_id, semantic_id))
 
@@ -389,7 +396,7 @@ class Scene:
                 parts["normals"].append(m.normals[corners])
             else:
                 parts["normals"].append(np.repeat(m.face_normals(), 3, axis=0))
-            color = m.color.astype(np.float32) / 255.0
+            color = cast(np.ndarray, m.color).astype(np.float32) / 255.0  # uint8 (__post_init__)
             rgb = color[corners] if color.ndim == 2 else np.tile(color, (len(corners), 1))
             parts["colors"].append(rgb)
             parts["instance"].append(np.full(len(corners), m.instance_id, np.int32))

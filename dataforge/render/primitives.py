@@ -26,7 +26,9 @@ _BOX_FACES = (
 def box_geometry(size: np.ndarray, open_top: bool = False) -> Geometry:
     """A box of ``size`` with flat faces (24 vertices, 12 triangles; 10 with ``open_top``)."""
     half = np.asarray(size, dtype=np.float64) / 2.0
-    verts, norms, faces = [], [], []
+    verts: list[np.ndarray] = []
+    norms: list[tuple[int, int, int]] = []
+    faces: list[tuple[int, int, int]] = []
     for normal, quad in _BOX_FACES:
         if open_top and normal == (0, 1, 0):
             continue

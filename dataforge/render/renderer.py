@@ -111,7 +111,8 @@ def create_context() -> Any:
     except ImportError as exc:
         raise MissingDependencyError(f"CPU rendering needs moderngl and EGL: {_INSTALL}") from exc
     try:
-        ctx = moderngl.create_standalone_context(backend="egl", require=330)
+        # moderngl's stub types each keyword setting as a dict (they are plain values)
+        ctx = moderngl.create_standalone_context(backend="egl", require=330)  # type: ignore[arg-type]
     except Exception as exc:  # glcontext raises plain Exceptions for a missing EGL or driver
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise MissingDependencyError(

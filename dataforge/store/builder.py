@@ -124,7 +124,7 @@ def header_hash(identity: Mapping[str, Any], schema: Schema, input_files: Mappin
 
 
 def _environment() -> dict[str, Any]:
-    versions = {}
+    versions: dict[str, str | None] = {}
     for pkg in _ENV_PACKAGES:
         try:
             versions[pkg] = importlib.metadata.version(pkg)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -26,8 +26,10 @@ from dataforge.store.layout import check_array_name
 KINDS = ("rgb", "depth", "mask", "data")
 IMAGE_KINDS = ("rgb", "depth", "mask")
 
+# A compressor of c-blosc (the names numcodecs, zarr and hdf5plugin accept).
+BloscName = Literal["blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"]
 # codec name -> (blosc compressor, level); "none" stores raw bytes.
-CODECS: dict[str, tuple[str, int] | None] = {
+CODECS: dict[str, tuple[BloscName, int] | None] = {
     "blosc-lz4": ("lz4", 5),
     "blosc-zstd": ("zstd", 3),
     "none": None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,7 +47,7 @@ class InvariantHooks(Protocol):
     @property
     def check_dataset(
         self,
-    ) -> Callable[[Dataset], Iterator[tuple[str | None, str, str]]] | None: ...
+    ) -> Callable[[Dataset], Iterable[tuple[str | None, str, str]]] | None: ...
 
 
 # pipeline name -> its hooks, or None when no such pipeline is installed
@@ -226,7 +226,7 @@ def _check_shards(ds: Dataset, report: ValidationReport) -> set[str]:
             report.add("index", "the shard's episode list differs from the manifest's", rel)
         for eid in manifest_eps:
             if eid in shard_eps:
-                stored = shard_eps[eid].get("rows")
+                stored: Any = shard_eps[eid].get("rows")  # unchecked JSON
                 try:
                     rows = {k: tuple(v) for k, v in stored.items()}
                 except (AttributeError, TypeError):  # an altered index: no rows mapping

@@ -39,7 +39,7 @@ def solve_open_path(
     if n == 1:
         return PathSolution((0,), 0, "trivial", True, 0)
     if n == 2:
-        order = (0, 1) if c[0, 1] <= c[1, 0] else (1, 0)
+        order: tuple[int, ...] = (0, 1) if c[0, 1] <= c[1, 0] else (1, 0)
         cost = path_cost(c, order)
         return PathSolution(order, cost, "trivial", True, cost)
 

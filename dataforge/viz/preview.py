@@ -74,10 +74,10 @@ def contact_sheet(
         "RGB", (PAD + ncols * (tw + PAD), PAD + len(rows) * (th + LABEL_H + PAD)), (255, 255, 255)
     )
     draw = ImageDraw.Draw(sheet)
-    for r, (name, kind, tiles) in enumerate(rows):
+    for r, (name, kind, cells) in enumerate(rows):
         y = PAD + r * (th + LABEL_H + PAD)
-        resample = Image.NEAREST if kind == "mask" else Image.BILINEAR
-        for c, (idx, tile) in enumerate(tiles):
+        resample = Image.Resampling.NEAREST if kind == "mask" else Image.Resampling.BILINEAR
+        for c, (idx, tile) in enumerate(cells):
             x = PAD + c * (tw + PAD)
             img = Image.fromarray(tile).resize((tw, th), resample)
             sheet.paste(img, (x, y + LABEL_H))

@@ -51,7 +51,9 @@ SIMS = ("embedded", "ai2thor")
 class WorldBackend(Protocol):
     name: str
 
-    def render(self, position: Sequence[float], yaw: float, horizon: float = 0.0) -> Frame: ...
+    def render(
+        self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
+    ) -> Frame: ...
 
     def reachable_positions(self) -> np.ndarray: ...
 
@@ -184,7 +186,9 @@ class EmbeddedWorld:
     def _changed(self) -> None:
         self._scene = None
 
-    def render(self, position: Sequence[float], yaw: float, horizon: float = 0.0) -> Frame:
+    def render(
+        self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
+    ) -> Frame:
         from dataforge.render import Renderer, thor_camera_pose
 
         if self._renderer is None:
@@ -373,7 +377,7 @@ CENTRE_TOLERANCE_M = 1e-3
 
 def _carried_at(
     part: dict[str, np.ndarray], yaw0: float, offset: np.ndarray,
-    position: Sequence[float], yaw: float,
+    position: np.ndarray | Sequence[float], yaw: float,
 ) -> dict[str, np.ndarray]:  # fmt: skip
     """:meth:`EmbeddedWorld.carry`'s object for a camera at ``position`` facing ``yaw``
     (AI2-THOR: 0 faces +z, 90 +x; right is (cos, 0, -sin)): turned about y by the yaw since the
@@ -397,11 +401,13 @@ def _surface(world: World, object_id: str, index: int) -> WorldSurface | None:
     return found[0] if found else None
 
 
-def thor_vector(p: Sequence[float]) -> dict[str, float]:
+def thor_vector(p: np.ndarray | Sequence[float]) -> dict[str, float]:
     return {"x": float(p[0]), "y": float(p[1]), "z": float(p[2])}
 
 
-def thor_camera_args(position: Sequence[float], yaw: float, horizon: float) -> dict[str, Any]:
+def thor_camera_args(
+    position: np.ndarray | Sequence[float], yaw: float, horizon: float
+) -> dict[str, Any]:
     """``AddThirdPartyCamera`` / ``UpdateThirdPartyCamera`` arguments for our camera: AI2-THOR
     camera rotation x is the horizon (down positive), y the yaw."""
     return {
@@ -544,7 +550,8 @@ def _upgrade_hole(hole: dict[str, Any], catalogue: AssetCatalogue) -> None:
     if "holePolygon" not in hole:
         hole["holePolygon"] = [copy.deepcopy(lo), copy.deepcopy(hi)]
     if "assetPosition" not in hole:
-        offset = hole.get("assetOffset") if isinstance(hole.get("assetOffset"), dict) else {}
+        given = hole.get("assetOffset")
+        offset = given if isinstance(given, dict) else {}
         size = catalogue.asset(str(hole.get("assetId"))).size
         hole["assetPosition"] = {
             "x": float(lo["x"]) + float(offset.get("x", 0.0)) + size[0] / 2,
@@ -697,7 +704,9 @@ class ThorWorld:
             raise UsageError(f"AI2-THOR {action} failed: {_one_line(meta.get('errorMessage'))}")
         return event
 
-    def render(self, position: Sequence[float], yaw: float, horizon: float = 0.0) -> Frame:
+    def render(
+        self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
+    ) -> Frame:
         args = thor_camera_args(position, yaw, horizon)
         if not self._camera_added:
             event = self._step("AddThirdPartyCamera", fieldOfView=self.size[2], **args)

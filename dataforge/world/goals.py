@@ -174,7 +174,7 @@ def coverage_keys(graph: WorldGraph, target_id: str) -> tuple[str, ...]:
 
 
 def reference_point(
-    backend: WorldBackend, point: Sequence[float], *, radius: float = SNAP_RADIUS_M
+    backend: WorldBackend, point: ArrayLike, *, radius: float = SNAP_RADIUS_M
 ) -> np.ndarray | None:
     """``point`` snapped to navigable space (see the module docstring), as (x, y, z); None when
     nothing navigable lies within ``radius`` metres (by path around the backend's ``walls``
@@ -253,7 +253,7 @@ def check_pose(
 # -- rooms -----------------------------------------------------------------------------------
 
 
-def room_of(graph: WorldGraph, xz: Sequence[float]) -> str | None:
+def room_of(graph: WorldGraph, xz: np.ndarray | Sequence[float]) -> str | None:
     """The id of the room whose floor polygon contains the floor point ``xz`` ((x, z), or
     (x, y, z)); on a shared boundary the smallest id; None outside every room."""
     x, _, z = _xyz(xz) if len(xz) == 3 else (float(xz[0]), 0.0, float(xz[1]))
@@ -264,7 +264,7 @@ def room_of(graph: WorldGraph, xz: Sequence[float]) -> str | None:
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _xyz(p: Sequence[float]) -> tuple[float, float, float]:
+def _xyz(p: ArrayLike) -> tuple[float, float, float]:
     a = np.asarray(p, dtype=np.float64).reshape(-1)
     if a.shape != (3,):
         raise UsageError(f"a position must be (x, y, z), got {p!r}")
@@ -272,7 +272,7 @@ def _xyz(p: Sequence[float]) -> tuple[float, float, float]:
 
 
 def _snap_on_grid(
-    grid: NavGrid, point: Sequence[float], radius: float, walls: Sequence[Any] | None = None
+    grid: NavGrid, point: ArrayLike, radius: float, walls: Sequence[Any] | None = None
 ) -> np.ndarray | None:
     """The navigable cell centre of ``grid``'s largest component nearest to ``point`` within
     ``radius``: by path around ``walls`` (:func:`_wall_paths`), or in a straight line when
@@ -330,9 +330,7 @@ def _wall_paths(
     return np.asarray(field) + step
 
 
-def _snap_on_positions(
-    positions: np.ndarray, point: Sequence[float], radius: float
-) -> np.ndarray | None:
+def _snap_on_positions(positions: np.ndarray, point: ArrayLike, radius: float) -> np.ndarray | None:
     """The reachable position nearest to ``point`` in the floor plane within ``radius``."""
     pts = positions.reshape(-1, 3)
     if len(pts) == 0:

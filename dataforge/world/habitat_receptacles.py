@@ -24,7 +24,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import shapely
@@ -95,7 +95,7 @@ class Magnum:
     def __init__(self, mn: Any) -> None:
         self.mn = mn
 
-    def vector(self, p: Sequence[float]) -> Any:
+    def vector(self, p: np.ndarray | Sequence[float]) -> Any:
         return self.mn.Vector3(float(p[0]), float(p[1]), float(p[2]))
 
     def yaw(self, radians: float) -> Any:
@@ -194,7 +194,7 @@ def load_mesh_triangles(path: str) -> list[np.ndarray]:
             "habitat receptacle meshes need trimesh: pip install 'trimesh>=4,<6'"
         ) from None
     try:
-        scene = trimesh.load(path, force="scene")
+        scene = cast("trimesh.Scene", trimesh.load(path, force="scene"))
     except (OSError, ValueError) as exc:
         raise MalformedInputError(f"receptacle mesh {path!r}: {exc}") from None
     order = list(scene.geometry)

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import shapely
+from numpy.typing import ArrayLike
 from shapely.geometry import Polygon
 
 from dataforge.errors import MissingDependencyError, UsageError
@@ -112,7 +113,7 @@ def require() -> Any:
 # -- frames (§1) -----------------------------------------------------------------------------
 
 
-def to_hab(p: Sequence[float]) -> np.ndarray:
+def to_hab(p: ArrayLike) -> np.ndarray:
     """A dataforge point (x, y, z) in habitat's frame: z mirrored (float64)."""
     a = np.asarray(p, dtype=np.float64).reshape(-1)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
@@ -120,7 +121,7 @@ def to_hab(p: Sequence[float]) -> np.ndarray:
     return np.array([a[0], a[1], -a[2]])
 
 
-def to_df(p: Sequence[float]) -> np.ndarray:
+def to_df(p: ArrayLike) -> np.ndarray:
     """A habitat point in dataforge's frame (z mirrored back; NaNs stay NaN)."""
     a = np.asarray(p, dtype=np.float64).reshape(3)
     return np.array([a[0], a[1], -a[2]])
@@ -324,7 +325,9 @@ class HabitatWorld:
 
     # -- rendering ---------------------------------------------------------------------------
 
-    def render(self, position: Sequence[float], yaw: float, horizon: float = 0.0) -> Frame:
+    def render(
+        self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
+    ) -> Frame:
         state = self._hs.agent.AgentState()
         state.position = to_hab(position).astype(np.float32)
         state.rotation = camera_quaternion(yaw, horizon)

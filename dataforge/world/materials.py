@@ -509,7 +509,7 @@ def _palette_sources(
             found.append((m.role, rgb, m))
     body = [k for k, (role, _, _) in enumerate(found) if role not in _TRIM | _NEVER_PRIMARY]
     trim = [k for k, (role, _, _) in enumerate(found) if role in _TRIM]
-    chosen = (body or trim or [None])[0]
+    chosen = next(iter(body or trim), None)
     primary = type_color if chosen is None else found[chosen][1]
     sources: dict[str, MaterialMatch | None] = {
         "primary": None if chosen is None else found[chosen][2]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import shapely.affinity
@@ -49,6 +49,7 @@ from dataforge.world.graph import WorldGraph, world_graph
 from dataforge.world.house import OWN_DOOR, House, HouseObject, load_house
 from dataforge.world.shapes import element_id
 from dataforge.world.surfaces import WorldSurface, object_surfaces, part_boxes
+from dataforge.world.vectors import Vec3
 
 HOLLOW_KINDS = frozenset({"interior", "basin"})  # surfaces inside a receptacle
 SOFT_TYPES = frozenset({"ArmChair", "Bed", "DogBed", "Ottoman", "Pillow", "Sofa"})
@@ -201,7 +202,7 @@ class World:
     def move(self, object_id: str, position: Iterable[float]) -> None:
         """Move an object to ``position`` (its box centre) unchecked, keeping its parent."""
         obj = self.object(object_id)
-        pos = tuple(float(v) for v in position)
+        pos = cast(Vec3, tuple(float(v) for v in position))
         self._objects[object_id] = dataclasses.replace(obj, position=pos)
 
     def remove(self, object_id: str) -> tuple[HouseObject, ...]:
@@ -413,8 +414,8 @@ class World:
     def _commit(
         self, obj: HouseObject, parent: str, position: Iterable[float], rotation: Iterable[float]
     ) -> None:
-        pos = tuple(float(v) for v in position)
-        rot = tuple(float(v) for v in rotation)
+        pos = cast(Vec3, tuple(float(v) for v in position))
+        rot = cast(Vec3, tuple(float(v) for v in rotation))
         self._objects.pop(obj.id, None)
         self._objects[obj.id] = dataclasses.replace(
             obj, position=pos, rotation=rot, parent_id=parent

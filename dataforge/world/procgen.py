@@ -589,8 +589,8 @@ def _stable_room_hashes() -> None:
         room_id = room.__dict__.get("room_id", room.__dict__.get("_room_id"))
         return room_id if isinstance(room_id, int) else 0
 
-    types.LeafRoom.__hash__ = room_hash  # type: ignore[method-assign]
-    types.MetaRoom.__hash__ = room_hash  # type: ignore[method-assign]
+    types.LeafRoom.__hash__ = room_hash
+    types.MetaRoom.__hash__ = room_hash
 
 
 def _televisions_without_assets() -> None:

@@ -85,6 +85,7 @@ def settle(house: House, catalogue: AssetCatalogue) -> tuple[House, SettleReport
             report.removed[obj.id] = why
             del now[obj.id]
             continue
+        assert step is not None  # _why_not gives a reason when no surface is under the object
         if step:
             report.moved[obj.id] = step
         if inherited + step:

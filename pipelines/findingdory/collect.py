@@ -62,7 +62,7 @@ VIDEOS_DIR = "videos"
 
 def schema(cfg: CollectConfig) -> Schema:
     w, h = cfg.resolution
-    img = {"chunk_rows": 1}
+    img: dict[str, Any] = {"chunk_rows": 1}
     return Schema(
         {
             "rgb": ArraySpec("uint8", (None, h, w, 3), kind="rgb",

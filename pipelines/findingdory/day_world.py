@@ -68,7 +68,7 @@ class DayWorld:
         return None if drawn is None else drawn.words()
 
     def position(self, object_id: str) -> tuple[float, float, float]:
-        return tuple(self.backend.world.object(object_id).position)  # type: ignore[return-value]
+        return tuple(self.backend.world.object(object_id).position)
 
     def center(self, object_id: str) -> tuple[float, float, float]:
         c = self.backend.world.box(object_id).center

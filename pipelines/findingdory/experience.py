@@ -90,18 +90,18 @@ def episode_log(
                   for r in meta["rooms"])  # fmt: skip
     end = (float(end_pose[0][0]), float(end_pose[0][1]), float(end_pose[0][2]))
     grid = day.nav
-    distance: dict[str, float] = {}
+    found: dict[str, float | None] = {}
     for oid, pos in final.items():
         ref = reference_point(day.backend, pos)
         if ref is not None:
-            distance[oid] = _finite(grid.distances([end], [ref])[0, 0])
+            found[oid] = _finite(grid.distances([end], [ref])[0, 0])
     for k, r in enumerate(recs):
         pts = views[views[:, 3] == k, :3]
         if len(pts):
-            distance[r["id"]] = _finite(float(np.min(grid.distances([end], list(pts))[0])))
-    distance = {k: v for k, v in distance.items() if v is not None}
+            found[r["id"]] = _finite(float(np.min(grid.distances([end], list(pts))[0])))
+    distance = {k: v for k, v in found.items() if v is not None}
     log = EpisodeLog(tuple(objects), receptacles, rooms, tuple(interactions), int(frames), clock,
-                     distance)  # type: ignore[arg-type]  # fmt: skip
+                     distance)  # fmt: skip
     return log.with_attributes(drawn)
 
 

@@ -195,7 +195,11 @@ class EpisodeLog:
 
 
 def _log_problem(log: EpisodeLog) -> str | None:
-    ids = [e.id for e in (*log.objects, *log.receptacles, *log.rooms)]
+    ids = [
+        *(o.id for o in log.objects),
+        *(r.id for r in log.receptacles),
+        *(r.id for r in log.rooms),
+    ]
     dup = [i for i, n in Counter(ids).items() if n > 1]
     if dup:
         return f"ids used twice: {dup}"

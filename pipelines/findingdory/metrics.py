@@ -73,13 +73,22 @@ EXACT_TOUR_LIMIT = 6
 brute force for ≤ 6 goals)."""
 
 Result = Any  # GoalCheck-like | Iterable[str] (failed check names) | bool
-FrameResults = Mapping[Hashable, Result]
+FrameResults = Mapping[Any, Result]
+"""Entity id (hashable) -> result. The key type is Any: Mapping is invariant in it, so a
+``dict[str, ...]`` would not be a ``Mapping[Hashable, ...]``."""
 
 
 class TaskLike(Protocol):
-    goals: Sequence[Sequence[Hashable]]
-    ordered: bool
-    predicate: str
+    """What the metrics read of a task (read-only, so a list of tuples is acceptable goals)."""
+
+    @property
+    def goals(self) -> Sequence[Sequence[Hashable]]: ...
+
+    @property
+    def ordered(self) -> bool: ...
+
+    @property
+    def predicate(self) -> str: ...
 
 
 # ------------------------------------------------------------------ one result, one frame

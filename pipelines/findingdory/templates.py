@@ -456,7 +456,7 @@ def _chosen(
     if n < need:
         raise _Unsupplied(f"{n} interaction(s); {by} needs at least {need}")
     objs = v.seq("object")
-    cats = _group(range(n), lambda k: v.obj[objs[k]].category)  # type: ignore[index]
+    cats = _group(range(n), lambda k: v.obj[objs[k]].category)
     name = {k: display_name(c) for c, ks in cats.items() for k in ks}
     unique = {ks[0] for ks in cats.values() if len(ks) == 1}
     rejects = [
@@ -473,7 +473,7 @@ def _chosen(
         recs = v.seq(sel["role"])
         groups = _group(range(n), lambda k: recs[k])  # by receptacle instance
         if by == "receptacle":
-            groups = _group(range(n), lambda k: v.rec[recs[k]].category)  # type: ignore[index]
+            groups = _group(range(n), lambda k: v.rec[recs[k]].category)
         rejects = []
         for k, (key, ks) in enumerate(groups.items()):
             word = ordinal(k) if by == "receptacle_order" else display_name(key)

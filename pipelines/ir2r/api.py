@@ -105,6 +105,7 @@ def score(
 
     elif distance == "euclidean":
 
+        @functools.cache
         def for_scene(scene: str) -> sc.Distance:
             return sc.euclidean_distance
 

@@ -174,6 +174,7 @@ def _position(oracle: GeodesicOracle, point: Any) -> np.ndarray:
 def produce(cfg: IR2RConfig, unit: WorkUnit, rng: np.random.Generator) -> Iterator[Episode]:
     paths = [NavPath.from_dict(d) for d in unit.params["paths"]]
     oracle = scene_oracle(cfg, unit.params)
+    assert cfg.ordering is not None  # IR2RConfig.__post_init__ resolves the split's default
     result = build_scene_tours(
         unit.id,
         paths,
@@ -260,7 +261,7 @@ def build_job(cfg: IR2RConfig, *, seed: int, fmt: str, inputs: Inputs | None = N
         raise UsageError(
             f"split {cfg.split}: no scene has at least {cfg.min_paths} paths, so there are no tours"
         )
-    notes = ()
+    notes: tuple[str, ...] = ()
     if dropped:
         n_paths = sum(len(v) for v in dropped.values())
         notes = (

@@ -28,6 +28,7 @@ import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -102,8 +103,8 @@ def built_in(category: str) -> CylinderMesh:
         n = (k + 1) % SIDES
         faces += [[k, n, SIDES + k], [n, SIDES + n, SIDES + k]]
         faces += [[2 * SIDES, n, k], [2 * SIDES + 1, SIDES + k, SIDES + n]]
-    color = tuple(srgb(c) for c in LINEAR_COLOURS[category])
-    return CylinderMesh(category, vertices, np.array(faces, np.int64), color, "built-in")  # type: ignore[arg-type]
+    color = cast(tuple[int, int, int], tuple(srgb(c) for c in LINEAR_COLOURS[category]))
+    return CylinderMesh(category, vertices, np.array(faces, np.int64), color, "built-in")
 
 
 def load_glb(path: Path, category: str) -> CylinderMesh:
@@ -117,8 +118,8 @@ def load_glb(path: Path, category: str) -> CylinderMesh:
             "reading the goal cylinders' .glb needs trimesh: pip install 'dataforge[procthor]'"
         ) from None
     try:
-        scene = trimesh.load(str(path), force="scene")
-        geometry = scene.to_geometry()
+        scene = cast(trimesh.Scene, trimesh.load(str(path), force="scene"))
+        geometry = cast(trimesh.Trimesh, scene.to_geometry())
     except Exception as exc:  # trimesh raises many kinds for a bad file
         raise MalformedInputError(f"{path}: not a readable glb ({exc})") from None
     v = np.asarray(geometry.vertices, dtype=np.float64)
@@ -129,7 +130,7 @@ def load_glb(path: Path, category: str) -> CylinderMesh:
     v -= (v.min(axis=0) + v.max(axis=0)) / 2
     color = _base_colour(path)
     if color is None:
-        color = tuple(srgb(c) for c in LINEAR_COLOURS[category])
+        color = cast(tuple[int, int, int], tuple(srgb(c) for c in LINEAR_COLOURS[category]))
     return CylinderMesh(category, v, np.asarray(geometry.faces, np.int64), color, path.name)
 
 

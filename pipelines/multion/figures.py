@@ -48,8 +48,8 @@ def draw_map(
     goals: Sequence[Sequence[float]],
     categories: Sequence[int],
     *,
-    shortest: Sequence[Sequence[float]] = (),
-    walked: Sequence[Sequence[float]] = (),
+    shortest: Sequence[Sequence[float] | np.ndarray] = (),
+    walked: Sequence[Sequence[float] | np.ndarray] = (),
     cylinder_radius: float = 0.1,
 ) -> None:
     """One episode on ``ax`` (a matplotlib axes), in plan view (x right, z up)."""
@@ -103,8 +103,8 @@ def episode_figure(
     categories: Sequence[int],
     *,
     title: str,
-    shortest: Sequence[Sequence[float]] = (),
-    walked: Sequence[Sequence[float]] = (),
+    shortest: Sequence[Sequence[float] | np.ndarray] = (),
+    walked: Sequence[Sequence[float] | np.ndarray] = (),
     frames: Sequence[np.ndarray] = (),
     frame_titles: Sequence[str] = (),
 ) -> None:

@@ -129,7 +129,9 @@ def open_space(
     from dataforge.pipelines.multion.scenes import GridSpace, HabitatSpace
 
     if cfg.scene_kind == "habitat":
-        space = HabitatSpace(Path(unit.params["navmesh"]), int(rng.integers(0, 2**31 - 1)))
+        space: HabitatSpace | GridSpace = HabitatSpace(
+            Path(unit.params["navmesh"]), int(rng.integers(0, 2**31 - 1))
+        )
         # the navmesh is <scenes>/<scene_id>.navmesh: the folder is the recorded input location
         return space, {"source": "habitat", "scene_id": unit.params["scene_id"]}, b""
     from dataforge.world.assets import load_catalogue

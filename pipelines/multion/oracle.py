@@ -90,7 +90,7 @@ def schema(cfg: OracleConfig) -> Schema:
             "float32", (None,), units="m", description="geodesic to the current goal"
         ),
     }
-    img = {"chunk_rows": 1}
+    img: dict[str, Any] = {"chunk_rows": 1}
     if "rgb" in cfg.render:
         arrays["rgb"] = ArraySpec("uint8", (None, h, w, 3), kind="rgb", **img)
     if "depth" in cfg.render:
@@ -139,7 +139,7 @@ def follow(
     space: Any,
     move_grid: Any,
     start: Pose2D,
-    goals: Sequence[Sequence[float]],
+    goals: Sequence[Sequence[float]] | Sequence[np.ndarray],
     *,
     success_distance: float,
     forward: float,

@@ -105,7 +105,9 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
 
 
 def stats(ds: Any) -> PipelineStats:
-    lengths, ratio, ends = [], [], {}
+    lengths: list[float] = []
+    ratio: list[float] = []
+    ends: dict[str, int] = {}
     for ep in ds.episodes():
         meta = ep.metadata
         lengths.append(float(ep["action"].shape[0]))

@@ -185,7 +185,7 @@ def score_episode(
     step: Callable[[Any, int], Any],
     geodesic: Callable[[np.ndarray, np.ndarray], float],
     geodesic_distance: float | None = None,
-    position: Callable[[Any], Sequence[float]] = _xyz,
+    position: Callable[[Any], np.ndarray | Sequence[float]] = _xyz,
     success_distance: float = _DEFAULTS.success_distance,
     max_steps: int = _DEFAULTS.max_steps,
     episode_id: str = "",
@@ -366,6 +366,7 @@ def _read_records(path: Path) -> list[tuple[str, Any]]:
         text = raw.decode("utf-8")
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise MalformedInputError(f"{path}: trajectories are not readable text ({exc})") from None
+    whole_error: json.JSONDecodeError | None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -26,7 +26,7 @@ driver.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -107,11 +107,12 @@ class RobommeEnv(BaseEnv):
     def reset(self, seed: Any = None, options: dict | None = None) -> Any:
         options = dict(options or {})
         if seed is not None:
-            self.episode_seed = int(seed if np.isscalar(seed) else seed[0])
+            first: Any = seed if np.isscalar(seed) else seed[0]
+            self.episode_seed = int(first)
         # upstream draws the missed grasp's pick from the layout generator: with recovery on,
         # later draws of some tasks shift (pass 2 resets with the same option)
         mode = options.pop("recovery", None)
-        self.recovery_mode: str | None = mode if isinstance(mode, str) else None
+        self.recovery_mode = mode if isinstance(mode, str) else None
         self.recovery = bool(mode)
         self.layout = self.sample_layout()
         self.t = 0
@@ -237,7 +238,7 @@ class RobommeEnv(BaseEnv):
         q[: planner.dof] = target[0].cpu().numpy()
         return planner, q
 
-    def chain_reaches(self, poses: Sequence[np.ndarray]) -> bool:
+    def chain_reaches(self, poses: Sequence[np.ndarray | Callable[[], np.ndarray]]) -> bool:
         """Whether the screw planner reaches ``poses`` one after the other from the arm's
         commanded joints (a callable pose: the pose it returns now)."""
         planner, q = self.planner_at_command()

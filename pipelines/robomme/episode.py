@@ -84,6 +84,7 @@ def run_pass1(
     from dataforge.manip.planner import PlanningFailed
     from dataforge.pipelines.robomme.placement import PlacementError
     from dataforge.pipelines.robomme.recovery import (
+        MissedGrasp,
         missed_grasp,
         recovery_mode,
         upstream_pick,
@@ -105,7 +106,8 @@ def run_pass1(
                 env, noise=noise, rng=noise_rng(seed), max_steps=max_steps,
                 finish_subgoal=True, from_measured=True,  # as upstream's solver plans
             )  # fmt: skip
-            miss, kinds = None, []
+            miss: MissedGrasp | None = None
+            kinds: list[str] = []
             if with_recovery:
                 pick = upstream_pick(spec.task, seed, spec.difficulty)
                 miss = missed_grasp(spec.task, spec.episode, seed, pick)
@@ -144,6 +146,7 @@ def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) 
         )
     rec = run.recording
     firsts = {sg["start"] for sg in rec.subgoals if sg.get("segment")}
+    assert rec.final_state is not None  # Executor.run sets it
     frames = render_states(env, [*rec.state[1:], rec.final_state], cameras, segment=firsts)
     ground_subgoals(
         rec.subgoals,
@@ -255,7 +258,7 @@ def drop_unrecorded(
         return arrays, subgoals
     planner = arrays["subgoal"]
     keep = np.isin(planner, kept)
-    new_at = np.cumsum(keep) - keep  # each old step's index among the kept ones
+    new_at: np.ndarray = np.cumsum(keep) - keep  # each old step's index among the kept ones
     out = dict(arrays)
     for name in STEP_FIELDS:
         out[name] = arrays[name][keep]

@@ -138,6 +138,7 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
     from dataforge.pipelines.robomme.episode import run_pass2
 
     spec = EpisodeSpec(**unit.params)
+    assert cfg.noise_prob is not None  # RobommeConfig.__post_init__ fills it in
     noise = Noise(cfg.noise_prob, cfg.noise_scale) if cfg.noise == "waypoint" else Noise()
     # a released record names the seed that worked: generate exactly it, never another
     retries = 0 if cfg.episodes else cfg.max_retries

@@ -30,10 +30,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import torch
 import trimesh
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 Pose7 = tuple[float, float, float, float, float, float, float]
 Obb2D = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -214,7 +218,7 @@ def sapien_pose_matrix(p: Sequence[float], q: Sequence[float]) -> np.ndarray:
     return matrix
 
 
-def pose7(p: Sequence[float], q: Sequence[float]) -> Pose7:
+def pose7(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> Pose7:
     """A pose tuple of the float32 values the env stores and reports."""
     values = [float(v) for v in np.asarray(p, dtype=np.float32)]
     values += [float(v) for v in np.asarray(q, dtype=np.float32)]
@@ -441,7 +445,7 @@ Avoid = Body | tuple[Body, float] | Obb2D
 """An ``avoid`` entry: a body (pad 0; bins: pad = min_gap), ``(body, pad)`` or a ready box."""
 
 
-def _is_obb(item: object) -> bool:
+def _is_obb(item: object) -> TypeIs[Obb2D]:
     return (
         isinstance(item, tuple)
         and len(item) == 3
@@ -462,7 +466,7 @@ def _avoid_obstacles(avoid: Sequence[Avoid], pad: float, out: list[Obb2D]) -> No
     ``(body, pad)`` padded by its pad, bare bodies padded by ``pad``."""
     for item in avoid:
         if _is_obb(item):
-            out.append(item)  # type: ignore[arg-type]
+            out.append(item)
         elif isinstance(item, tuple):
             _body_obstacles(item[0], float(item[1]), out)
         else:
@@ -583,7 +587,7 @@ def spawn_random_cube(
         area = np.array(region_half_size, dtype=np.float64).reshape(-1)
         area = np.array([area[0], area[-1]], dtype=np.float64)
     else:
-        area = np.array([float(region_half_size)] * 2, dtype=np.float64)
+        area = np.array([float(cast(float, region_half_size))] * 2, dtype=np.float64)
     hs = float(half_size)
     bounds = _bounds(center, area, hs)
 
@@ -649,7 +653,7 @@ def spawn_random_target(
         circles += [(t.xy, float(t.target_radius or r)) for t in spawned.targets]
     for item in avoid:
         if _is_obb(item):
-            boxes.append(item)  # type: ignore[arg-type]
+            boxes.append(item)
             continue
         body, pad = item if isinstance(item, tuple) else (item, 0.0)
         if body.target_radius is not None:
@@ -708,7 +712,8 @@ def spawn_random_bin(
     if point is None:
         raise PlacementError(f"spawn_random_bin: no free spot for {name}")
     yaw_deg = float(rand(generator) * 90.0)
-    return Body(name, bin_pose(*point, yaw_deg), bin_shapes(cube_half_size))
+    x, y = point
+    return Body(name, bin_pose(x, y, yaw_deg), bin_shapes(cube_half_size))
 
 
 def fixed_cube(

@@ -143,7 +143,7 @@ class RobommePandaStick(PandaStick):
     uid = STICK_ROBOT
 
     @property
-    def urdf_path(self) -> str:  # type: ignore[override]
+    def urdf_path(self) -> str:
         return stick_urdf()
 
     @property

@@ -122,8 +122,8 @@ class Prior:
             a, b = _window(q)
             return {"first": a, "last": b}
         if kind == "sequence":
-            r = ctx.get("receptacle") or {}
-            return [r["type"]] if r.get("type") else []
+            rec = ctx.get("receptacle") or {}
+            return [rec["type"]] if rec.get("type") else []
         raise ValueError(kind)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from dataforge.render.camera import unproject
 from dataforge.render.masks import mask_boxes
 from dataforge.world.boxes import OrientedBox, rotation_matrix
 from dataforge.world.settle import SETTLED_M
+from dataforge.world.vectors import Vec3
 from dataforge.world.viewpoints import MIN_SEPARATION_M
 
 __all__ = ["INVARIANTS", "check_episode", "plot", "preview", "preview_frames", "stats"]
@@ -376,7 +377,7 @@ def _check_depth(
         row = boxes.get(int(obj)) if obj is not None else None
         if row is None:
             continue  # walls, ceilings, doors and windows: no box to check against
-        R = rotation_matrix(tuple(float(a) for a in row[6:9]))
+        R = rotation_matrix(cast(Vec3, tuple(float(a) for a in row[6:9])))
         local = R.T @ (p - row[:3].astype(np.float64))
         if np.any(np.abs(local) > row[3:6].astype(np.float64) / 2 + BOX_TOL_M):
             yield (

@@ -90,7 +90,9 @@ def step_sheet(ep: Any, step: int | None = None) -> Image.Image:
         r, c = heights.index(vp["height"]), azimuths.index(vp["azimuth_deg"])
         tile = outline(rgb[v], inst[v] == target) if target else rgb[v]
         x, y = PAD + c * (tw + PAD), TITLE_H + r * (th + LABEL_H + PAD)
-        sheet.paste(Image.fromarray(tile).resize((tw, th), Image.BILINEAR), (x, y + LABEL_H))
+        sheet.paste(
+            Image.fromarray(tile).resize((tw, th), Image.Resampling.BILINEAR), (x, y + LABEL_H)
+        )
         flag = "" if vp["on_bearing"] else " (moved)"
         draw.text((x, y), f"{vp['azimuth_deg']:g} deg {vp['height']}{flag}", fill=(0, 0, 0))
     return sheet

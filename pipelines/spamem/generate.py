@@ -91,7 +91,7 @@ def schema(cfg: SpamemConfig) -> Schema:
     from dataforge.pipelines.spamem.capture import VIEW_COLUMNS
 
     w, h = cfg.resolution
-    img = {"chunk_rows": 1}
+    img: dict[str, Any] = {"chunk_rows": 1}
     return Schema(
         {
             "rgb": ArraySpec(
@@ -303,7 +303,9 @@ def run_attempt(h: HouseRun, eid: str, child: np.random.SeedSequence, attempt: i
 
     plan_ss, place_ss = attempt_streams(child, attempt)
     h.planner.begin(eid, np.random.default_rng(plan_ss))
-    backend = h.session.open(h.house)
+    # Any, as run_sequence takes it: WorldBackend declares neither .world nor .ids (both backends
+    # have them)
+    backend: Any = h.session.open(h.house)
     try:
         run = run_sequence(
             backend,

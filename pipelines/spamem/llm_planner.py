@@ -158,7 +158,10 @@ class LLMPlanner:
         )  # fmt: skip
         self._dialog = result
         action = Action.from_dict(result.value) if result.ok and result.value else None
-        record = {"action": action.to_dict() if action else None, "dialog": result.to_dict()}
+        record: dict[str, Any] = {
+            "action": action.to_dict() if action else None,
+            "dialog": result.to_dict(),
+        }
         if feedback:
             record["feedback"] = feedback
         return Proposal(action, record)

@@ -194,7 +194,8 @@ def element_phrases(nodes: Mapping[str, Node]) -> dict[str, str | None]:
             continue
         places = _places([nodes[e] for e in sorted(ids)], nodes[parent])
         for e in ids:
-            out[e] = None if places.get(e) is None else _phrase(places[e], word)
+            place = places.get(e)
+            out[e] = None if place is None else _phrase(place, word)
     return out
 
 

@@ -92,7 +92,7 @@ class HeuristicPlanner:
     def propose(self, state: PlanState, feedback: str | None) -> Proposal:
         graph, rules = state.graph, self.rules
         failed = {(a.action, a.object, a.receptacle) for a in state.failed}
-        movable = rules.movable(graph)
+        movable: Sequence[str] = rules.movable(graph)
         kinds = [k for k in ACTION_SHARES if k == "spawn" or movable]
         kind = weighted_choice(self.rng, kinds, [ACTION_SHARES[k] for k in kinds])
         if kind != "spawn":

@@ -595,9 +595,9 @@ class Builder(EvidenceRules, Balancer):
             yield from self.object_questions("short", t, obj, 0, t, earlier=True)
         yield from self.grounding("short", t)
         for ev in seq.events_at(t):
-            d = self.relations("short", t, t, ev.obj) if ev.to is not None else None
-            if d is not None:
-                yield d
+            rel = self.relations("short", t, t, ev.obj) if ev.to is not None else None
+            if rel is not None:
+                yield rel
 
     def lor(self, horizon: str, q: int, recs: list[str], first: int, last: int) -> Draft:
         seq = self.seq

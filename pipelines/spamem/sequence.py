@@ -81,6 +81,7 @@ def planned_target(action: Action, graph: WorldGraph, backend: Any) -> tuple[flo
     object's (remove)."""
     if action.action == "remove":
         return tuple(float(v) for v in backend.world.box(action.object).center)
+    assert action.receptacle is not None  # a checked spawn or place names one (Rules.check)
     return _centre(graph.receptacle(action.receptacle))
 
 
@@ -101,6 +102,7 @@ def holder_of(action: Action, graph: WorldGraph, backend: Any) -> str | None:
     for spawn and place, the removed object's parent for remove."""
     if action.action == "remove":
         return backend.world.object(action.object).parent_id
+    assert action.receptacle is not None  # a checked spawn or place names one (Rules.check)
     node = graph.receptacle(action.receptacle)
     return node.parent_id or node.id
 
@@ -175,6 +177,7 @@ def execute(
             "removed": removed,
             "target": [float(v) for v in box.center],
         }
+    assert action.receptacle is not None  # a checked spawn or place names one (Rules.check)
     node = graph.receptacle(action.receptacle)
     parent = node.parent_id or node.id
     surfaces = [s for s in node.surfaces if s.usable]

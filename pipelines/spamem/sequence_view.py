@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -187,12 +187,13 @@ class SequenceView:
         """Element key -> (x0, y0, x1, y1, pixels) of every instance visible in view ``row``
         (built once per view: the question builder asks for each view many times)."""
         if row not in self._visible:
-            out = {}
+            out: dict[str, tuple[int, int, int, int, int]] = {}
             for r in self._boxes.get(row, ()):
                 if int(r[6]) >= self.min_pixels and int(r[1]) in self.instance_key:
-                    out[self.instance_key[int(r[1])]] = tuple(int(x) for x in r[2:7])
+                    box = cast(tuple[int, int, int, int, int], tuple(int(x) for x in r[2:7]))
+                    out[self.instance_key[int(r[1])]] = box
             self._visible[row] = MappingProxyType(out)
-        return self._visible[row]  # type: ignore[return-value]
+        return self._visible[row]
 
     def centre(self, step: int, obj: str) -> np.ndarray:
         return self._centres[(step, self.instance_id[obj])]

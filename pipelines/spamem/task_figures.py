@@ -5,6 +5,7 @@ each step's action."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,9 @@ BOX = (255, 40, 40)
 
 
 def _tile(
-    rgb: np.ndarray, caption: str, boxes: list[tuple[list[float], str]], scale: float
+    rgb: np.ndarray, caption: str, boxes: Sequence[tuple[Sequence[float], str]], scale: float
 ) -> Image.Image:
-    img = Image.fromarray(rgb).resize((TILE_W, int(rgb.shape[0] * scale)), Image.NEAREST)
+    img = Image.fromarray(rgb).resize((TILE_W, int(rgb.shape[0] * scale)), Image.Resampling.NEAREST)
     draw = ImageDraw.Draw(img)
     for (x0, y0, x1, y1), label in boxes:
         draw.rectangle(

@@ -162,7 +162,7 @@ def stats(ds: Any) -> PipelineStats:
             "questions": sum(per_file.values()),
             "questions per task": n,
             "empty answers per task": {
-                t: c for t in order if (c := per_task[t]["[]"] + per_task[t]["{}"])
+                t: empty for t in order if (empty := per_task[t]["[]"] + per_task[t]["{}"])
             },
             "zero counts per task": {t: per_task[t]["0"] for t in order if per_task[t]["0"]},
             "most frequent answer's share": {t: round(top[t] / n[t], 3) for t in order},

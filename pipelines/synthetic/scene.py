@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -55,7 +55,7 @@ def random_scene(rng: np.random.Generator, n: int) -> list[Sphere]:
         if any(math.dist((x, r, z), s.center) < r + s.radius + 0.05 for s in spheres):
             continue
         label = int(rng.integers(FIRST_OBJECT_ID, len(CLASSES)))
-        color = tuple(int(v) for v in rng.integers(40, 256, size=3))
+        color = cast(tuple[int, int, int], tuple(int(v) for v in rng.integers(40, 256, size=3)))
         spheres.append(Sphere(FIRST_OBJECT_ID + len(spheres), label, (x, r, z), r, color))
     return spheres
 

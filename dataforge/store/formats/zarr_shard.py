@@ -10,7 +10,7 @@ is renamed into place only after it is complete.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import zarr
@@ -22,7 +22,10 @@ from dataforge.store.formats.zarr_sharding import ShardStream
 from dataforge.store.layout import SHARD_META_ARRAY
 from dataforge.store.schema import CODECS, Schema
 
-_WRITE_CONFIG = {"write_empty_chunks": True}
+if TYPE_CHECKING:
+    from zarr.core.array_spec import ArrayConfigParams
+
+_WRITE_CONFIG: ArrayConfigParams = {"write_empty_chunks": True}
 
 
 def _compressors(spec_codec: str, itemsize: int) -> Any:
@@ -30,7 +33,7 @@ def _compressors(spec_codec: str, itemsize: int) -> Any:
     if params is None:
         return None
     cname, clevel = params
-    shuffle = "shuffle" if itemsize > 1 else "noshuffle"
+    shuffle: Literal["shuffle", "noshuffle"] = "shuffle" if itemsize > 1 else "noshuffle"
     return BloscCodec(cname=cname, clevel=clevel, shuffle=shuffle, typesize=itemsize)
 
 
@@ -115,4 +118,5 @@ class ZarrShardReader(ShardReader):
         }
 
     def _index_bytes(self) -> bytes:
-        return bytes(self._group[SHARD_META_ARRAY][:])
+        meta: Any = self._group[SHARD_META_ARRAY]  # an array (a group member may be a group)
+        return bytes(meta[:])

@@ -23,12 +23,14 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
 from dataforge.world.archetypes import register, shape_of
 from dataforge.world.assets import AssetInfo
 from dataforge.world.shapes import Part, Shape, ShapeBuilder, variant_rng
+from dataforge.world.vectors import Vec3
 
 RGB = tuple[int, int, int]
 DARK: RGB = (28, 28, 30)  # slots, keys, wheels
@@ -57,12 +59,18 @@ def _clip(v: float, lo: float, hi: float) -> float:
     return min(max(v, lo), hi)
 
 
+def _ordered(a: float, b: float) -> tuple[float, float]:
+    """``(a, b)`` in ascending order, as ``sorted`` gives them."""
+    lo, hi = sorted((a, b))
+    return lo, hi
+
+
 def _fit_part(b: ShapeBuilder, primitive: str, center, size, role: str, **kw) -> None:
     """A (turned) part scaled down about its centre and moved inside the box, as the builder's
     own spheres and lying cylinders are (its boxes are clamped before turning, which a turned
     box can overrun)."""
     size_v = np.asarray(size, dtype=np.float64)
-    probe = Part(primitive, (0.0, 0.0, 0.0), tuple(float(s) for s in size_v), **kw)
+    probe = Part(primitive, (0.0, 0.0, 0.0), cast(Vec3, tuple(float(s) for s in size_v)), **kw)
     ext = np.abs(probe.matrix()) @ probe.extent()
     box = np.array([b.w, b.h, b.d])
     scale = min(1.0, float(np.min(box / np.maximum(ext, 1e-9))))
@@ -73,7 +81,7 @@ def _fit_part(b: ShapeBuilder, primitive: str, center, size, role: str, **kw) ->
         Part(
             primitive,
             (float(c[0]), float(c[1]), float(c[2])),
-            tuple(float(s) for s in size_v * scale),  # type: ignore[arg-type]
+            cast(Vec3, tuple(float(s) for s in size_v * scale)),
             role,
             **kw,
         )
@@ -904,7 +912,10 @@ def _door_layout(info: AssetInfo) -> _DoorLayout:
         depth = d if info.object_type == "Doorframe" else min(d, 0.1)
     x0, x1 = -w / 2 + jamb + DOOR_GAP, w / 2 - jamb - DOOR_GAP
     if "double" in info.asset_id.lower():
-        leaves = ((x0, -DOOR_GAP / 2, "left"), (DOOR_GAP / 2, x1, "right"))
+        leaves: tuple[tuple[float, float, str], ...] = (
+            (x0, -DOOR_GAP / 2, "left"),
+            (DOOR_GAP / 2, x1, "right"),
+        )
     else:
         leaves = ((x0, x1, "left" if rng.uniform() < 0.5 else "right"),)
     style = ("panels", "panels", "flush", "glass")[int(rng.integers(4))]
@@ -1036,9 +1047,9 @@ def window(b: ShapeBuilder, info: AssetInfo) -> None:
         sill = min(0.03, b.h * 0.05)
         b.box((-b.w / 2, b.w / 2), (0.0, sill), (-b.d / 2, b.d / 2), "primary")
         for sz in (-1.0, 1.0):
-            z = tuple(sorted((sz * fd / 2, sz * min(fd / 2 + 0.02, b.d / 2))))
+            z = _ordered(sz * fd / 2, sz * min(fd / 2 + 0.02, b.d / 2))
             for sx in (-1.0, 1.0):
-                xs = tuple(sorted((sx * b.w / 2, sx * (b.w / 2 - trim))))
+                xs = _ordered(sx * b.w / 2, sx * (b.w / 2 - trim))
                 b.box(xs, (sill, b.h), z, "primary")
             b.box((-b.w / 2 + trim, b.w / 2 - trim), (b.h - trim, b.h), z, "primary")
     x0, x1 = -b.w / 2 + trim, b.w / 2 - trim
@@ -1101,9 +1112,9 @@ def _bay_window(b: ShapeBuilder) -> None:
     ys = (board, b.h - board)
     zb = (-b.d / 2, -b.d / 2 + post)
     for sx in (-1.0, 1.0):  # posts at the corners
-        xs = tuple(sorted((sx * cx1, sx * (cx1 - post))))
+        xs = _ordered(sx * cx1, sx * (cx1 - post))
         b.box(xs, ys, zb, "primary")
-        xo = tuple(sorted((sx * b.w / 2, sx * (b.w / 2 - post))))
+        xo = _ordered(sx * b.w / 2, sx * (b.w / 2 - post))
         b.box(xo, ys, (b.d / 2 - post, b.d / 2), "primary")
     b.box((-cx1 + post, cx1 - post), ys, (zb[0] + 0.02, zb[0] + 0.028), "glass")
     n_mull = b.choice((1, 2))

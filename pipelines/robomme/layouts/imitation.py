@@ -53,7 +53,7 @@ def body_dict(bodies: Sequence[pl.Body]) -> dict[str, Pose7]:
 
 def parked(body: pl.Body, z: float) -> Pose7:
     """``body``'s pose with z replaced (upstream lowers a hidden goal site this way)."""
-    return (*body.pose[:2], float(np.float32(z)), *body.pose[3:])  # type: ignore[return-value]
+    return (*body.pose[:2], float(np.float32(z)), *body.pose[3:])
 
 
 def layout(task: str, seed: int, difficulty: str, **fields: Any) -> UpstreamLayout:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sapien
@@ -53,6 +53,11 @@ BUTTON_RADIUS = assets.BUTTON_BASE_HALF[0] * np.sqrt(2)
 
 
 CAP_SEGMENT = "button/button_cap"  # upstream's ``segment`` of a press: the cap link
+
+# what a _Task's callables return (named for the casts of lambdas binding a loop variable)
+_Check = Callable[[], bool]
+_Solve = Callable[[], list[Waypoint]]
+_Anchor = Callable[[], np.ndarray]
 
 
 # -- the task list and its sequential check -----------------------------------------------------
@@ -524,9 +529,9 @@ class BinFill(_Counting):
                         f"pick up the {ORDINALS[k]} {colour} cube at <>",
                         choice="pick up the cube",
                         done=lambda: any(self.picked(c) for c in cubes),
-                        solve=lambda cube=cube: self.pick(cube),
+                        solve=cast(_Solve, lambda cube=cube: self.pick(cube)),
                         fail=self.press_failure,
-                        anchor=lambda cube=cube: _position(cube),
+                        anchor=cast(_Anchor, lambda cube=cube: _position(cube)),
                         pick=names[k],
                         actor=names[k],
                     )
@@ -537,7 +542,7 @@ class BinFill(_Counting):
                         "put it into the bin at <>",
                         choice="put it into the bin",
                         done=self.put_any_in,
-                        solve=lambda i=put_index: self.drop_into_bin(i),
+                        solve=cast(_Solve, lambda i=put_index: self.drop_into_bin(i)),
                         fail=self.press_failure,
                         anchor=lambda: _position(self.board),
                         actor="board_with_hole",
@@ -708,10 +713,10 @@ class SwingXtimes(_Counting):
                         f"move to the top of the {s}-side target for the {ORDINALS[k]} time",
                         f"move to the top of the {s}-side target at <> for the {ORDINALS[k]} time",
                         choice="move to the top of the target",
-                        done=lambda s=s: self.over(s, SWING_ENTER_M, SWING_ENTER_Z),
-                        solve=lambda s=s: self.swing_to(s),
+                        done=cast(_Check, lambda s=s: self.over(s, SWING_ENTER_M, SWING_ENTER_Z)),
+                        solve=cast(_Solve, lambda s=s: self.swing_to(s)),
                         fail=fail,
-                        anchor=lambda s=s: _position(self.targets[s]),
+                        anchor=cast(_Anchor, lambda s=s: _position(self.targets[s])),
                         actor=self.layout[f"target_{s}"],
                     )
                 )
@@ -873,8 +878,8 @@ class StopCube(_Counting):
                     "remain static",
                     "remain static",
                     choice="remain static",
-                    done=lambda point=point: self.t >= point,
-                    solve=lambda point=point: self.wait_until(point),
+                    done=cast(_Check, lambda point=point: self.t >= point),
+                    solve=cast(_Solve, lambda point=point: self.wait_until(point)),
                 )
             )
         tasks.append(

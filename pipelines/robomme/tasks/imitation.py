@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sapien
@@ -48,13 +48,15 @@ PEG_LIFT = 0.2  # subgoal_planner_func.py grasp_and_lift_peg_side: lift_height
 PICKED_Z = 0.05  # subgoal_evaluate_func.py is_obj_pickup: above 0.05 m and grasped
 START_Z = 0.25  # InsertPeg restages once the TCP is above this - 2 cm (the strong reset lifts it)
 
+_Anchor = Callable[[], np.ndarray]  # a subgoal's anchor point, read when the step is taken
+
 
 def wrap(a: float) -> float:
     """``a`` folded into [-pi, pi)."""
     return float((a + np.pi) % (2 * np.pi) - np.pi)
 
 
-def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+def rotate(q: np.ndarray, v: np.ndarray | Sequence[float]) -> np.ndarray:
     """Rotate vector ``v`` by the wxyz quaternion ``q``."""
     w, u = q[0], np.asarray(q[1:], dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
@@ -1075,7 +1077,7 @@ class MoveCube(_Imitation):
             yield self.subgoal(
                 name, grounded, wps, video=video, choice=choice,
                 segment=self.segment_names()[stage],
-                anchor=(lambda s=stage: self.segments()[s][0]) if points else None,
+                anchor=cast(_Anchor, lambda s=stage: self.segments()[s][0]) if points else None,
             )  # fmt: skip
 
     def plan(self) -> Iterator[Subgoal]:
@@ -1460,7 +1462,7 @@ class InsertPeg(_Imitation):
                 video=video,
                 choice="pick up the peg by grasping one end",
                 segment=[f"{self.pegs[0].name}/peg_{self.ends[0]}"],  # the grasped link
-                anchor=lambda link=link: self.pos(link),
+                anchor=cast(_Anchor, lambda link=link: self.pos(link)),
             )
             wps = self.insert_waypoints()
             yield self.subgoal(

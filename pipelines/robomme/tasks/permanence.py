@@ -42,9 +42,9 @@ Where all four still depart from upstream, and why:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import sapien
@@ -471,7 +471,11 @@ class _Permanence(RobommeEnv):
                 video=e.kind == "static",
                 choice=e.choice,
                 segment=(self.segment_name(e),) if "<>" in e.segment else (),
-                anchor=(lambda e=e: self.segment_point(e)) if "<>" in e.segment else None,
+                anchor=(
+                    cast(Callable[[], np.ndarray], lambda e=e: self.segment_point(e))
+                    if "<>" in e.segment
+                    else None
+                ),
             )
 
 

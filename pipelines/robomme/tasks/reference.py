@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sapien
@@ -479,7 +479,8 @@ class PickHighlight(_Upstream):
         entries = [Entry("press the button", lambda: is_pressed(self.button))]
         wrong = lambda: any(is_picked(self, c) for c in others)  # noqa: E731
         for k, cube in enumerate(goals):
-            entries.append(Entry(self._pick_name(k), lambda c=cube: self._pick(c), wrong))
+            done = cast(Callable[[], bool], lambda c=cube: self._pick(c))
+            entries.append(Entry(self._pick_name(k), done, wrong))
             if k < len(goals) - 1:
                 entries.append(Entry("place the cube onto the table", self._dropped, wrong))
         self.tasks = TaskList(self, entries)
