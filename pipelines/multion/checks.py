@@ -475,10 +475,15 @@ def minival_comparison(totals: Sequence[float], path: Path | None = None) -> dic
         return f"{MINIVAL} not found under $DATAFORGE_DATA or ../shared/data ({PAPER_MINIVAL})"
     if not totals:
         return "no episodes"
+    return _comparison(totals, minival_totals(path))
+
+
+def _comparison(totals: Sequence[float], minival: Sequence[float]) -> dict[str, Any]:
+    """:func:`minival_comparison` of totals and the minival's totals already read."""
     from scipy.stats import ks_2samp
 
     ours = np.asarray(totals, dtype=np.float64)
-    ref = np.asarray(minival_totals(path), dtype=np.float64)
+    ref = np.asarray(minival, dtype=np.float64)
     ks = ks_2samp(ours, ref)
     return {
         "episodes (ours, minival)": [len(ours), len(ref)],
@@ -552,9 +557,8 @@ def fig5(stats: Any) -> Any:
         ax.tick_params(labelsize=8)
     title = "Geodesic distance per episode (Fig. 5)"
     if ref:
-        ks = minival_comparison(ours, ref_path)
-        if isinstance(ks, dict):
-            title += f"; KS vs the minival D = {ks['KS statistic']:.2f}, p = {ks['KS p-value']:.3g}"
+        ks = _comparison(ours, ref)  # the file is read once, above
+        title += f"; KS vs the minival D = {ks['KS statistic']:.2f}, p = {ks['KS p-value']:.3g}"
     else:
         title += f"; {PAPER_MINIVAL} (file not found)"
     chars = int(width * 72 / 10 * 1.6)  # what a 10 pt line holds across the figure

@@ -675,15 +675,10 @@ def score_dataset(
     out: list[EpisodeScore] = []
     for k, (ep, ids) in enumerate(zip(scenes, ids_by_scene, strict=True)):
         arrays = {
-            k: ep[k].read()
-            for k in (
-                "start_position",
-                "start_rotation",
-                "goal_position",
-                "leg_geodesic",
-                "geodesic_distance",
-            )
+            name: ep[name].read()
+            for name in ("start_rotation", "goal_position", "leg_geodesic", "geodesic_distance")
         }
+        arrays["start_position"] = starts[k]  # read once, for the start check above
         space = None
         if any((k, i) in given for i in ids):
             meta = ep.metadata
