@@ -55,8 +55,12 @@ def run(cpu: int, *args: str) -> dict[str, Any]:
         sys.exit(f"{' '.join(args[:2])} failed: {r.stderr.strip()}")
     cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     rss = round(after.ru_maxrss / 1024)
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu_s, 2),
-            "cpu_share": round(cpu_s / wall, 2), "peak_rss_mib": rss}  # fmt: skip
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu_s, 2),
+        "cpu_share": round(cpu_s / wall, 2),
+        "peak_rss_mib": rss,
+    }
 
 
 def frames_of(root: Path) -> list[int]:
@@ -84,11 +88,25 @@ def main() -> None:
         shutil.copy(a.house, scenes / a.house.name)
         eps, exp, vid, tasks = tmp / "episodes", tmp / "experience", tmp / "video", tmp / "tasks"
         machine = platform.processor() or platform.machine()
-        out: dict[str, Any] = {"machine": machine, "house": a.house.name,
-                               "rearrangements": a.rearrangements}  # fmt: skip
-        r = run(a.cpu, "findingdory", "episodes", "--scenes", str(scenes), "--episodes",
-                str(a.episodes), "--rearrangements", a.rearrangements, "--out", str(eps),
-                "--quiet")  # fmt: skip
+        out: dict[str, Any] = {
+            "machine": machine,
+            "house": a.house.name,
+            "rearrangements": a.rearrangements,
+        }
+        r = run(
+            a.cpu,
+            "findingdory",
+            "episodes",
+            "--scenes",
+            str(scenes),
+            "--episodes",
+            str(a.episodes),
+            "--rearrangements",
+            a.rearrangements,
+            "--out",
+            str(eps),
+            "--quiet",
+        )
         from dataforge.store import open_dataset
 
         with open_dataset(eps) as ds:
@@ -100,11 +118,23 @@ def main() -> None:
             sys.exit(f"no episode could be made: {meta['rejected']}")
         r = run(a.cpu, "findingdory", "collect", str(eps), "--out", str(exp), "--quiet")
         frames = frames_of(exp)
-        r.update(frames=frames, frames_per_s_core=round(sum(frames) / r["wall_s"], 1),
-                 bytes=sum(p.stat().st_size for p in exp.rglob("*") if p.is_file()))  # fmt: skip
+        r.update(
+            frames=frames,
+            frames_per_s_core=round(sum(frames) / r["wall_s"], 1),
+            bytes=sum(p.stat().st_size for p in exp.rglob("*") if p.is_file()),
+        )
         out["collect"] = r
-        r = run(a.cpu, "findingdory", "collect", str(eps), "--video", "mp4", "--out", str(vid),
-                "--quiet")  # fmt: skip
+        r = run(
+            a.cpu,
+            "findingdory",
+            "collect",
+            str(eps),
+            "--video",
+            "mp4",
+            "--out",
+            str(vid),
+            "--quiet",
+        )
         r.update(frames_per_s_core=round(sum(frames) / r["wall_s"], 1))
         out["collect_mp4"] = r
         r = run(a.cpu, "findingdory", "tasks", str(exp), "--out", str(tasks), "--quiet")

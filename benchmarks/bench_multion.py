@@ -181,8 +181,17 @@ def run_pinned(args: list[str], cpu: int, work: Path) -> dict[str, Any]:
     env = {**os.environ, **PIN_ENV}
     times = work / "times.json"
     times.unlink(missing_ok=True)
-    cmd = ["taskset", "-c", str(cpu), sys.executable, __file__, "--instrumented", str(times),
-           "--", *args]  # fmt: skip
+    cmd = [
+        "taskset",
+        "-c",
+        str(cpu),
+        sys.executable,
+        __file__,
+        "--instrumented",
+        str(times),
+        "--",
+        *args,
+    ]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
@@ -192,8 +201,13 @@ def run_pinned(args: list[str], cpu: int, work: Path) -> dict[str, Any]:
         raise SystemExit(f"failed ({p.returncode}): dataforge {' '.join(args)}")
     cpu_s = ru.ru_utime + ru.ru_stime
     t = json.loads(times.read_text())
-    return {"wall_s": wall, "cpu_s": cpu_s, "cpu_share": cpu_s / wall,
-            "rss_mb": ru.ru_maxrss / 1e3, "times": t}  # fmt: skip
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu_s,
+        "cpu_share": cpu_s / wall,
+        "rss_mb": ru.ru_maxrss / 1e3,
+        "times": t,
+    }
 
 
 def best_of(repeat: int, fn: Any, *args: Any) -> dict[str, Any]:
@@ -210,23 +224,41 @@ def machine() -> dict[str, Any]:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "load_before": os.getloadavg()}  # fmt: skip
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_before": os.getloadavg(),
+    }
 
 
 def generate(scenes: Path, out: Path, episodes: int, cpu: int, work: Path) -> dict[str, Any]:
     from dataforge.store import open_dataset
 
     shutil.rmtree(out, ignore_errors=True)
-    args = ["multion", "generate", "--m", "3", "--split", "train", "--episodes-per-scene",
-            str(episodes), "--scenes", str(scenes), "--out", str(out), "--quiet"]  # fmt: skip
+    args = [
+        "multion",
+        "generate",
+        "--m",
+        "3",
+        "--split",
+        "train",
+        "--episodes-per-scene",
+        str(episodes),
+        "--scenes",
+        str(scenes),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     r = run_pinned(args, cpu, work)
     with open_dataset(out) as ds:
         (scene,) = ds.episode_ids
         meta = dict(ds[scene].metadata)
         stored = ds[scene]["episode_id"].shape[0]
-    r.update(episodes=stored, hubs=meta.get("hubs"), cells=meta.get("cells"),
-             sampling=meta["sampling"])  # fmt: skip
+    r.update(
+        episodes=stored, hubs=meta.get("hubs"), cells=meta.get("cells"), sampling=meta["sampling"]
+    )
     r["episodes_per_s"] = stored / r["wall_s"]
     return r
 
@@ -235,8 +267,7 @@ def oracle(episodes: Path, out: Path, limit: int, render: bool, cpu: int, work: 
     from dataforge.store import open_dataset
 
     shutil.rmtree(out, ignore_errors=True)
-    args = ["multion", "oracle", str(episodes), "--limit", str(limit), "--out", str(out),
-            "--quiet"]  # fmt: skip
+    args = ["multion", "oracle", str(episodes), "--limit", str(limit), "--out", str(out), "--quiet"]
     if render:
         args += ["--render", RENDER, "--resolution", RESOLUTION]
     r = run_pinned(args, cpu, work)
@@ -272,8 +303,9 @@ def split_rows(r: dict[str, Any], stages: list[tuple[str, str]]) -> list[tuple[s
     rows.append(("shard write (encode, write, fsync, sha256)", g("write_shard") - g("produce")))
     if "challenge_files" in s:
         rows.append(("challenge files (content json.gz, house JSON)", g("challenge_files")))
-    rows.append(("finalize (episodes.csv, croissant, manifest)",
-                 g("finalize") - g("challenge_files")))  # fmt: skip
+    rows.append(
+        ("finalize (episodes.csv, croissant, manifest)", g("finalize") - g("challenge_files"))
+    )
     counted = sum(v for (lbl, v) in rows if not lbl.startswith("  "))
     rows.append(("other (commit, between stages)", r["wall_s"] - counted))
     return rows
@@ -284,8 +316,9 @@ def print_split(title: str, r: dict[str, Any], rows: list[tuple[str, float]], pe
     print("| stage | seconds | share | per item |")
     print("|---|---|---|---|")
     for label, sec in rows:
-        print(f"| {label} | {sec:.2f} s | {100 * sec / r['wall_s']:.0f}% | "
-              f"{1e3 * sec / per:.3f} ms |")  # fmt: skip
+        print(
+            f"| {label} | {sec:.2f} s | {100 * sec / r['wall_s']:.0f}% | {1e3 * sec / per:.3f} ms |"
+        )
 
 
 def main() -> None:
@@ -308,8 +341,11 @@ def main() -> None:
     scenes = work / "scenes"
     scenes.mkdir(exist_ok=True)
     shutil.copyfile(args.house, scenes / args.house.name)
-    res: dict[str, Any] = {"machine": machine(), "house": args.house.name,
-                           "settings": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
+    res: dict[str, Any] = {
+        "machine": machine(),
+        "house": args.house.name,
+        "settings": {k: str(v) for k, v in vars(args).items()},
+    }
     try:
         out, demos, acts = work / "episodes", work / "demos", work / "actions"
         res["generate"] = best_of(args.repeat, generate, scenes, out, args.episodes, args.cpu, work)
@@ -331,55 +367,80 @@ def main() -> None:
 def report(res: dict[str, Any], args: argparse.Namespace) -> None:
     m = res["machine"]
     lb, la = m["load_before"], m["load_after"]
-    print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; load average "
-          f"{lb[0]:.2f} / {lb[1]:.2f} / {lb[2]:.2f} before, {la[0]:.2f} / {la[1]:.2f} / "
-          f"{la[2]:.2f} after (1 / 5 / 15 min)")  # fmt: skip
-    print(f"house: {res['house']}; every command pinned to core {args.cpu} "
-          f"(taskset, LP_NUM_THREADS=1, OMP_NUM_THREADS=1)\n")  # fmt: skip
+    print(
+        f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; load average "
+        f"{lb[0]:.2f} / {lb[1]:.2f} / {lb[2]:.2f} before, {la[0]:.2f} / {la[1]:.2f} / "
+        f"{la[2]:.2f} after (1 / 5 / 15 min)"
+    )
+    print(
+        f"house: {res['house']}; every command pinned to core {args.cpu} "
+        f"(taskset, LP_NUM_THREADS=1, OMP_NUM_THREADS=1)\n"
+    )
     g, o, a = res["generate"], res["oracle_render"], res["oracle_actions"]
     print("| command | work | wall | rate (1 core) | CPU share | peak RSS |")
     print("|---|---|---|---|---|---|")
-    print(f"| `multion generate --m 3` | {g['episodes']:,} episodes | {g['wall_s']:.1f} s | "
-          f"**{g['episodes_per_s']:,.0f} episodes/s** | {g['cpu_share']:.2f} | "
-          f"{g['rss_mb']:,.0f} MB |")  # fmt: skip
-    print(f"| `multion oracle --render {RENDER} --resolution {RESOLUTION}` | {o['episodes']} "
-          f"episodes, {o['frames']:,} frames | {o['wall_s']:.1f} s | **{o['frames_per_s']:.1f} "
-          f"frames/s** ({o['episodes_per_s']:.2f} episodes/s) | {o['cpu_share']:.2f} | "
-          f"{o['rss_mb']:,.0f} MB |")  # fmt: skip
-    print(f"| `multion oracle` (actions only) | {a['episodes']} episodes, {a['actions']:,} "
-          f"actions | {a['wall_s']:.1f} s | **{a['episodes_per_s']:.2f} episodes/s** "
-          f"({a['actions'] / a['wall_s']:,.0f} actions/s) | {a['cpu_share']:.2f} | "
-          f"{a['rss_mb']:,.0f} MB |")  # fmt: skip
+    print(
+        f"| `multion generate --m 3` | {g['episodes']:,} episodes | {g['wall_s']:.1f} s | "
+        f"**{g['episodes_per_s']:,.0f} episodes/s** | {g['cpu_share']:.2f} | "
+        f"{g['rss_mb']:,.0f} MB |"
+    )
+    print(
+        f"| `multion oracle --render {RENDER} --resolution {RESOLUTION}` | {o['episodes']} "
+        f"episodes, {o['frames']:,} frames | {o['wall_s']:.1f} s | **{o['frames_per_s']:.1f} "
+        f"frames/s** ({o['episodes_per_s']:.2f} episodes/s) | {o['cpu_share']:.2f} | "
+        f"{o['rss_mb']:,.0f} MB |"
+    )
+    print(
+        f"| `multion oracle` (actions only) | {a['episodes']} episodes, {a['actions']:,} "
+        f"actions | {a['wall_s']:.1f} s | **{a['episodes_per_s']:.2f} episodes/s** "
+        f"({a['actions'] / a['wall_s']:,.0f} actions/s) | {a['cpu_share']:.2f} | "
+        f"{a['rss_mb']:,.0f} MB |"
+    )
     for label, r in (("generate", g), ("oracle render", o), ("oracle actions", a)):
         if len(r["walls_s"]) > 1:
             walls = ", ".join(f"{w:.1f}" for w in r["walls_s"])
             print(f"  walls of the {label} runs: {walls} s (the fastest counts)")
     ok = g["episodes_per_s"] >= TARGET_EPISODES_PER_CORE
-    print(f"\n>= {TARGET_EPISODES_PER_CORE:.0f} episodes/s/core: {'yes' if ok else 'NO'} "
-          f"({g['episodes_per_s']:,.0f}; 50,000 episodes take "
-          f"{50_000 / g['episodes_per_s']:.0f} s on one core at this rate)")  # fmt: skip
+    print(
+        f"\n>= {TARGET_EPISODES_PER_CORE:.0f} episodes/s/core: {'yes' if ok else 'NO'} "
+        f"({g['episodes_per_s']:,.0f}; 50,000 episodes take "
+        f"{50_000 / g['episodes_per_s']:.0f} s on one core at this rate)"
+    )
     ok = o["frames_per_s"] >= TARGET_FRAMES_PER_CORE
-    print(f">= {TARGET_FRAMES_PER_CORE:.0f} frames/s/core at {RESOLUTION}: "
-          f"{'yes' if ok else 'NO'} ({o['frames_per_s']:.1f})")  # fmt: skip
-    print(f"oracle success: {o['success']}/{o['episodes']} (rendered run), "
-          f"{a['success']}/{a['episodes']} (actions only); demos {o['bytes'] / 1e6:.1f} MB "
-          f"({o['bytes'] / o['frames'] / 1e3:.1f} KB per frame)")  # fmt: skip
+    print(
+        f">= {TARGET_FRAMES_PER_CORE:.0f} frames/s/core at {RESOLUTION}: "
+        f"{'yes' if ok else 'NO'} ({o['frames_per_s']:.1f})"
+    )
+    print(
+        f"oracle success: {o['success']}/{o['episodes']} (rendered run), "
+        f"{a['success']}/{a['episodes']} (actions only); demos {o['bytes'] / 1e6:.1f} MB "
+        f"({o['bytes'] / o['frames'] / 1e3:.1f} KB per frame)"
+    )
     smp = g["sampling"]
     ab = smp["abandoned"]
-    print(f"scene: {g['hubs']} hubs, {g['cells']:,} free cells; abandoned draws: "
-          + (", ".join(f"{k} {v:,}" for k, v in ab.items()) or "none")
-          + f" (total {sum(ab.values()):,} for {smp['episodes']:,} episodes); longest leg "
-          f"{smp['longest_leg_m']:.2f} m")  # fmt: skip
+    print(
+        f"scene: {g['hubs']} hubs, {g['cells']:,} free cells; abandoned draws: "
+        + (", ".join(f"{k} {v:,}" for k, v in ab.items()) or "none")
+        + f" (total {sum(ab.values()):,} for {smp['episodes']:,} episodes); longest leg "
+        f"{smp['longest_leg_m']:.2f} m"
+    )
 
-    rows = split_rows(g, [
-        ("grid_space", "navigable space (`GridSpace`)"),
-        ("nav_grid", "  of which the nav grid (`house_nav_grid`)"),
-        ("hubs", f"  of which the corner hubs (`HubGeodesics`, {g['hubs']} distance fields)"),
-        ("draw_episodes", "sampling (`draw_episodes`)"),
-        ("room_indices", "rooms of the starts and goals (`room_indices`)"),
-    ])  # fmt: skip
-    print_split(f"generation, where the {g['wall_s']:.1f} s go (per item: per episode):",
-                g, rows, g["episodes"])  # fmt: skip
+    rows = split_rows(
+        g,
+        [
+            ("grid_space", "navigable space (`GridSpace`)"),
+            ("nav_grid", "  of which the nav grid (`house_nav_grid`)"),
+            ("hubs", f"  of which the corner hubs (`HubGeodesics`, {g['hubs']} distance fields)"),
+            ("draw_episodes", "sampling (`draw_episodes`)"),
+            ("room_indices", "rooms of the starts and goals (`room_indices`)"),
+        ],
+    )
+    print_split(
+        f"generation, where the {g['wall_s']:.1f} s go (per item: per episode):",
+        g,
+        rows,
+        g["episodes"],
+    )
     for label, r, per, what in (
         (f"oracle --render {RENDER}", o, o["frames"], "frame"),
         ("oracle, actions only", a, a["actions"] + a["episodes"], "pose"),
@@ -394,13 +455,20 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
             stages += [
                 ("renderer_setup", "renderer setup (house meshes, EGL context)"),
                 ("set_episode", "episode scenes (`set_episode`: cylinders, upload)"),
-                ("render", f"rendering (`render`, {int(r['times']['calls']['render']):,} "
-                           f"frames: {r['times']['calls']['render'] / s['render']:.0f}/s)"),
+                (
+                    "render",
+                    f"rendering (`render`, {int(r['times']['calls']['render']):,} "
+                    f"frames: {r['times']['calls']['render'] / s['render']:.0f}/s)",
+                ),
                 ("depth_mm", "depth to mm (`depth_mm`)"),
                 ("to_uint16", "semantic ids to uint16 (`to_uint16`)"),
-            ]  # fmt: skip
-        print_split(f"{label}, where the {r['wall_s']:.1f} s go (per item: per {what}):",
-                    r, split_rows(r, stages), per)  # fmt: skip
+            ]
+        print_split(
+            f"{label}, where the {r['wall_s']:.1f} s go (per item: per {what}):",
+            r,
+            split_rows(r, stages),
+            per,
+        )
 
 
 if __name__ == "__main__":

@@ -169,8 +169,18 @@ def make_houses(args: argparse.Namespace, work: Path, cpu: int) -> tuple[Path, f
     if args.house_source != "generate":
         return Path(args.house_source), None
     out = work / "houses"
-    cmd = [sys.executable, "-m", "dataforge.cli.main", "houses", "generate", "--quiet",
-           "--count", str(args.houses), "--out", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "dataforge.cli.main",
+        "houses",
+        "generate",
+        "--quiet",
+        "--count",
+        str(args.houses),
+        "--out",
+        str(out),
+    ]
     if args.room_spec:
         cmd += ["--room-spec", args.room_spec]
     t0 = time.perf_counter()
@@ -392,8 +402,13 @@ def machine() -> dict[str, Any]:
         gl = shared_context().info.get("GL_RENDERER", "unknown")
     except Exception:  # a description only
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "gl_renderer": gl, "load_before": os.getloadavg()[0]}  # fmt: skip
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "gl_renderer": gl,
+        "load_before": os.getloadavg()[0],
+    }
 
 
 def show_size(n: float) -> str:
@@ -447,11 +462,19 @@ def main() -> None:
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench_spamem_"))
     work.mkdir(parents=True, exist_ok=True)
-    res: dict[str, Any] = {"settings": {
-        "houses": args.houses, "sequences": args.sequences, "steps": args.steps,
-        "views": args.views, "resolution": f"{w}x{h}", "format": args.format,
-        "house_source": args.house_source, "room_spec": args.room_spec,
-        "pin_workers": args.pin_workers}}  # fmt: skip
+    res: dict[str, Any] = {
+        "settings": {
+            "houses": args.houses,
+            "sequences": args.sequences,
+            "steps": args.steps,
+            "views": args.views,
+            "resolution": f"{w}x{h}",
+            "format": args.format,
+            "house_source": args.house_source,
+            "room_spec": args.room_spec,
+            "pin_workers": args.pin_workers,
+        }
+    }
     try:
         houses, gen_s = make_houses(args, work, cpu)
         res["house_generation_s_per_house"] = gen_s
@@ -527,40 +550,59 @@ def main() -> None:
 
 def report(res: dict[str, Any], args: argparse.Namespace) -> None:
     m, s, one = res["machine"], res["settings"], res["one_worker"]
-    print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['gl_renderer']}; "
-          f"load {m['load_before']:.2f} before, {m['load_after']:.2f} after")  # fmt: skip
-    print(f"settings: {s['houses']} houses from {s['house_source']}, {s['sequences']} sequences x "
-          f"{s['steps']} actions x {s['views']} views, {s['resolution']}, {s['format']}; "
-          f"warm-up (imports, EGL context) {res['warmup_s']:.1f} s")  # fmt: skip
+    print(
+        f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['gl_renderer']}; "
+        f"load {m['load_before']:.2f} before, {m['load_after']:.2f} after"
+    )
+    print(
+        f"settings: {s['houses']} houses from {s['house_source']}, {s['sequences']} sequences x "
+        f"{s['steps']} actions x {s['views']} views, {s['resolution']}, {s['format']}; "
+        f"warm-up (imports, EGL context) {res['warmup_s']:.1f} s"
+    )
     if s["pin_workers"]:
         print("N-worker run: each worker pinned to a core of its own (--pin-workers)")
     if res["house_generation_s_per_house"] is not None:
-        print(f"house generation (procthor, one core): {res['house_generation_s_per_house']:.1f} "
-              f"s per house (room spec {s['room_spec'] or 'sampled'})")  # fmt: skip
+        print(
+            f"house generation (procthor, one core): {res['house_generation_s_per_house']:.1f} "
+            f"s per house (room spec {s['room_spec'] or 'sampled'})"
+        )
     print()
-    print("| run | workers | views | wall | views/s | views/s/core | CPU / (wall x workers) | "
-          "views per CPU-second | s per house | peak RSS per worker |")  # fmt: skip
+    print(
+        "| run | workers | views | wall | views/s | views/s/core | CPU / (wall x workers) | "
+        "views per CPU-second | s per house | peak RSS per worker |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    runs = (("warm process", one), ("new process", res.get("one_worker_fresh")),
-            ("new processes", res.get("n_workers")))  # fmt: skip
+    runs = (
+        ("warm process", one),
+        ("new process", res.get("one_worker_fresh")),
+        ("new processes", res.get("n_workers")),
+    )
     for label, run in runs:
         if run is None:
             continue
         per = ", ".join(f"{v:.1f}" for v in run["house_s"].values())
-        print(f"| {label} | {run['workers']} | {run['views']:,} | {run['wall_s']:.1f} s | "
-              f"{run['views_per_s']:.1f} | **{run['views_per_s_per_core']:.1f}** | "
-              f"{run['core_share']:.2f} | {run['views_per_cpu_s']:.1f} | {per} | "
-              f"{run['peak_rss_mb']:,.0f} MB |")  # fmt: skip
+        print(
+            f"| {label} | {run['workers']} | {run['views']:,} | {run['wall_s']:.1f} s | "
+            f"{run['views_per_s']:.1f} | **{run['views_per_s_per_core']:.1f}** | "
+            f"{run['core_share']:.2f} | {run['views_per_cpu_s']:.1f} | {per} | "
+            f"{run['peak_rss_mb']:,.0f} MB |"
+        )
     ok = one["views_per_s_per_core"] >= TARGET_VIEWS_PER_CORE
-    print(f"\n>= {TARGET_VIEWS_PER_CORE:.0f} views/s/core: {'yes' if ok else 'NO'} "
-          f"({one['views_per_s_per_core']:.1f} at {s['resolution']})")  # fmt: skip
+    print(
+        f"\n>= {TARGET_VIEWS_PER_CORE:.0f} views/s/core: {'yes' if ok else 'NO'} "
+        f"({one['views_per_s_per_core']:.1f} at {s['resolution']})"
+    )
     if "scaling" in res:
         sc, many = res["scaling"], res["n_workers"]
         ok = sc["speedup"] >= TARGET_SPEEDUP
-        print(f">= {TARGET_SPEEDUP}x from 1 to {args.workers} workers: {'yes' if ok else 'NO'} "
-              f"({sc['speedup']:.2f}x wall, both runs' workers starting cold)")  # fmt: skip
-        print(f"  on {res['settings']['scaling_houses']} (a balanced workload; the rates above "
-              "are on the default houses)")  # fmt: skip
+        print(
+            f">= {TARGET_SPEEDUP}x from 1 to {args.workers} workers: {'yes' if ok else 'NO'} "
+            f"({sc['speedup']:.2f}x wall, both runs' workers starting cold)"
+        )
+        print(
+            f"  on {res['settings']['scaling_houses']} (a balanced workload; the rates above "
+            "are on the default houses)"
+        )
         print(
             f"  {sc['speedup_house_work']:.2f}x from the first house's start to the last "
             f"house's end; the units' imbalance allows at most {sc['imbalance_bound']:.2f}x"
@@ -569,37 +611,54 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
             f"  a house takes {sc['house_slowdown']:.2f}x longer with every core busy: "
             f"{sc['steady_state']:.2f}x in the steady state of a long run (many houses)"
         )
-        print(f"  the first house began {many['first_start_s']:.1f} s after the run started "
-              f"(spawn; then imports, catalogue, EGL context {many['worker_warm_s']:.1f} s); "
-              f"commit and finalize {many['after_last_house_s']:.1f} s")  # fmt: skip
+        print(
+            f"  the first house began {many['first_start_s']:.1f} s after the run started "
+            f"(spawn; then imports, catalogue, EGL context {many['worker_warm_s']:.1f} s); "
+            f"commit and finalize {many['after_last_house_s']:.1f} s"
+        )
     for label, run in runs:
         if run is not None and len(run["walls_s"]) > 1:
             walls = ", ".join(f"{w:.1f}" for w in run["walls_s"])
-            print(f"  walls of the {len(run['walls_s'])} runs, {run['workers']} worker(s), "
-                  f"{label}: {walls} s (the fastest counts)")  # fmt: skip
+            print(
+                f"  walls of the {len(run['walls_s'])} runs, {run['workers']} worker(s), "
+                f"{label}: {walls} s (the fastest counts)"
+            )
     b, raw = res["bytes_per_view"], res["raw_bytes_per_view"]
     print("\n| bytes per view | " + " | ".join((*MODALITIES, "other", "total")) + " |")
     print("|---|" + "---|" * (len(MODALITIES) + 2))
-    print("| on disk | " + " | ".join(show_size(b[k]) for k in (*MODALITIES, "other", "total"))
-          + " |")  # fmt: skip
+    print(
+        "| on disk | " + " | ".join(show_size(b[k]) for k in (*MODALITIES, "other", "total")) + " |"
+    )
     raw_total = sum(raw.values())
-    print("| raw | " + " | ".join(show_size(raw[k]) for k in MODALITIES)
-          + f" | - | {show_size(raw_total)} |")  # fmt: skip
-    print("| ratio | " + " | ".join(f"{raw[k] / b[k]:.1f}x" if b[k] else "-" for k in MODALITIES)
-          + f" | - | {raw_total / b['total']:.1f}x |")  # fmt: skip
+    print(
+        "| raw | "
+        + " | ".join(show_size(raw[k]) for k in MODALITIES)
+        + f" | - | {show_size(raw_total)} |"
+    )
+    print(
+        "| ratio | "
+        + " | ".join(f"{raw[k] / b[k]:.1f}x" if b[k] else "-" for k in MODALITIES)
+        + f" | - | {raw_total / b['total']:.1f}x |"
+    )
     p = res["projection"]
-    print(f"\npaper settings ({PAPER['sequences']} sequences x {PAPER['steps']} actions x "
-          f"{PAPER['views']} views = {p['views_per_house']:,} views per house), at the "
-          f"measured {one['views_per_s_per_core']:.1f} views/s/core:")  # fmt: skip
-    print(f"  {p['houses_per_core_hour']:.2f} houses per core-hour; 1,000 houses: "
-          f"{p['core_hours_1000']:,.0f} core-hours, {show_size(p['bytes_1000'])} "
-          f"(at {p['at_resolution']})")  # fmt: skip
+    print(
+        f"\npaper settings ({PAPER['sequences']} sequences x {PAPER['steps']} actions x "
+        f"{PAPER['views']} views = {p['views_per_house']:,} views per house), at the "
+        f"measured {one['views_per_s_per_core']:.1f} views/s/core:"
+    )
+    print(
+        f"  {p['houses_per_core_hour']:.2f} houses per core-hour; 1,000 houses: "
+        f"{p['core_hours_1000']:,.0f} core-hours, {show_size(p['bytes_1000'])} "
+        f"(at {p['at_resolution']})"
+    )
     if p["core_hours_1000_with_generation"] is not None:
         print(f"  with house generation: {p['core_hours_1000_with_generation']:,.0f} core-hours")
     if "profile" in res:
         prof = res["profile"]
-        print(f"\nwhere the time goes (cProfile, 1 worker, house 0; {prof['total_s']:.1f} s "
-              f"profiled, cumulative seconds, nested stages indented):")  # fmt: skip
+        print(
+            f"\nwhere the time goes (cProfile, 1 worker, house 0; {prof['total_s']:.1f} s "
+            f"profiled, cumulative seconds, nested stages indented):"
+        )
         for row in prof["stages"]:
             sec = row["seconds"]
             val = "-" if sec is None else f"{sec:7.2f} s {100 * sec / prof['total_s']:5.1f}%"

@@ -78,10 +78,17 @@ def run(args: argparse.Namespace) -> None:
 
     gym.make = cpu_make
 
-    def stick_init(self: Any, env: Any, debug: bool = False, vis: bool = True,
-                   base_pose: Any = None, visualize_target_grasp_pose: bool = True,
-                   print_env_info: bool = True, joint_vel_limits: float = 0.9,
-                   joint_acc_limits: float = 0.9) -> None:  # fmt: skip
+    def stick_init(
+        self: Any,
+        env: Any,
+        debug: bool = False,
+        vis: bool = True,
+        base_pose: Any = None,
+        visualize_target_grasp_pose: bool = True,
+        print_env_info: bool = True,
+        joint_vel_limits: float = 0.9,
+        joint_acc_limits: float = 0.9,
+    ) -> None:
         BaseMotionPlanningSolver.__init__(
             self, env, debug, vis, base_pose, print_env_info, joint_vel_limits, joint_acc_limits
         )
@@ -160,18 +167,23 @@ def extract(args: argparse.Namespace) -> None:
                     group = "obs" if field == "eef_state" else "action"
                     row = np.asarray(g[f"{group}/{field}"][()], dtype=np.float64)
                     rows[field].append(
-                        [None if not np.isfinite(x) else round(float(x), args.decimals)
-                         for x in row]
-                    )  # fmt: skip
+                        [
+                            None if not np.isfinite(x) else round(float(x), args.decimals)
+                            for x in row
+                        ]
+                    )
                 for flag in FLAGS:
                     group = "obs" if flag == "is_gripper_close" else "info"
                     rows[flag].append(int(bool(g[f"{group}/{flag}"][()])))
                 rows["choice_action"].append(_value(g["action/choice_action"]))
             entry = {
-                "task": h5.name.split("_ep")[0], "episode": int(name.split("_")[1]),
-                "seed": int(setup["seed"]), "difficulty": setup["difficulty"],
-                "steps": len(steps), "runs": runs,
-            }  # fmt: skip
+                "task": h5.name.split("_ep")[0],
+                "episode": int(name.split("_")[1]),
+                "seed": int(setup["seed"]),
+                "difficulty": setup["difficulty"],
+                "steps": len(steps),
+                "runs": runs,
+            }
             if not short:
                 entry.update(setup=setup, structure=structure, per_step=rows)
             episodes.append(entry)

@@ -149,10 +149,14 @@ class _Mesh:
         self.radii = []
         for k in range(len(parts)):
             verts = np.array(
-                [[x, self.y, z] for i, b in enumerate(boxes) if self.island_of[i] == k
-                 for x, z in list(b.exterior.coords)[:-1]],
+                [
+                    [x, self.y, z]
+                    for i, b in enumerate(boxes)
+                    if self.island_of[i] == k
+                    for x, z in list(b.exterior.coords)[:-1]
+                ],
                 dtype=np.float32,
-            )  # fmt: skip
+            )
             mean = verts.mean(axis=0)
             self.radii.append(float(np.float32(np.max(np.linalg.norm(verts - mean, axis=1)))))
         self.areas = np.array([b.area for b in boxes])

@@ -238,15 +238,26 @@ class SimulatorConfiguration(_Bound):
 
 class NavMeshSettings(_Bound):
     _defaults: ClassVar[dict[str, float]] = {
-        "cell_size": 0.05, "cell_height": 0.2, "agent_height": 1.5, "agent_radius": 0.1,
-        "agent_max_climb": 0.2, "agent_max_slope": 45.0, "region_min_size": 20.0,
-        "region_merge_size": 20.0, "edge_max_len": 12.0, "edge_max_error": 1.3,
-        "verts_per_poly": 6.0, "detail_sample_dist": 6.0, "detail_sample_max_error": 1.0,
-    }  # fmt: skip
+        "cell_size": 0.05,
+        "cell_height": 0.2,
+        "agent_height": 1.5,
+        "agent_radius": 0.1,
+        "agent_max_climb": 0.2,
+        "agent_max_slope": 45.0,
+        "region_min_size": 20.0,
+        "region_merge_size": 20.0,
+        "edge_max_len": 12.0,
+        "edge_max_error": 1.3,
+        "verts_per_poly": 6.0,
+        "detail_sample_dist": 6.0,
+        "detail_sample_max_error": 1.0,
+    }
     _flags: ClassVar[dict[str, bool]] = {
-        "filter_low_hanging_obstacles": True, "filter_ledge_spans": True,
-        "filter_walkable_low_height_spans": True, "include_static_objects": False,
-    }  # fmt: skip
+        "filter_low_hanging_obstacles": True,
+        "filter_ledge_spans": True,
+        "filter_walkable_low_height_spans": True,
+        "include_static_objects": False,
+    }
     _fields: ClassVar[dict[str, tuple[Any, Any]]] = {
         **{k: (_float, v) for k, v in _defaults.items()},
         **{k: (_bool, v) for k, v in _flags.items()},
@@ -632,8 +643,19 @@ class _Node:
 
 
 class ManagedRigidObject:
-    __slots__ = ("_creation", "_hi", "_lo", "_motion", "_q", "_sem", "_t", "_user", "color",
-                 "handle", "object_id")  # fmt: skip
+    __slots__ = (
+        "_creation",
+        "_hi",
+        "_lo",
+        "_motion",
+        "_q",
+        "_sem",
+        "_t",
+        "_user",
+        "color",
+        "handle",
+        "object_id",
+    )
 
     def __init__(self, handle: str, object_id: int, spec: dict[str, Any], directory: str) -> None:
         self.handle, self.object_id = handle, object_id
@@ -658,8 +680,9 @@ class ManagedRigidObject:
     def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """The world box: the axis-aligned box of the 8 transformed local corners."""
         lo, hi = self._lo, self._hi
-        corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
-                            for z in (lo[2], hi[2])])  # fmt: skip
+        corners = np.array(
+            [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
+        )
         world = corners @ _quat_matrix(self._q).T + self._t
         return world.min(axis=0), world.max(axis=0)
 
@@ -778,13 +801,18 @@ class RigidObjectManager:
         if spec is None:
             return None  # upstream logs an error and returns None
         name = _shortname(h) + "_:"
-        counts = [int(k.rpartition(":")[2]) for k in self._objects if k.startswith(name)
-                  and k.rpartition(":")[2].isdigit()]  # fmt: skip
+        counts = [
+            int(k.rpartition(":")[2])
+            for k in self._objects
+            if k.startswith(name) and k.rpartition(":")[2].isdigit()
+        ]
         handle = f"{name}{max(counts, default=-1) + 1:04d}"
         obj = ManagedRigidObject(
-            handle, self._allocate(),
-            {**spec, "motion_type": "DYNAMIC", "template": h}, spec["file_directory"],
-        )  # fmt: skip
+            handle,
+            self._allocate(),
+            {**spec, "motion_type": "DYNAMIC", "template": h},
+            spec["file_directory"],
+        )
         self._objects[handle] = obj
         return obj
 
@@ -848,8 +876,11 @@ class Agent:
     ) -> None:
         if not isinstance(state, AgentState):
             raise TypeError("set_state(): an AgentState")
-        for flag, what in ((reset_sensors, "reset_sensors"), (infer_sensor_states, "infer"),
-                           (is_initial, "is_initial")):  # fmt: skip
+        for flag, what in (
+            (reset_sensors, "reset_sensors"),
+            (infer_sensor_states, "infer"),
+            (is_initial, "is_initial"),
+        ):
             _bool(flag, what)
         p = _vec3(state.position, "AgentState.position").astype(np.float64)
         if not np.all(np.isfinite(p)):
@@ -865,11 +896,13 @@ class Agent:
 
 def _rotation_matrix(q: np.ndarray) -> np.ndarray:
     x, y, z, w = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 class Simulator:
@@ -1003,8 +1036,9 @@ class Simulator:
                 (alo, ahi), (blo, bhi) = a._bounds(), b._bounds()
                 overlap = np.minimum(ahi, bhi) - np.maximum(alo, blo)
                 if np.all(overlap >= -1e-6):
-                    contacts.append(ContactPointData(a.object_id, b.object_id,
-                                                     -max(float(overlap[1]), 0.0)))  # fmt: skip
+                    contacts.append(
+                        ContactPointData(a.object_id, b.object_id, -max(float(overlap[1]), 0.0))
+                    )
         self._contacts = contacts
 
     def get_physics_contact_points(self) -> list[ContactPointData]:
@@ -1082,10 +1116,18 @@ def _strict(name: str, names: dict[str, Any]) -> types.ModuleType:
 
 def magnum() -> types.ModuleType:
     """A fresh ``magnum`` stand-in with the names listed in the module docstring."""
-    return _strict("magnum", {
-        "Vector2": Vector2, "Vector3": Vector3, "Vector4": Vector4, "Rad": Rad,
-        "Quaternion": Quaternion, "Matrix4": Matrix4, "Range3D": Range3D,
-    })  # fmt: skip
+    return _strict(
+        "magnum",
+        {
+            "Vector2": Vector2,
+            "Vector3": Vector3,
+            "Vector4": Vector4,
+            "Rad": Rad,
+            "Quaternion": Quaternion,
+            "Matrix4": Matrix4,
+            "Range3D": Range3D,
+        },
+    )
 
 
 def module() -> types.ModuleType:

@@ -66,8 +66,21 @@ def llama_server(tmp_path: Path, n_ctx: int = 2048, max_tokens: int = 48) -> Ite
     gguf = smollm2_gguf()
     port = free_port()
     log = tmp_path / "llama_server.log"
-    cmd = [sys.executable, "-c", LAUNCHER, "--model", str(gguf), "--host", "127.0.0.1",
-           "--port", str(port), "--model_alias", "smollm2", "--n_ctx", str(n_ctx)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-c",
+        LAUNCHER,
+        "--model",
+        str(gguf),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--model_alias",
+        "smollm2",
+        "--n_ctx",
+        str(n_ctx),
+    ]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     settings = LLMSettings(

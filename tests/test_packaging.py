@@ -40,8 +40,13 @@ def test_a_missing_package_names_the_pipelines_extra(monkeypatch):
     assert houses is not None and houses.extra == "procthor"  # not the pipeline's name
     monkeypatch.setitem(sys.modules, "dataforge_missing_probe", None)  # an uninstalled package
     broken = Pipeline(
-        name="probe", summary="", config=object, build_job="x:y", cli="x:y",
-        checks="dataforge_missing_probe", extra="procthor",
-    )  # fmt: skip
+        name="probe",
+        summary="",
+        config=object,
+        build_job="x:y",
+        cli="x:y",
+        checks="dataforge_missing_probe",
+        extra="procthor",
+    )
     with pytest.raises(MissingDependencyError, match=r"pip install 'dataforge\[procthor\]'"):
         _ = broken.hooks

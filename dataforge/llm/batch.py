@@ -133,8 +133,10 @@ class _Batch:
         c = self.counts
         done = c["answered"] + c["malformed"]
         left = self.total - done - c["failed"]
-        return (f"stopped early: {self.stopped} ({done} of {self.total} items answered, "
-                f"{c['failed'] + left} not; last error: {self.last_error})")  # fmt: skip
+        return (
+            f"stopped early: {self.stopped} ({done} of {self.total} items answered, "
+            f"{c['failed'] + left} not; last error: {self.last_error})"
+        )
 
 
 def answer_all(

@@ -242,8 +242,15 @@ def _plain(value: Any) -> Any:
 
 
 def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number", type(None): "null"}  # fmt: skip
+    names = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -284,19 +291,29 @@ class ChatClient:
         """One request; transport failures as :class:`LLMError` (``what``: how messages name
         the request, "" for chat)."""
         url = self.settings.url
-        headers = {"Accept": "application/json", "Authorization": f"Bearer {self._api_key}",
-                   "User-Agent": "dataforge"}  # fmt: skip
+        headers = {
+            "Accept": "application/json",
+            "Authorization": f"Bearer {self._api_key}",
+            "User-Agent": "dataforge",
+        }
         body = None
         if payload is not None:
             body = json.dumps(payload).encode("utf-8")
             headers["Content-Type"] = "application/json"
         try:
-            return transport.request(method, url + path, headers=headers, body=body,
-                                     timeout_s=timeout_s, max_bytes=MAX_REPLY_BYTES)  # fmt: skip
+            return transport.request(
+                method,
+                url + path,
+                headers=headers,
+                body=body,
+                timeout_s=timeout_s,
+                max_bytes=MAX_REPLY_BYTES,
+            )
         except transport.Expired as exc:
             if what:
-                raise LLMTimeout(f"LLM server at {url} did not answer {what} within "
-                                 f"{timeout_s:g} s; {self.hint}") from exc  # fmt: skip
+                raise LLMTimeout(
+                    f"LLM server at {url} did not answer {what} within {timeout_s:g} s; {self.hint}"
+                ) from exc
             raise LLMTimeout(
                 f"LLM server at {url} did not answer within {timeout_s:g} s (timeout_s)"
             ) from exc

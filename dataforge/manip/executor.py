@@ -345,10 +345,17 @@ class Executor:
                 self._video = sg.video
                 self._anchor = sg.anchor
                 self.rec.subgoals.append(
-                    {"simple": sg.simple, "grounded": sg.grounded, "start": len(self.rec),
-                     "end": len(self.rec), "video": sg.video, "choice": sg.choice,
-                     "segment": list(sg.segment), "record": sg.record}
-                )  # fmt: skip
+                    {
+                        "simple": sg.simple,
+                        "grounded": sg.grounded,
+                        "start": len(self.rec),
+                        "end": len(self.rec),
+                        "video": sg.video,
+                        "choice": sg.choice,
+                        "segment": list(sg.segment),
+                        "record": sg.record,
+                    }
+                )
                 for wp in sg.waypoints:
                     try:
                         self.run_waypoint(wp)

@@ -130,8 +130,11 @@ def episode_metrics(
         success = navigation_error <= success_distance
     if spl_over_reference:
         best = _length(distance, ref)
-        spl = (best / max(trajectory_length, best, SPL_FLOOR_M)
-               if success and math.isfinite(best) else 0.0)  # fmt: skip
+        spl = (
+            best / max(trajectory_length, best, SPL_FLOOR_M)
+            if success and math.isfinite(best)
+            else 0.0
+        )
     else:
         shortest = float(_matrix(distance, [ref[0]], [goal])[0, 0])
         if not success or not math.isfinite(shortest):

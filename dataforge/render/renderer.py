@@ -242,8 +242,14 @@ class Renderer:
         # the depth alone (under what ``extra`` draws) through a third that holds only it.
         self._color_fbo = self.ctx.framebuffer([self._color])
         self._depth_fbo = self.ctx.framebuffer(depth_attachment=depth)
-        self._resources: list[Any] = [*attachments, depth, self._fbo, self._color_fbo,
-                                      self._depth_fbo, self._program]  # fmt: skip
+        self._resources: list[Any] = [
+            *attachments,
+            depth,
+            self._fbo,
+            self._color_fbo,
+            self._depth_fbo,
+            self._program,
+        ]
         self._scene_objects: list[Any] = []
         self._vao: Any = None
 

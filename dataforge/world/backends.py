@@ -149,8 +149,9 @@ class EmbeddedWorld:
 
         key = self._layout_key()
         if self._grid is None or key != self._grid_key:
-            self._grid = house_nav_grid(self.world.house(), self.catalogue,
-                                        agent_radius=self.agent_radius)  # fmt: skip
+            self._grid = house_nav_grid(
+                self.world.house(), self.catalogue, agent_radius=self.agent_radius
+            )
             self._grid_key = key
         return self._grid
 
@@ -200,8 +201,9 @@ class EmbeddedWorld:
         extra = None if self._carried is None else _carried_at(*self._carried, position, yaw)
         return self._renderer.render(thor_camera_pose(position, yaw, horizon), extra)
 
-    def carry(self, object_id: str | None, offset: Sequence[float] = (0.0, -0.5, 0.5),
-              yaw: float = 0.0) -> None:  # fmt: skip
+    def carry(
+        self, object_id: str | None, offset: Sequence[float] = (0.0, -0.5, 0.5), yaw: float = 0.0
+    ) -> None:
         """Draw ``object_id`` as carried from now on (None: nothing): its meshes as they are in
         the world now (so call this before :meth:`remove`), centred ``offset`` metres (right,
         up, forward) from every camera position rendered, turned with the camera's yaw from
@@ -328,10 +330,12 @@ class WorldSession:
         if self.sim == "ai2thor":
             if self.controller is None:
                 self.controller = ThorWorld._start(w, h, fov, dict(self.kw))
-            return ThorWorld(house, self.catalogue, width=w, height=h, vfov_deg=fov,
-                             controller=self.controller)  # fmt: skip
-        return open_world(self.sim, house, self.catalogue, width=w, height=h, vfov_deg=fov,
-                          **self.kw)  # fmt: skip
+            return ThorWorld(
+                house, self.catalogue, width=w, height=h, vfov_deg=fov, controller=self.controller
+            )
+        return open_world(
+            self.sim, house, self.catalogue, width=w, height=h, vfov_deg=fov, **self.kw
+        )
 
     def house_done(self) -> None:
         self.houses += 1
@@ -376,9 +380,12 @@ CENTRE_TOLERANCE_M = 1e-3
 
 
 def _carried_at(
-    part: dict[str, np.ndarray], yaw0: float, offset: np.ndarray,
-    position: np.ndarray | Sequence[float], yaw: float,
-) -> dict[str, np.ndarray]:  # fmt: skip
+    part: dict[str, np.ndarray],
+    yaw0: float,
+    offset: np.ndarray,
+    position: np.ndarray | Sequence[float],
+    yaw: float,
+) -> dict[str, np.ndarray]:
     """:meth:`EmbeddedWorld.carry`'s object for a camera at ``position`` facing ``yaw``
     (AI2-THOR: 0 faces +z, 90 +x; right is (cos, 0, -sin)): turned about y by the yaw since the
     pick and centred at ``offset`` (right, up, forward) from the camera."""
@@ -486,10 +493,13 @@ def thor_house(house: Mapping[str, Any], catalogue: AssetCatalogue) -> dict[str,
     agent = meta.get("agent")
     if "agentPoses" not in meta and isinstance(agent, dict):
         meta["agentPoses"] = {
-            mode: {k: copy.deepcopy(v) for k, v in agent.items()
-                   if not (mode == "locobot" and k == "standing")}
+            mode: {
+                k: copy.deepcopy(v)
+                for k, v in agent.items()
+                if not (mode == "locobot" and k == "standing")
+            }
             for mode in AGENT_POSE_MODES
-        }  # fmt: skip
+        }
     meta["schema"] = THOR_HOUSE_SCHEMA
     return out
 

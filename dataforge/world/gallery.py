@@ -88,8 +88,14 @@ def _tile_scene(info: AssetInfo, boxes: bool, library: Any) -> tuple[Scene, np.n
     scene = Scene()
     span = max(w, h, d)
     scene.add(box_mesh((0.0, -0.005, 0.0), (span * 6, 0.01, span * 6), color=FLOOR_COLOR))
-    scene.add(box_mesh((0.0, span * 1.5, -d / 2 - 0.02), (span * 6, span * 3, 0.01),
-                       color=ROOM_COLOR, instance_id=2))  # fmt: skip
+    scene.add(
+        box_mesh(
+            (0.0, span * 1.5, -d / 2 - 0.02),
+            (span * 6, span * 3, 0.01),
+            color=ROOM_COLOR,
+            instance_id=2,
+        )
+    )
     if boxes:
         corners = OrientedBox(obj.position, info.size).corners()
         scene.add(box_mesh_from_corners(corners, color=type_color(info.object_type), instance_id=3))

@@ -119,8 +119,11 @@ class GoalCheck:
         return tuple(name for name in CHECKS if name not in skipped and not ok[name])
 
     def to_dict(self) -> dict[str, float]:
-        return {"distance_m": self.distance_m, "angle_deg": self.angle_deg,
-                "coverage": self.coverage}  # fmt: skip
+        return {
+            "distance_m": self.distance_m,
+            "angle_deg": self.angle_deg,
+            "coverage": self.coverage,
+        }
 
 
 # -- the three measures ----------------------------------------------------------------------
@@ -222,8 +225,10 @@ def check_frame(
     :func:`reference_point` of ``target_point``."""
     ids = getattr(backend, "ids", None)
     if ids is None:
-        raise UsageError(f"world backend {getattr(backend, 'name', backend)!r} has no instance "
-                         "id table ('ids'): coverage cannot be measured")  # fmt: skip
+        raise UsageError(
+            f"world backend {getattr(backend, 'name', backend)!r} has no instance "
+            "id table ('ids'): coverage cannot be measured"
+        )
     if reference is None:
         reference = reference_point(backend, target_point)
     return GoalCheck(
@@ -246,8 +251,9 @@ def check_pose(
     """Teleport-and-check: render once from ``camera`` on an agent at ``base_xyz`` (x, floor
     y, z) facing ``yaw``, then :func:`check_frame`."""
     frame = backend.render(camera.position(base_xyz), yaw, camera.horizon_deg)
-    return check_frame(backend, frame, base_xyz, yaw, target_keys, target_point,
-                       reference=reference)  # fmt: skip
+    return check_frame(
+        backend, frame, base_xyz, yaw, target_keys, target_point, reference=reference
+    )
 
 
 # -- rooms -----------------------------------------------------------------------------------
@@ -302,9 +308,11 @@ def _snap_on_grid(
 
 
 def _wall_paths(
-    grid: NavGrid, xz: tuple[float, float], window: tuple[int, int, int, int],
+    grid: NavGrid,
+    xz: tuple[float, float],
+    window: tuple[int, int, int, int],
     walls: Sequence[Any],
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Path lengths (m) from the floor point ``xz`` to the centre of every cell of ``window``
     (rows i0:i1, columns j0:j1 of ``grid``) with the wall lines ``walls`` as the only obstacles
     (cells within :data:`WALL_HALF_CELLS` of one are closed; the point's own cell stays open);
@@ -314,8 +322,9 @@ def _wall_paths(
     cell = grid.cell
     x0, z0 = grid.origin[0] + j0 * cell, grid.origin[1] + i0 * cell
     shape = (i1 - i0, j1 - j0)
-    gx, gz = np.meshgrid(x0 + (np.arange(shape[1]) + 0.5) * cell,
-                         z0 + (np.arange(shape[0]) + 0.5) * cell)  # fmt: skip
+    gx, gz = np.meshgrid(
+        x0 + (np.arange(shape[1]) + 0.5) * cell, z0 + (np.arange(shape[0]) + 0.5) * cell
+    )
     near = shapely.box(x0, z0, x0 + shape[1] * cell, z0 + shape[0] * cell).buffer(cell)
     lines = [w for w in walls if not w.is_empty and w.intersects(near)]
     free = np.ones(shape, dtype=bool)

@@ -233,13 +233,21 @@ class StructureNode:
     room_ids: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "label": self.label,
-                "room_ids": list(self.room_ids)}  # fmt: skip
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "label": self.label,
+            "room_ids": list(self.room_ids),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StructureNode:
-        return cls(str(data["id"]), str(data["kind"]), str(data["label"]),
-                   tuple(str(r) for r in data["room_ids"]))  # fmt: skip
+        return cls(
+            str(data["id"]),
+            str(data["kind"]),
+            str(data["label"]),
+            tuple(str(r) for r in data["room_ids"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -387,8 +395,11 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
 
 def structure_nodes(house: House, catalogue: AssetCatalogue) -> tuple[StructureNode, ...]:
     """Floors, ceilings, walls, doors and windows of ``house``, sorted by (id, kind)."""
-    nodes = [StructureNode(r.id, k, k.capitalize(), (r.id,))
-             for r in house.rooms for k in ("floor", "ceiling")]  # fmt: skip
+    nodes = [
+        StructureNode(r.id, k, k.capitalize(), (r.id,))
+        for r in house.rooms
+        for k in ("floor", "ceiling")
+    ]
     nodes += [StructureNode(w.id, "wall", "Wall", (w.room_id,)) for w in house.walls]
     nodes += [
         StructureNode(o.id, o.kind, catalogue.asset(o.asset_id).object_type, tuple(o.room_ids))

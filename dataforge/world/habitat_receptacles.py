@@ -69,8 +69,9 @@ def read_categories(path: str | os.PathLike[str], *, receptacles: bool = False) 
     key = "id" if "id" in columns else "name"
     cat = "main_category" if "main_category" in columns else "clean_category"
     if key not in columns or cat not in columns:
-        raise MalformedInputError(f"category file {os.fspath(path)!r} has no {key!r} / "
-                                  f"{cat!r} column")  # fmt: skip
+        raise MalformedInputError(
+            f"category file {os.fspath(path)!r} has no {key!r} / {cat!r} column"
+        )
     keep = receptacles and "hasReceptacles" in columns
     out: dict[str, str] = {}
     for row in rows:
@@ -121,8 +122,10 @@ class Magnum:
 
 def box_corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The 8 corners (8 x 3) of the box ``lo``..``hi``."""
-    return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
-                     for z in (lo[2], hi[2])], dtype=np.float64)  # fmt: skip
+    return np.array(
+        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])],
+        dtype=np.float64,
+    )
 
 
 def transform(m: np.ndarray, points: np.ndarray) -> np.ndarray:

@@ -131,12 +131,14 @@ def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product of two quaternions in coefficient order [x, y, z, w]."""
     ax, ay, az, aw = a
     bx, by, bz, bw = b
-    return np.array([
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    ])  # fmt: skip
+    return np.array(
+        [
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz,
+        ]
+    )
 
 
 def axis_quaternion(axis: Sequence[float], angle_rad: float) -> np.ndarray:
@@ -157,11 +159,13 @@ def camera_quaternion(yaw_deg: float, horizon_deg: float = 0.0) -> np.ndarray:
 def rotate(q: Sequence[float], v: Sequence[float]) -> np.ndarray:
     """``v`` rotated by the [x, y, z, w] quaternion ``q``."""
     x, y, z, w = (float(c) for c in q)
-    r = np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
+    r = np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
     return r @ np.asarray(v, dtype=np.float64)
 
 
@@ -302,8 +306,9 @@ class HabitatWorld:
         settings.agent_max_slope = float(self.agent.max_slope)
         settings.include_static_objects = True
         if not self.sim.recompute_navmesh(self.sim.pathfinder, settings):
-            raise UsageError(f"habitat-sim could not build a navmesh for scene "
-                             f"{self.scene.scene_id!r}")  # fmt: skip
+            raise UsageError(
+                f"habitat-sim could not build a navmesh for scene {self.scene.scene_id!r}"
+            )
         self._positions.clear()
 
     def _label_objects(self) -> None:
@@ -398,9 +403,12 @@ class HabitatWorld:
         snap to the navmesh or no path joins them (other island)."""
         from dataforge.nav.oracle import pathfinder_distances
 
-        return pathfinder_distances(self._hs, self.sim.pathfinder,
-                                    [to_hab(p) for p in sources],
-                                    [to_hab(p) for p in targets])  # fmt: skip
+        return pathfinder_distances(
+            self._hs,
+            self.sim.pathfinder,
+            [to_hab(p) for p in sources],
+            [to_hab(p) for p in targets],
+        )
 
     def navigator(self) -> NavMeshPaths:
         """Paths and straight-line clearance on the navmesh, in the shape a
@@ -428,19 +436,21 @@ class HabitatWorld:
 
     def _template_handle(self, asset_id: str) -> str:
         otm = self.sim.get_object_template_manager()
-        found = sorted(h for h in otm.get_template_handles(str(asset_id))
-                       if object_shortname(h) == asset_id)  # fmt: skip
+        found = sorted(
+            h for h in otm.get_template_handles(str(asset_id)) if object_shortname(h) == asset_id
+        )
         if not found or not otm.get_library_has_handle(found[0]):
-            raise UsageError(f"no object template {asset_id!r} is loaded (HabitatScene."
-                             "object_dirs names the OVMM config folders)")  # fmt: skip
+            raise UsageError(
+                f"no object template {asset_id!r} is loaded (HabitatScene."
+                "object_dirs names the OVMM config folders)"
+            )
         return found[0]
 
     def _add(self, template_handle: str) -> Any:
         """A new rigid object of the template (not yet labelled or placed)."""
         obj = self.sim.get_rigid_object_manager().add_object_by_template_handle(template_handle)
         if obj is None:
-            raise UsageError(f"habitat-sim could not add an object of template "
-                             f"{template_handle!r}")  # fmt: skip
+            raise UsageError(f"habitat-sim could not add an object of template {template_handle!r}")
         return obj
 
     def _receptacle(self, receptacle_id: str) -> HabitatReceptacle | None:
@@ -500,8 +510,9 @@ class HabitatWorld:
         """Move the spawned object ``object_id`` onto ``receptacle_id`` as :meth:`spawn` places
         a new one. On failure its transformation (and motion type) are restored."""
         if object_id not in self._spawned:
-            raise UsageError(f"{object_id!r} is not an object spawned in habitat scene "
-                             f"{self.scene.scene_id!r}")  # fmt: skip
+            raise UsageError(
+                f"{object_id!r} is not an object spawned in habitat scene {self.scene.scene_id!r}"
+            )
         obj = self._object(object_id)
         rec = self._receptacle(receptacle_id)
         if rec is None:
@@ -552,9 +563,13 @@ class HabitatWorld:
                 obj.transformation, obj.motion_type = saved, motion
             else:
                 self.sim.get_rigid_object_manager().remove_object_by_handle(obj.handle)
-            return PlacementResult(status, object_id=object_id if moving else "",
-                                   receptacle_id=rec.id, kind="mesh",
-                                   message=f"does not rest on {rec.id!r} there")  # fmt: skip
+            return PlacementResult(
+                status,
+                object_id=object_id if moving else "",
+                receptacle_id=rec.id,
+                kind="mesh",
+                message=f"does not rest on {rec.id!r} there",
+            )
         obj.motion_type = self._hs.physics.MotionType.KINEMATIC
         if not moving:
             self._label(obj)
@@ -562,8 +577,15 @@ class HabitatWorld:
         self._stowed.discard(obj.handle)
         self._on[obj.handle] = (rec.id, 0)
         pos, rot = self.pose(obj.handle)
-        return PlacementResult("placed", object_id=obj.handle, receptacle_id=rec.id,
-                               position=pos, rotation=rot, attempts=1, kind="mesh")  # fmt: skip
+        return PlacementResult(
+            "placed",
+            object_id=obj.handle,
+            receptacle_id=rec.id,
+            position=pos,
+            rotation=rot,
+            attempts=1,
+            kind="mesh",
+        )
 
     def _rests_on(self, obj: Any, support_id: int) -> str:
         """Whether ``obj`` rests where it is on ``support_id`` (:meth:`place_at`)."""
@@ -582,8 +604,7 @@ class HabitatWorld:
         not ``obj`` itself, or None."""
         mn = self._mn
         ray = self._hs.geo.Ray(mn.vector(origin), mn.vector((0.0, -1.0, 0.0)))
-        return next((h for h in self.sim.cast_ray(ray).hits if h.object_id != obj.object_id),
-                    None)  # fmt: skip
+        return next((h for h in self.sim.cast_ray(ray).hits if h.object_id != obj.object_id), None)
 
     def _contacts_ok(self, obj: Any, support_id: int) -> bool:
         """After a discrete collision pass: ``obj`` touches nothing but ``support_id``, and
@@ -614,8 +635,9 @@ class HabitatWorld:
         surfaces: Sequence[HabitatSurface] = rec.surfaces
         if surface is not None:
             if not 0 <= surface < len(rec.surfaces):
-                raise UsageError(f"receptacle {rec.id!r} has no surface {surface} "
-                                 f"({len(rec.surfaces)} surfaces)")  # fmt: skip
+                raise UsageError(
+                    f"receptacle {rec.id!r} has no surface {surface} ({len(rec.surfaces)} surfaces)"
+                )
             surfaces = (rec.surfaces[surface],)
         support = self._object(rec.id).object_id
         mn = self._mn
@@ -676,8 +698,9 @@ class HabitatWorld:
         meets it), so that :meth:`place_at` puts the same handle back; removing and adding
         again would give another handle. It leaves :meth:`spawned` and the world graph."""
         if object_id not in self.spawned():
-            raise UsageError(f"{object_id!r} is not an object spawned in habitat scene "
-                             f"{self.scene.scene_id!r}")  # fmt: skip
+            raise UsageError(
+                f"{object_id!r} is not an object spawned in habitat scene {self.scene.scene_id!r}"
+            )
         obj = self._object(object_id)
         obj.motion_type = self._hs.physics.MotionType.KINEMATIC
         obj.translation = self._mn.vector(
@@ -776,8 +799,9 @@ class HabitatWorld:
         for region in self.sim.semantic_scene.regions:
             poly = tuple((float(p[0]), -float(p[1])) for p in region.poly_loop_points)
             area = float(Polygon(poly).area) if len(poly) >= 3 else 0.0
-            out.append(RoomNode(f"region_{region.id}", str(region.category.name()), poly,
-                                round(area, 6)))  # fmt: skip
+            out.append(
+                RoomNode(f"region_{region.id}", str(region.category.name()), poly, round(area, 6))
+            )
         return tuple(sorted(out, key=lambda r: r.id))
 
     def world_graph(self) -> WorldGraph:
@@ -882,9 +906,13 @@ class NavMeshPaths:
 
 
 def _not_a_receptacle(receptacle_id: str, object_id: str) -> PlacementResult:
-    return PlacementResult("not_a_receptacle", object_id=object_id, receptacle_id=receptacle_id,
-                           message=f"{receptacle_id!r} is not a receptacle of this scene "
-                           "(no mesh receptacle with a category)")  # fmt: skip
+    return PlacementResult(
+        "not_a_receptacle",
+        object_id=object_id,
+        receptacle_id=receptacle_id,
+        message=f"{receptacle_id!r} is not a receptacle of this scene "
+        "(no mesh receptacle with a category)",
+    )
 
 
 def _surface_node(

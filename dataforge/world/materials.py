@@ -514,8 +514,9 @@ def _palette_sources(
     sources: dict[str, MaterialMatch | None] = {
         "primary": None if chosen is None else found[chosen][2]
     }
-    rest = [(c, m) for k, (role, c, m) in enumerate(found)
-            if k != chosen and role not in _NEVER_PRIMARY]  # fmt: skip
+    rest = [
+        (c, m) for k, (role, c, m) in enumerate(found) if k != chosen and role not in _NEVER_PRIMARY
+    ]
     second = next(((c, m) for c, m in rest if c != primary), None)
     if second is None:
         factor = 0.7 if _luma(primary) > 128 else 1.45

@@ -275,10 +275,14 @@ class World:
         candidates = _choose_surfaces(self.surfaces(receptacle_id), surface, inside)
         if not candidates:
             return PlacementResult(
-                "no_free_space", obj.id, receptacle_id, inside=bool(inside),
-                message=f"{receptacle_id} has no surface {surface!r}" if surface is not None
+                "no_free_space",
+                obj.id,
+                receptacle_id,
+                inside=bool(inside),
+                message=f"{receptacle_id} has no surface {surface!r}"
+                if surface is not None
                 else f"{receptacle_id} has no surface to place on",
-            )  # fmt: skip
+            )
 
         def shut(c: WorldSurface) -> bool:
             return c.needs_open and receptacle.element_openness(c.element) <= 0
@@ -287,9 +291,12 @@ class World:
         closed = [c for c in candidates if shut(c)]
         if not usable and not auto_open:
             return PlacementResult(
-                "closed", obj.id, receptacle_id, inside=True,
+                "closed",
+                obj.id,
+                receptacle_id,
+                inside=True,
                 message=f"{receptacle_id} is closed",
-            )  # fmt: skip
+            )
         if not prefer_open:
             groups = [usable + closed] if auto_open else [usable]
         else:
@@ -331,17 +338,28 @@ class World:
                     self.open(receptacle_id)  # its own door; a drawer stays as it is
                 self._commit(obj, receptacle_id, center, (0.0, yaw, 0.0))
                 return PlacementResult(
-                    "placed", obj.id, receptacle_id, center, (0.0, yaw, 0.0),
-                    chosen.kind in HOLLOW_KINDS, k + 1, surface=chosen.index, kind=chosen.kind,
-                )  # fmt: skip
+                    "placed",
+                    obj.id,
+                    receptacle_id,
+                    center,
+                    (0.0, yaw, 0.0),
+                    chosen.kind in HOLLOW_KINDS,
+                    k + 1,
+                    surface=chosen.index,
+                    kind=chosen.kind,
+                )
         status = "collision" if collided else "no_free_space"
         message = f"{collided} candidate poses collided"
         if too_tall and not collided:
             message = "too tall for the space above every surface"
         return PlacementResult(
-            status, obj.id, receptacle_id, inside=last.kind in HOLLOW_KINDS,
-            attempts=attempts, message=message,
-        )  # fmt: skip
+            status,
+            obj.id,
+            receptacle_id,
+            inside=last.kind in HOLLOW_KINDS,
+            attempts=attempts,
+            message=message,
+        )
 
     def place_at(
         self,
@@ -365,9 +383,15 @@ class World:
             under = [_box_surface(receptacle_id, self.box(receptacle_id), box.bottom)]
         if not under:
             return PlacementResult(
-                "no_free_space", obj.id, receptacle_id, obj.position, obj.rotation,
-                bool(inside), 1, "not supported by the surface",
-            )  # fmt: skip
+                "no_free_space",
+                obj.id,
+                receptacle_id,
+                obj.position,
+                obj.rotation,
+                bool(inside),
+                1,
+                "not supported by the surface",
+            )
         chosen = under[0]
         blockers = [
             b
@@ -380,15 +404,27 @@ class World:
         for other in blockers:
             if _overlap(box, other):
                 return PlacementResult(
-                    "collision", obj.id, receptacle_id, obj.position, obj.rotation,
-                    chosen.kind in HOLLOW_KINDS, 1, "overlaps a neighbour",
-                )  # fmt: skip
+                    "collision",
+                    obj.id,
+                    receptacle_id,
+                    obj.position,
+                    obj.rotation,
+                    chosen.kind in HOLLOW_KINDS,
+                    1,
+                    "overlaps a neighbour",
+                )
         self._commit(obj, receptacle_id, obj.position, obj.rotation)
         return PlacementResult(
-            "placed", obj.id, receptacle_id, obj.position, obj.rotation,
-            chosen.kind in HOLLOW_KINDS, 1,
-            surface=None if chosen.index < 0 else chosen.index, kind=chosen.kind,
-        )  # fmt: skip
+            "placed",
+            obj.id,
+            receptacle_id,
+            obj.position,
+            obj.rotation,
+            chosen.kind in HOLLOW_KINDS,
+            1,
+            surface=None if chosen.index < 0 else chosen.index,
+            kind=chosen.kind,
+        )
 
     def house(self) -> House:
         """The current house, as house JSON re-read (so it is validated like any input)."""

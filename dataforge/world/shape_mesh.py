@@ -232,20 +232,25 @@ def _tray(element: str | None, motion: Motion, lo: np.ndarray, hi: np.ndarray) -
     boxes = [((lo[0], y0, lo[2]), (hi[0], y0 + t, hi[2]))]
     nx, nz = motion.normal
     if nx == 0.0:  # faces +-z: sides at the x ends, the back at the far z end
-        boxes += [((lo[0], y0, lo[2]), (lo[0] + t, wall_top, hi[2])),
-                  ((hi[0] - t, y0, lo[2]), (hi[0], wall_top, hi[2]))]  # fmt: skip
+        boxes += [
+            ((lo[0], y0, lo[2]), (lo[0] + t, wall_top, hi[2])),
+            ((hi[0] - t, y0, lo[2]), (hi[0], wall_top, hi[2])),
+        ]
         back = lo[2] if nz > 0 else hi[2] - t
         boxes.append(((lo[0], y0, back), (hi[0], wall_top, back + t)))
     else:
-        boxes += [((lo[0], y0, lo[2]), (hi[0], wall_top, lo[2] + t)),
-                  ((lo[0], y0, hi[2] - t), (hi[0], wall_top, hi[2]))]  # fmt: skip
+        boxes += [
+            ((lo[0], y0, lo[2]), (hi[0], wall_top, lo[2] + t)),
+            ((lo[0], y0, hi[2] - t), (hi[0], wall_top, hi[2])),
+        ]
         back = lo[0] if nx > 0 else hi[0] - t
         boxes.append(((back, y0, lo[2]), (back + t, wall_top, hi[2])))
     out = []
     for b_lo, b_hi in boxes:
         a, b = np.asarray(b_lo), np.asarray(b_hi)
-        out.append(Part("box", _vec((a + b) / 2), _vec(b - a), "secondary",
-                        element=element, moves=True))  # fmt: skip
+        out.append(
+            Part("box", _vec((a + b) / 2), _vec(b - a), "secondary", element=element, moves=True)
+        )
     return out
 
 

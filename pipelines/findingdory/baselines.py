@@ -45,8 +45,12 @@ def run_baseline(tasks_dir: str | Path, *, kind: str, out: str | Path, seed: int
                     frames = [last] * n
                 else:
                     frames = [int(f) for f in rng.integers(0, last + 1, size=n)]
-                rec = {"id": t["id"], "frame_indices": [int(f) for f in frames], "error": None,
-                       "baseline": kind}  # fmt: skip
+                rec = {
+                    "id": t["id"],
+                    "frame_indices": [int(f) for f in frames],
+                    "error": None,
+                    "baseline": kind,
+                }
                 lines.append(json.dumps(rec, sort_keys=True) + "\n")
     atomic_write_bytes(Path(out), "".join(lines).encode())
     return len(lines)

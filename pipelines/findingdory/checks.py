@@ -73,8 +73,9 @@ class _Scene:
         self.catalogue = load_catalogue()
         raw = json.loads(np.asarray(arrays["house_json"]).tobytes())
         self.house = load_house(raw, name=str(meta["scene"]), catalogue=self.catalogue)
-        self.grid = house_nav_grid(self.house, self.catalogue, agent_radius=cfg.agent_radius,
-                                   cell=cfg.cell)  # fmt: skip
+        self.grid = house_nav_grid(
+            self.house, self.catalogue, agent_radius=cfg.agent_radius, cell=cfg.cell
+        )
         self.pairs = receptacle_pairs(self.catalogue, exclude=EXCLUDED_RECEPTACLES)
         self.receptacles = [dict(r) for r in meta.get("receptacles") or []]
         self.footprints = {}
@@ -99,9 +100,10 @@ class _Scene:
         grid = self.grid
         labels, keep = grid.components(), grid.largest_component()
         return [
-            k for k, p in enumerate(points)
+            k
+            for k, p in enumerate(points)
             if not (grid.inside(c := grid.cell_of(p)) and labels[c] == keep)
-        ]  # fmt: skip
+        ]
 
     def distance(self, a: Any, b: Any) -> float:
         return float(self.grid.distance(a, b))
@@ -130,8 +132,9 @@ class _Scene:
                 return
         for r in plan.rearrangements:
             (obj,) = world.remove(r.object)
-            moved = HouseObject(obj.id, obj.asset_id, obj.object_type, r.goal_position,
-                                r.goal_rotation)  # fmt: skip
+            moved = HouseObject(
+                obj.id, obj.asset_id, obj.object_type, r.goal_position, r.goal_rotation
+            )
             res = world.place_at(moved, r.goal_receptacle)
             if not res.ok:
                 yield f"{r.object} does not rest on {r.goal_receptacle} at its goal ({res.status})"
@@ -142,9 +145,11 @@ class _Scene:
 
 
 def check_scene(
-    arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any,
+    arrays: Mapping[str, np.ndarray],
+    meta: Mapping[str, Any],
+    cfg: Any,
     scenes_root: Path | None = None,
-) -> Iterator[tuple[str, str]]:  # fmt: skip
+) -> Iterator[tuple[str, str]]:
     """``(invariant, message)`` for one stored scene (``scenes_root``: where a Habitat
     scene's data folder is, the manifest's recorded ``scenes`` location)."""
     scene = _open_scene(arrays, meta, cfg, scenes_root)
@@ -154,8 +159,9 @@ def check_scene(
         scene.close()
 
 
-def _open_scene(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any,
-                scenes_root: Path | None) -> Any:  # fmt: skip
+def _open_scene(
+    arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any, scenes_root: Path | None
+) -> Any:
     from dataforge.pipelines.findingdory.day_world import is_habitat
 
     if is_habitat(meta):
@@ -280,8 +286,10 @@ def _spot_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
                 if math.hypot(p[0] - where[0], p[2] - where[2]) > cfg.reach_m + TOL_M:
                     yield f"{r.object}: {kind} spot {list(s.position)} is out of reach"
                 if ref is None or not scene.distance(p, ref) <= limit + TOL_M:
-                    yield (f"{r.object}: {kind} spot {list(s.position)} is over {limit} m by path "
-                           "from the object's reference point")  # fmt: skip
+                    yield (
+                        f"{r.object}: {kind} spot {list(s.position)} is over {limit} m by path "
+                        "from the object's reference point"
+                    )
                 if abs(wrap(heading_to(p, where) - s.yaw)) > YAW_TOL_DEG:
                     yield f"{r.object}: {kind} spot yaw {s.yaw} does not face the object"
 

@@ -74,37 +74,83 @@ findingdory_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
 
 @findingdory.command()
 @click.argument("tasks_dir", metavar="TASKS_DIR", type=click.Path(file_okay=False))
-@click.option("--llm-url", required=True, help="OpenAI-compatible server, e.g. "
-              "http://127.0.0.1:8000/v1.")  # fmt: skip
+@click.option(
+    "--llm-url", required=True, help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1."
+)
 @click.option("--llm-model", required=True, help="Model name the server serves.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False),
-              help="Predictions JSONL ({id, frame_indices, error, raw}); an existing file is "
-              "resumed.")  # fmt: skip
-@click.option("--frames", type=click.IntRange(min=1), default=96, show_default=True,
-              help="Frames of the day sent per task, subsampled uniformly (upstream: 96 in its "
-              "config, 768 in its script; the paper 24-768).")  # fmt: skip
-@click.option("--max-side", type=click.IntRange(min=16), default=320, show_default=True,
-              help="Longest side (pixels) of each frame sent.")  # fmt: skip
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Predictions JSONL ({id, frame_indices, error, raw}); an existing file is resumed.",
+)
+@click.option(
+    "--frames",
+    type=click.IntRange(min=1),
+    default=96,
+    show_default=True,
+    help="Frames of the day sent per task, subsampled uniformly (upstream: 96 in its "
+    "config, 768 in its script; the paper 24-768).",
+)
+@click.option(
+    "--max-side",
+    type=click.IntRange(min=16),
+    default=320,
+    show_default=True,
+    help="Longest side (pixels) of each frame sent.",
+)
 @click.option("--templates", default=None, help="Only these templates, e.g. T01,T31.")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Requests in flight at once.")  # fmt: skip
-@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="At most this many requests per second.")  # fmt: skip
-@click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
-              help="Retries of a request that timed out, lost its connection or got HTTP "
-              "5xx.")  # fmt: skip
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
-              show_default=True, help="Seconds to wait for one reply.")  # fmt: skip
-@click.option("--max-tokens", type=click.IntRange(min=1), default=256, show_default=True,
-              help="Answer length limit (upstream: 256 new tokens).")  # fmt: skip
-@click.option("--data-root", type=click.Path(file_okay=False), default=None,
-              help="Where the experience dataset is now, when it was moved; it must be the "
-              "one the tasks recorded (its manifest's sha256).")  # fmt: skip
-@click.option("--parse", type=click.Choice(["upstream", "strict"]), default="upstream",
-              show_default=True, help="How replies are read: upstream's VLM agent's way (JSON5 "
-              "or a Python dict, int() of each index, an unusable answer or an index outside "
-              "the frames scored as frame 0) or strict (JSON, integers; else scored as wrong). "
-              "Recorded in every prediction.")  # fmt: skip
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Requests in flight at once.",
+)
+@click.option(
+    "--rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="At most this many requests per second.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Retries of a request that timed out, lost its connection or got HTTP 5xx.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=300.0,
+    show_default=True,
+    help="Seconds to wait for one reply.",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=256,
+    show_default=True,
+    help="Answer length limit (upstream: 256 new tokens).",
+)
+@click.option(
+    "--data-root",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where the experience dataset is now, when it was moved; it must be the "
+    "one the tasks recorded (its manifest's sha256).",
+)
+@click.option(
+    "--parse",
+    type=click.Choice(["upstream", "strict"]),
+    default="upstream",
+    show_default=True,
+    help="How replies are read: upstream's VLM agent's way (JSON5 "
+    "or a Python dict, int() of each index, an unusable answer or an index outside "
+    "the frames scored as frame 0) or strict (JSON, integers; else scored as wrong). "
+    "Recorded in every prediction.",
+)
 @click.option("--quiet", is_flag=True, help="No progress output.")
 def evaluate(tasks_dir: str, **kw: object) -> None:
     """Ask a video-language model on an OpenAI-compatible server (vLLM serving Qwen2.5-VL,
@@ -117,18 +163,26 @@ def evaluate(tasks_dir: str, **kw: object) -> None:
     from dataforge.pipelines.findingdory.evaluate import run_evaluate
 
     check_output_file(str(kw["out"]), "--out", inputs=[tasks_dir, kw["data_root"]])  # type: ignore[list-item]
-    settings = LLMSettings(url=str(kw["llm_url"]), model=str(kw["llm_model"]),
-                           timeout_s=float(kw["timeout"]),  # type: ignore[arg-type]
-                           max_tokens=int(kw["max_tokens"]))  # type: ignore[call-overload]  # fmt: skip
+    settings = LLMSettings(
+        url=str(kw["llm_url"]),
+        model=str(kw["llm_model"]),
+        timeout_s=float(kw["timeout"]),  # type: ignore[arg-type]
+        max_tokens=int(kw["max_tokens"]),
+    )  # type: ignore[call-overload]
     line = run_evaluate(
-        tasks_dir, settings=settings, out=str(kw["out"]),
+        tasks_dir,
+        settings=settings,
+        out=str(kw["out"]),
         frames=int(kw["frames"]),  # type: ignore[call-overload]
         max_side=int(kw["max_side"]),  # type: ignore[call-overload]
-        templates=_templates(kw["templates"]), workers=int(kw["workers"]),  # type: ignore[call-overload]
-        rate=kw["rate"], retries=int(kw["retries"]),  # type: ignore[arg-type, call-overload]
-        data_root=kw["data_root"], parse=str(kw["parse"]),  # type: ignore[arg-type]
+        templates=_templates(kw["templates"]),
+        workers=int(kw["workers"]),  # type: ignore[call-overload]
+        rate=kw["rate"],
+        retries=int(kw["retries"]),  # type: ignore[arg-type, call-overload]
+        data_root=kw["data_root"],
+        parse=str(kw["parse"]),  # type: ignore[arg-type]
         quiet=bool(kw["quiet"]),
-    )  # fmt: skip
+    )
     click.echo(line)
 
 
@@ -142,15 +196,27 @@ def _templates(text: object) -> list[str] | None:
 
 @findingdory.command()
 @click.argument("tasks_dir", metavar="TASKS_DIR", type=click.Path(file_okay=False))
-@click.option("--predictions", "-p", required=True, type=click.Path(dir_okay=False),
-              help="Frames picked per task (evaluate or baseline): JSONL of {id, "
-              "frame_indices}.")  # fmt: skip
-@click.option("--trajectories", "-t", type=click.Path(dir_okay=False), default=None,
-              help="Low-level runs from the day's final pose: JSONL of {id, positions, yaws, "
-              "stops}; adds LL-SR and LL-SPL (scored where HL succeeded).")  # fmt: skip
+@click.option(
+    "--predictions",
+    "-p",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Frames picked per task (evaluate or baseline): JSONL of {id, frame_indices}.",
+)
+@click.option(
+    "--trajectories",
+    "-t",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Low-level runs from the day's final pose: JSONL of {id, positions, yaws, "
+    "stops}; adds LL-SR and LL-SPL (scored where HL succeeded).",
+)
 @click.option("--templates", default=None, help="Only these templates, e.g. T01,T31.")
-@click.option("--allow-missing", is_flag=True,
-              help="Score tasks without a prediction as failures instead of stopping.")  # fmt: skip
+@click.option(
+    "--allow-missing",
+    is_flag=True,
+    help="Score tasks without a prediction as failures instead of stopping.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 def score(tasks_dir: str, predictions: str, **kw: object) -> None:
     """Score predicted frames on TASKS_DIR with the paper's metrics (B.3): HL-SR, HL-SPL (over
@@ -163,9 +229,13 @@ def score(tasks_dir: str, predictions: str, **kw: object) -> None:
 
     from dataforge.pipelines.findingdory.scoring import run_score, table
 
-    report = run_score(tasks_dir, predictions, trajectories=kw["trajectories"],  # type: ignore[arg-type]
-                       allow_missing=bool(kw["allow_missing"]),
-                       templates=_templates(kw["templates"]))  # fmt: skip
+    report = run_score(
+        tasks_dir,
+        predictions,
+        trajectories=kw["trajectories"],  # type: ignore[arg-type]
+        allow_missing=bool(kw["allow_missing"]),
+        templates=_templates(kw["templates"]),
+    )
     if kw["as_json"]:
         click.echo(json.dumps(report, indent=1, sort_keys=True))
     else:
@@ -176,9 +246,13 @@ def score(tasks_dir: str, predictions: str, **kw: object) -> None:
 
 @findingdory.command()
 @click.argument("tasks_dir", metavar="TASKS_DIR", type=click.Path(file_okay=False))
-@click.option("--kind", required=True, type=click.Choice(["oracle", "last-frame", "random"]),
-              help="oracle: the nearest valid goal frames; last-frame: the day's last frame; "
-              "random: uniform frames (--seed).")  # fmt: skip
+@click.option(
+    "--kind",
+    required=True,
+    type=click.Choice(["oracle", "last-frame", "random"]),
+    help="oracle: the nearest valid goal frames; last-frame: the day's last frame; "
+    "random: uniform frames (--seed).",
+)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Predictions JSONL.")
 @click.option("--seed", type=int, default=0, show_default=True, help="For --kind random.")
 def baseline(tasks_dir: str, kind: str, out: str, seed: int) -> None:
@@ -195,15 +269,25 @@ def baseline(tasks_dir: str, kind: str, out: str, seed: int) -> None:
 
 
 @findingdory.command()
-@click.argument("tasks_dirs", metavar="TASKS_DIR...", nargs=-1, required=True,
-                type=click.Path(file_okay=False))  # fmt: skip
-@click.option("--out", required=True, type=click.Path(),
-              help="Folder to write (new or empty; keep 'findingdory' in its path: "
-              "findingdory-train asserts it).")  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(["findingdory-train"]),
-              default="findingdory-train", show_default=True,
-              help="findingdory-train: the QA rows and videos its sft_video_llm.py and "
-              "evaluate_video_llm.py read.")  # fmt: skip
+@click.argument(
+    "tasks_dirs", metavar="TASKS_DIR...", nargs=-1, required=True, type=click.Path(file_okay=False)
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(),
+    help="Folder to write (new or empty; keep 'findingdory' in its path: "
+    "findingdory-train asserts it).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["findingdory-train"]),
+    default="findingdory-train",
+    show_default=True,
+    help="findingdory-train: the QA rows and videos its sft_video_llm.py and "
+    "evaluate_video_llm.py read.",
+)
 @click.option(
     "--frames",
     type=int,
@@ -211,11 +295,16 @@ def baseline(tasks_dir: str, kind: str, out: str, seed: int) -> None:
     show_default=True,
     help="Frames kept per day's video, even, 4..768 (the authors' release: 96).",
 )
-@click.option("--data-root", type=click.Path(file_okay=False), default=None,
-              help="Where the experience dataset of the one TASKS_DIR is now, when it was "
-              "moved; it must be the one the tasks recorded.")  # fmt: skip
-def export(tasks_dirs: tuple[str, ...], out: str, fmt: str, frames: int,
-           data_root: str | None) -> None:  # fmt: skip
+@click.option(
+    "--data-root",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where the experience dataset of the one TASKS_DIR is now, when it was "
+    "moved; it must be the one the tasks recorded.",
+)
+def export(
+    tasks_dirs: tuple[str, ...], out: str, fmt: str, frames: int, data_root: str | None
+) -> None:
     """Write the tasks of TASKS_DIR (one or more tasks datasets: train and val days) and the
     days they were made from as the authors' fine-tuning code reads them: train.jsonl and
     validation.jsonl rows (ep_id, video, question, answer, task_id, high_level_category,
@@ -230,5 +319,7 @@ def export(tasks_dirs: tuple[str, ...], out: str, fmt: str, frames: int,
     result = run_export(tasks_dirs, out, fmt=fmt, frames=frames, data_root=data_root)
     rows = ", ".join(f"{s} {n} rows" for s, n in result.rows.items())
     left = sum(result.dropped.values())
-    click.echo(f"{result.out}: {rows}, {result.videos} videos for findingdory-train"
-               + (f"; {left} tasks left out (export.json says why)" if left else ""))  # fmt: skip
+    click.echo(
+        f"{result.out}: {rows}, {result.videos} videos for findingdory-train"
+        + (f"; {left} tasks left out (export.json says why)" if left else "")
+    )

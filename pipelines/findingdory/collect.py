@@ -65,14 +65,26 @@ def schema(cfg: CollectConfig) -> Schema:
     img: dict[str, Any] = {"chunk_rows": 1}
     return Schema(
         {
-            "rgb": ArraySpec("uint8", (None, h, w, 3), kind="rgb",
-                             description="head camera, clean (no stamp)", **img),
-            "depth": ArraySpec("uint16", (None, h, w), kind="depth", units="mm",
-                               description="0: nothing", **img),
-            "instance": ArraySpec("uint16", (None, h, w), kind="mask",
-                                  description="metadata instances ids", **img),
-            "semantic": ArraySpec("uint16", (None, h, w), kind="mask",
-                                  description="metadata semantic_classes ids", **img),
+            "rgb": ArraySpec(
+                "uint8",
+                (None, h, w, 3),
+                kind="rgb",
+                description="head camera, clean (no stamp)",
+                **img,
+            ),
+            "depth": ArraySpec(
+                "uint16", (None, h, w), kind="depth", units="mm", description="0: nothing", **img
+            ),
+            "instance": ArraySpec(
+                "uint16", (None, h, w), kind="mask", description="metadata instances ids", **img
+            ),
+            "semantic": ArraySpec(
+                "uint16",
+                (None, h, w),
+                kind="mask",
+                description="metadata semantic_classes ids",
+                **img,
+            ),
             "position": ArraySpec("float64", (None, 3), units="m", description="agent base"),
             "yaw": ArraySpec("float64", (None,), units="deg", description="0 faces +z"),
             "action": ArraySpec("int8", (None,), description="upstream action id; -1 spawn"),
@@ -82,12 +94,14 @@ def schema(cfg: CollectConfig) -> Schema:
             "room": ArraySpec("int16", (None,), description="index into metadata rooms; -1"),
             "intrinsics": ArraySpec("float32", (3, 3), description="pinhole K in pixels"),
             "house_json": ArraySpec("uint8", (None,), description="the scene's house JSON"),
-            "viewpoints": ArraySpec("float32", (None, 3), units="m",
-                                    description="receptacle viewpoints x, y, z"),
-            "viewpoint_receptacle": ArraySpec("int16", (None,),
-                                              description="index into log receptacles"),
+            "viewpoints": ArraySpec(
+                "float32", (None, 3), units="m", description="receptacle viewpoints x, y, z"
+            ),
+            "viewpoint_receptacle": ArraySpec(
+                "int16", (None,), description="index into log receptacles"
+            ),
         }
-    )  # fmt: skip
+    )
 
 
 # -- one episode -----------------------------------------------------------------------------
@@ -101,15 +115,22 @@ def read_scene(root: str, scene: str) -> tuple[bytes, Mapping[str, Any], np.ndar
     with open_dataset(root) as ds:
         ep = ds[scene]
         raw = ep["house_json"].read().tobytes()
-        views = np.column_stack([ep["viewpoints"].read().astype(np.float64),
-                                 ep["viewpoint_receptacle"].read().astype(np.float64)])  # fmt: skip
+        views = np.column_stack(
+            [
+                ep["viewpoints"].read().astype(np.float64),
+                ep["viewpoint_receptacle"].read().astype(np.float64),
+            ]
+        )
         return raw, dict(ep.metadata), views
 
 
 def produce(
-    cfg: CollectConfig, root: str, scenes_root: str | None, unit: WorkUnit,
+    cfg: CollectConfig,
+    root: str,
+    scenes_root: str | None,
+    unit: WorkUnit,
     rng: np.random.Generator,
-) -> Iterator[Episode]:  # fmt: skip
+) -> Iterator[Episode]:
     from dataforge.pipelines.findingdory.day_world import is_habitat, plan_world
     from dataforge.pipelines.findingdory.log import Clock
     from dataforge.pipelines.findingdory.oracle import PHASES, OracleAgent
@@ -125,12 +146,24 @@ def produce(
     habitat = is_habitat(meta)
     catalogue = None if habitat else load_catalogue()
     cam = cfg.camera
-    day = plan_world(raw, meta, plan, camera=cam, agent_radius=cfg.agent_radius,
-                     scenes_root=None if scenes_root is None else Path(scenes_root),
-                     catalogue=catalogue)  # fmt: skip
-    agent = OracleAgent(day, plan, camera=cam, forward_m=cfg.forward_m,
-                        turn_deg=cfg.turn_deg, min_coverage=cfg.min_coverage,
-                        max_frames=cfg.max_frames)  # fmt: skip
+    day = plan_world(
+        raw,
+        meta,
+        plan,
+        camera=cam,
+        agent_radius=cfg.agent_radius,
+        scenes_root=None if scenes_root is None else Path(scenes_root),
+        catalogue=catalogue,
+    )
+    agent = OracleAgent(
+        day,
+        plan,
+        camera=cam,
+        forward_m=cfg.forward_m,
+        turn_deg=cfg.turn_deg,
+        min_coverage=cfg.min_coverage,
+        max_frames=cfg.max_frames,
+    )
     clock = Clock(cfg.day_start, cfg.day_end, cfg.day_steps)
     rooms = [dict(r) for r in meta["rooms"]]
     polygons = day.rooms()
@@ -173,9 +206,17 @@ def produce(
         from dataforge.pipelines.findingdory.experience import episode_log
 
         log = episode_log(
-            day, plan, meta, views, agent.events, room_frames, last["frames"],
-            last["pose"], clock, cfg.split,
-        )  # fmt: skip
+            day,
+            plan,
+            meta,
+            views,
+            agent.events,
+            room_frames,
+            last["frames"],
+            last["pose"],
+            clock,
+            cfg.split,
+        )
         origin = {"origin": dict(meta["origin"])} if habitat else {}
         return {
             "scene": plan.scene,
@@ -219,8 +260,10 @@ def produce(
 def video_files(ds: Any, fps: float) -> dict[str, Any]:
     """``videos/<episode>.mp4`` of every stored episode's RGB, written from the shards, each
     frame stamped with its clock and frame number (:func:`video_frame`)."""
-    return {f"{VIDEOS_DIR}/{eid}.mp4": functools.partial(_write_video, ds, eid, fps)
-            for eid in ds.episode_ids}  # fmt: skip
+    return {
+        f"{VIDEOS_DIR}/{eid}.mp4": functools.partial(_write_video, ds, eid, fps)
+        for eid in ds.episode_ids
+    }
 
 
 def _write_video(ds: Any, eid: str, fps: float, path: Any) -> None:
@@ -263,9 +306,12 @@ def build_job(cfg: CollectConfig, *, seed: int, fmt: str, inputs: Inputs | None 
         _av("--video mp4")  # a missing PyAV stops here, in one line
     src = dict(manifest.config)
     scenes_root = carry_scenes(inputs, manifest, habitat=src.get("scene_kind") == "habitat")
-    cfg = cfg.with_(clean_rgb=True, split=str(src.get("split", cfg.split)),
-                    agent_radius=float(src.get("agent_radius", cfg.agent_radius)),
-                    min_coverage=float(src.get("min_coverage", cfg.min_coverage)))  # fmt: skip
+    cfg = cfg.with_(
+        clean_rgb=True,
+        split=str(src.get("split", cfg.split)),
+        agent_radius=float(src.get("agent_radius", cfg.agent_radius)),
+        min_coverage=float(src.get("min_coverage", cfg.min_coverage)),
+    )
     root = str(inputs.root(EPISODES))
     units: list[WorkUnit] = []
     with open_dataset(root) as ds:

@@ -65,12 +65,22 @@ def _replay(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
         STOP,
         TURN_LEFT,
         TURN_RIGHT,
-    )  # fmt: skip
+    )
     from dataforge.pipelines.findingdory.plan import EpisodePlan
 
     n = len(ep["position"])
-    for name in ("rgb", "depth", "instance", "semantic", "yaw", "action", "clock", "phase",
-                 "rearrangement", "room"):  # fmt: skip
+    for name in (
+        "rgb",
+        "depth",
+        "instance",
+        "semantic",
+        "yaw",
+        "action",
+        "clock",
+        "phase",
+        "rearrangement",
+        "room",
+    ):
         if len(ep[name]) != n:
             yield "replay", f"{name} has {len(ep[name])} rows for {n} frames"
             return
@@ -95,8 +105,12 @@ def _replay(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
             t = math.radians(yaw[i - 1])
             along = d[0] * math.sin(t) + d[2] * math.cos(t)
             across = -d[0] * math.cos(t) + d[2] * math.sin(t)
-            ok = abs(turn) <= YAW_TOL and abs(across) <= POS_TOL and -POS_TOL <= along <= (
-                cfg.forward_m + POS_TOL) and abs(d[1]) <= POS_TOL  # fmt: skip
+            ok = (
+                abs(turn) <= YAW_TOL
+                and abs(across) <= POS_TOL
+                and -POS_TOL <= along <= (cfg.forward_m + POS_TOL)
+                and abs(d[1]) <= POS_TOL
+            )
         elif a in (TURN_LEFT, TURN_RIGHT):
             want = cfg.turn_deg if a == TURN_RIGHT else -cfg.turn_deg
             ok = np.abs(d).max() <= POS_TOL and abs(turn - want) <= YAW_TOL

@@ -59,8 +59,9 @@ class EpisodesConfig(PipelineConfig):
         "(the paper builds attribute tasks for val only).",
         choices=SPLITS,
     )
-    episodes: int = option(1, "Episodes per scene (the paper: 1,478 train / 100 val in "
-                           "107 / 30 scenes).", min=1)  # fmt: skip
+    episodes: int = option(
+        1, "Episodes per scene (the paper: 1,478 train / 100 val in 107 / 30 scenes).", min=1
+    )
     rearrangements: tuple[int, int] = option(
         (MIN_REARRANGEMENTS, MAX_REARRANGEMENTS),
         "Pick-and-place rearrangements per episode: N, or A-B drawn uniformly per episode "
@@ -76,9 +77,11 @@ class EpisodesConfig(PipelineConfig):
     )
     max_attempts: int = option(10, "Generated houses: procthor seeds tried per house.", min=1)
     max_tries: int = option(
-        20, "Episode draws tried per episode before the scene is given up (each failure is "
-        "counted by its reason).", min=1,
-    )  # fmt: skip
+        20,
+        "Episode draws tried per episode before the scene is given up (each failure is "
+        "counted by its reason).",
+        min=1,
+    )
     # Recorded facts (set by build_job or fixed by the benchmark)
     scene_kind: str = "generate"  # generate | dir | jsonl | habitat
     generated_scenes: int = 0  # --scenes generate:K
@@ -140,14 +143,21 @@ class CollectConfig(PipelineConfig):
         choices=VIDEO_KINDS,
     )
     fps: float = option(10.0, "Frames per second of the MP4 videos.", min=0.1, max=120.0)
-    day_start: str = option("06:00", "Clock at frame 0 (upstream: wake at 06:00).",
-                            parse=parse_hhmm, metavar="HH:MM")  # fmt: skip
-    day_end: str = option("22:00", "Clock after day_steps frames (upstream: 22:00).",
-                          parse=parse_hhmm, metavar="HH:MM")  # fmt: skip
-    day_steps: int = option(4000, "Frames from day_start to day_end (upstream: 4,000, so "
-                            "14.4 s a frame).", min=1)  # fmt: skip
-    limit: int | None = option(None, "Only the first N episodes of each scene (default: all).",
-                               min=1)  # fmt: skip
+    day_start: str = option(
+        "06:00", "Clock at frame 0 (upstream: wake at 06:00).", parse=parse_hhmm, metavar="HH:MM"
+    )
+    day_end: str = option(
+        "22:00",
+        "Clock after day_steps frames (upstream: 22:00).",
+        parse=parse_hhmm,
+        metavar="HH:MM",
+    )
+    day_steps: int = option(
+        4000, "Frames from day_start to day_end (upstream: 4,000, so 14.4 s a frame).", min=1
+    )
+    limit: int | None = option(
+        None, "Only the first N episodes of each scene (default: all).", min=1
+    )
     # Recorded facts
     forward_m: float = 0.25  # upstream forward_step_size
     turn_deg: float = 10.0  # upstream turn_angle
@@ -168,14 +178,20 @@ class CollectConfig(PipelineConfig):
         if not (16 <= w <= 4096 and 16 <= h <= 4096):
             raise UsageError(f"--resolution must be 16..4096 per side, got {w}x{h}")
         if parse_hhmm(self.day_end) <= parse_hhmm(self.day_start):
-            raise UsageError(f"--day-end {self.day_end} must come after --day-start "
-                             f"{self.day_start}")  # fmt: skip
+            raise UsageError(
+                f"--day-end {self.day_end} must come after --day-start {self.day_start}"
+            )
 
     @property
     def camera(self) -> HeadCamera:
         w, h = self.resolution
-        return HeadCamera(width=w, height=h, hfov_deg=self.hfov_deg,
-                          height_m=self.camera_height_m, tilt_deg=self.tilt_deg)  # fmt: skip
+        return HeadCamera(
+            width=w,
+            height=h,
+            hfov_deg=self.hfov_deg,
+            height_m=self.camera_height_m,
+            tilt_deg=self.tilt_deg,
+        )
 
 
 @dataclass(frozen=True)

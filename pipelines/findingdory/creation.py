@@ -184,9 +184,14 @@ class SceneContext(SceneBase):
         from dataforge.world.viewpoints import WallSight
 
         self.house, self.catalogue, self.cfg = house, catalogue, cfg
-        self.backend = EmbeddedWorld(house, catalogue, width=cfg.check_width,
-                                     height=cfg.check_height, vfov_deg=check_vfov(cfg),
-                                     agent_radius=cfg.agent_radius)  # fmt: skip
+        self.backend = EmbeddedWorld(
+            house,
+            catalogue,
+            width=cfg.check_width,
+            height=cfg.check_height,
+            vfov_deg=check_vfov(cfg),
+            agent_radius=cfg.agent_radius,
+        )
         self.grid = self.backend.grid
         self.floor_y = float(self.grid.y)
         self.pairs = receptacle_pairs(catalogue, exclude=EXCLUDED_RECEPTACLES)
@@ -266,8 +271,9 @@ class SceneContext(SceneBase):
 def check_vfov(cfg: EpisodesConfig) -> float:
     """The vertical field of view of the Stretch head camera at the check resolution."""
     cam = cfg.camera
-    return math.degrees(2 * math.atan(math.tan(math.radians(cam.hfov_deg) / 2)
-                                      * cfg.check_height / cfg.check_width))  # fmt: skip
+    return math.degrees(
+        2 * math.atan(math.tan(math.radians(cam.hfov_deg) / 2) * cfg.check_height / cfg.check_width)
+    )
 
 
 def draw_episode(ctx: SceneBase, rng: np.random.Generator, scene: str) -> EpisodePlan | Rejection:
@@ -296,8 +302,11 @@ def draw_episode(ctx: SceneBase, rng: np.random.Generator, scene: str) -> Episod
         res = _spawn_any(backend, d_asset, others, ctx, c, rng)
         if res is None:
             return Rejection("distractor_unplaced", c)
-        distractors.append(Distractor(res.object_id, c, d_asset, res.receptacle_id,
-                                      _v(res.position), _v(res.rotation)))  # fmt: skip
+        distractors.append(
+            Distractor(
+                res.object_id, c, d_asset, res.receptacle_id, _v(res.position), _v(res.rotation)
+            )
+        )
     starts = {oid: ctx.pose(backend, oid) for oid, *_ in picks}
     rearrangements: list[Rearrangement] = []
     for oid, c, asset, rec, pick_spots in picks:
@@ -327,8 +336,14 @@ def draw_episode(ctx: SceneBase, rng: np.random.Generator, scene: str) -> Episod
     end = _end_pose(ctx, backend, rearrangements[-1].place_spots[0], rng)
     if end is None:
         return Rejection("no_end_pose")
-    return EpisodePlan(scene, tuple(rearrangements), tuple(distractors), start, end,
-                       tuple(x.id for x in ctx.receptacles))  # fmt: skip
+    return EpisodePlan(
+        scene,
+        tuple(rearrangements),
+        tuple(distractors),
+        start,
+        end,
+        tuple(x.id for x in ctx.receptacles),
+    )
 
 
 # -- steps -----------------------------------------------------------------------------------
@@ -341,9 +356,12 @@ def _asset(ctx: SceneBase, category: str, rng: np.random.Generator, avoid: str =
 
 
 def _weighted(
-    ctx: SceneBase, recs: Sequence[Receptacle], category: str, rng: np.random.Generator,
+    ctx: SceneBase,
+    recs: Sequence[Receptacle],
+    category: str,
+    rng: np.random.Generator,
     limit: int = RECEPTACLE_TRIES,
-) -> list[Receptacle]:  # fmt: skip
+) -> list[Receptacle]:
     """Up to ``limit`` of ``recs`` drawn without replacement by likelihood."""
     if not recs:
         return []
@@ -354,9 +372,13 @@ def _weighted(
 
 
 def _spawn_any(
-    backend: Any, asset: str, recs: Sequence[Receptacle], ctx: SceneBase, category: str,
+    backend: Any,
+    asset: str,
+    recs: Sequence[Receptacle],
+    ctx: SceneBase,
+    category: str,
     rng: np.random.Generator,
-) -> Any:  # fmt: skip
+) -> Any:
     for rec in _weighted(ctx, recs, category, rng, limit=len(recs)):
         res = backend.spawn(asset, rec.id, rng)
         if res.ok:
@@ -365,9 +387,14 @@ def _spawn_any(
 
 
 def _visible_on(
-    ctx: SceneBase, backend: Any, recs: Sequence[Receptacle], category: str,
-    rng: np.random.Generator, attempt: Callable[[str], Any], undo: Callable[[Any], None],
-) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:  # fmt: skip
+    ctx: SceneBase,
+    backend: Any,
+    recs: Sequence[Receptacle],
+    category: str,
+    rng: np.random.Generator,
+    attempt: Callable[[str], Any],
+    undo: Callable[[Any], None],
+) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:
     """The first of up to :data:`RECEPTACLE_TRIES` receptacles (drawn by likelihood) on which
     ``attempt(receptacle_id)`` places the object with pick or place spots; ``undo(result)``
     takes back a placement without spots."""
@@ -383,21 +410,40 @@ def _visible_on(
 
 
 def _spawn_visible(
-    ctx: SceneBase, backend: Any, asset: str, recs: Sequence[Receptacle],
+    ctx: SceneBase,
+    backend: Any,
+    asset: str,
+    recs: Sequence[Receptacle],
     rng: np.random.Generator,
-) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:  # fmt: skip
-    return _visible_on(ctx, backend, recs, ctx.category_of(asset), rng,
-                       lambda rid: backend.spawn(asset, rid, rng),
-                       lambda res: backend.remove(res.object_id))  # fmt: skip
+) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:
+    return _visible_on(
+        ctx,
+        backend,
+        recs,
+        ctx.category_of(asset),
+        rng,
+        lambda rid: backend.spawn(asset, rid, rng),
+        lambda res: backend.remove(res.object_id),
+    )
 
 
 def _place_visible(
-    ctx: SceneBase, backend: Any, held: Any, recs: Sequence[Receptacle], category: str,
+    ctx: SceneBase,
+    backend: Any,
+    held: Any,
+    recs: Sequence[Receptacle],
+    category: str,
     rng: np.random.Generator,
-) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:  # fmt: skip
-    return _visible_on(ctx, backend, recs, category, rng,
-                       lambda rid: ctx.put(backend, held, rid, rng),
-                       lambda res: ctx.unput(backend, held))  # fmt: skip
+) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:
+    return _visible_on(
+        ctx,
+        backend,
+        recs,
+        category,
+        rng,
+        lambda rid: ctx.put(backend, held, rid, rng),
+        lambda res: ctx.unput(backend, held),
+    )
 
 
 def spots_for(ctx: SceneBase, backend: Any, object_id: str, receptacle_id: str) -> tuple[Spot, ...]:
@@ -476,8 +522,10 @@ def _end_pose(ctx: SceneBase, backend: Any, spot: Spot, rng: np.random.Generator
     trees = [cKDTree(v[:, [0, 2]]) for v in ctx.viewpoints]
     near = [t.query(lattice[:, [0, 2]])[0] < END_CLEAR_M for t in trees]
     crowded = np.any(near, axis=0) if near else np.zeros(len(lattice), dtype=bool)
-    order = [*rng.permutation(np.nonzero(far & ~crowded)[0]),
-             *rng.permutation(np.nonzero(far & crowded)[0])][:END_TRIES]  # fmt: skip
+    order = [
+        *rng.permutation(np.nonzero(far & ~crowded)[0]),
+        *rng.permutation(np.nonzero(far & crowded)[0]),
+    ][:END_TRIES]
     small = ctx.small_objects(backend)
     graph = backend.world_graph()
     turns = round(360 / TURN_DEG)
@@ -488,14 +536,25 @@ def _end_pose(ctx: SceneBase, backend: Any, spot: Spot, rng: np.random.Generator
         keys = [key for rid in recs for key in furniture_keys(graph, rid)]
         for step in rng.permutation(turns)[:END_TRIES]:
             yaw = TURN_DEG * int(step)
-            if all(_clear_view(backend, eye, (yaw + dy) % 360.0, cam.tilt_deg, small, keys,
-                               cfg.min_coverage) for dy in (0.0, -TURN_DEG, TURN_DEG)):  # fmt: skip
+            if all(
+                _clear_view(
+                    backend, eye, (yaw + dy) % 360.0, cam.tilt_deg, small, keys, cfg.min_coverage
+                )
+                for dy in (0.0, -TURN_DEG, TURN_DEG)
+            ):
                 return Spot(_v(np.round(p, 6)), float(yaw))
     return None
 
 
-def _clear_view(backend: Any, eye: Any, yaw: float, tilt: float, small: list[str],
-                furniture: list[str], min_coverage: float) -> bool:  # fmt: skip
+def _clear_view(
+    backend: Any,
+    eye: Any,
+    yaw: float,
+    tilt: float,
+    small: list[str],
+    furniture: list[str],
+    min_coverage: float,
+) -> bool:
     """No small object in view, and the given furniture below ``min_coverage``."""
     from dataforge.world.goals import coverage_of, instance_ids_of
 

@@ -168,20 +168,24 @@ class HabitatDay(DayWorld):
 
     def place_at(self, obj: HouseObject, receptacle_id: str) -> Any:
         known = self.backend.holds(obj.id)
-        res = self.backend.place_at(obj.id if known else obj.asset_id, receptacle_id,
-                                    obj.position, obj.rotation)  # fmt: skip
+        res = self.backend.place_at(
+            obj.id if known else obj.asset_id, receptacle_id, obj.position, obj.rotation
+        )
         if res.ok and res.object_id != obj.id:
-            raise DatasetError(f"habitat-sim named {obj.asset_id} {res.object_id!r} where the "
-                               f"plan has {obj.id!r}: the scene is not the one the episodes "
-                               "were drawn in")  # fmt: skip
+            raise DatasetError(
+                f"habitat-sim named {obj.asset_id} {res.object_id!r} where the "
+                f"plan has {obj.id!r}: the scene is not the one the episodes "
+                "were drawn in"
+            )
         return res
 
     def rooms(self) -> dict[str, Any]:
         if self._rooms is None:
             from shapely.geometry import Polygon
 
-            self._rooms = {r.id: Polygon(r.polygon) for r in self.backend.rooms()
-                           if len(r.polygon) >= 3}  # fmt: skip
+            self._rooms = {
+                r.id: Polygon(r.polygon) for r in self.backend.rooms() if len(r.polygon) >= 3
+            }
         return self._rooms
 
     def floor_y(self) -> float:
@@ -198,9 +202,16 @@ class HabitatDay(DayWorld):
 # -- building a day's world ------------------------------------------------------------------
 
 
-def plan_world(scene_json: bytes, meta: Mapping[str, Any], plan: Any, *, camera: Any,
-               agent_radius: float, scenes_root: Path | None = None,
-               catalogue: Any = None) -> DayWorld:  # fmt: skip
+def plan_world(
+    scene_json: bytes,
+    meta: Mapping[str, Any],
+    plan: Any,
+    *,
+    camera: Any,
+    agent_radius: float,
+    scenes_root: Path | None = None,
+    catalogue: Any = None,
+) -> DayWorld:
     """The world of ``plan`` (every rearranged object and distractor at its recorded start
     pose) at ``camera``'s image size and field of view. ``scene_json``: the stored house or
     scene instance; ``meta``: a record naming its origin; ``scenes_root``: the HSSD data folder
@@ -215,8 +226,14 @@ def plan_world(scene_json: bytes, meta: Mapping[str, Any], plan: Any, *, camera:
 
         catalogue = catalogue if catalogue is not None else load_catalogue()
         house = load_house(json.loads(scene_json), name=plan.scene, catalogue=catalogue)
-        backend = EmbeddedWorld(house, catalogue, width=camera.width, height=camera.height,
-                                vfov_deg=camera.vfov_deg, agent_radius=agent_radius)  # fmt: skip
+        backend = EmbeddedWorld(
+            house,
+            catalogue,
+            width=camera.width,
+            height=camera.height,
+            vfov_deg=camera.vfov_deg,
+            agent_radius=agent_radius,
+        )
         day = DayWorld(backend, catalogue)
     for obj, rid in plan.spawns():
         if day.has(obj.id):
@@ -225,18 +242,34 @@ def plan_world(scene_json: bytes, meta: Mapping[str, Any], plan: Any, *, camera:
         res = day.place_at(obj, rid)
         if not res.ok:
             day.close()
-            raise DatasetError(f"{plan.scene}: {obj.id} does not rest on {rid} at its recorded "
-                               f"pose ({res.status})")  # fmt: skip
+            raise DatasetError(
+                f"{plan.scene}: {obj.id} does not rest on {rid} at its recorded pose ({res.status})"
+            )
     return day
 
 
-def final_world(scene_json: bytes, meta: Mapping[str, Any], plan: Any,
-                events: Sequence[Mapping[str, Any]], *, camera: Any, agent_radius: float,
-                scenes_root: Path | None = None, catalogue: Any = None) -> DayWorld:  # fmt: skip
+def final_world(
+    scene_json: bytes,
+    meta: Mapping[str, Any],
+    plan: Any,
+    events: Sequence[Mapping[str, Any]],
+    *,
+    camera: Any,
+    agent_radius: float,
+    scenes_root: Path | None = None,
+    catalogue: Any = None,
+) -> DayWorld:
     """The plan's world as the day left it: objects placed where placed, a picked object that
     was never placed (the day's frame cap) gone."""
-    day = plan_world(scene_json, meta, plan, camera=camera, agent_radius=agent_radius,
-                     scenes_root=scenes_root, catalogue=catalogue)  # fmt: skip
+    day = plan_world(
+        scene_json,
+        meta,
+        plan,
+        camera=camera,
+        agent_radius=agent_radius,
+        scenes_root=scenes_root,
+        catalogue=catalogue,
+    )
     done = {(str(e["kind"]), int(e["rearrangement"])) for e in events}
     for k, r in enumerate(plan.rearrangements):
         if ("pick", k) not in done:
@@ -259,22 +292,37 @@ def final_objects(plan: Any, events: Sequence[Mapping[str, Any]]) -> list[dict[s
     out = []
     for obj, rid in plan.spawns():
         k = moved.get(obj.id)
-        rec = {"id": obj.id, "asset": obj.asset_id, "category": obj.object_type,
-               "receptacle": rid, "position": list(obj.position),
-               "rotation": list(obj.rotation), "present": True}  # fmt: skip
+        rec = {
+            "id": obj.id,
+            "asset": obj.asset_id,
+            "category": obj.object_type,
+            "receptacle": rid,
+            "position": list(obj.position),
+            "rotation": list(obj.rotation),
+            "present": True,
+        }
         if k is not None and ("pick", k) in done:
             r = plan.rearrangements[k]
             if ("place", k) in done:
-                rec.update(receptacle=r.goal_receptacle, position=list(r.goal_position),
-                           rotation=list(r.goal_rotation))  # fmt: skip
+                rec.update(
+                    receptacle=r.goal_receptacle,
+                    position=list(r.goal_position),
+                    rotation=list(r.goal_rotation),
+                )
             else:
                 rec["present"] = False
         out.append(rec)
     return out
 
 
-def stored_day(scene_json: bytes, meta: Mapping[str, Any], *, camera: Any, agent_radius: float,
-               scenes_root: Path | None) -> HabitatDay:  # fmt: skip
+def stored_day(
+    scene_json: bytes,
+    meta: Mapping[str, Any],
+    *,
+    camera: Any,
+    agent_radius: float,
+    scenes_root: Path | None,
+) -> HabitatDay:
     """An HSSD scene's day rebuilt from a tasks record: every object of the metadata's
     ``final_objects`` added in order (so that each gets its handle back), at its final pose or,
     when absent, straight out of the scene."""
@@ -284,13 +332,15 @@ def stored_day(scene_json: bytes, meta: Mapping[str, Any], *, camera: Any, agent
             got = day.backend.spawn_stowed(o["asset"])
             ok = got == o["id"]
         else:
-            obj = HouseObject(o["id"], o["asset"], o["category"], tuple(o["position"]),
-                              tuple(o["rotation"]))  # fmt: skip
+            obj = HouseObject(
+                o["id"], o["asset"], o["category"], tuple(o["position"]), tuple(o["rotation"])
+            )
             ok = day.place_at(obj, o["receptacle"]).ok
         if not ok:
             day.close()
-            raise DatasetError(f"{meta.get('episode')}: {o['id']} cannot be put back as the "
-                               "day left it")  # fmt: skip
+            raise DatasetError(
+                f"{meta.get('episode')}: {o['id']} cannot be put back as the day left it"
+            )
     return day
 
 
@@ -301,10 +351,22 @@ def scenes_root_of(manifest: Any) -> Path | None:
     return Inputs.from_dict(manifest.inputs).locations.get("scenes")
 
 
-def _habitat_day(scene_json: bytes, meta: Mapping[str, Any], camera: Any, agent_radius: float,
-                 scenes_root: Path | None) -> HabitatDay:  # fmt: skip
+def _habitat_day(
+    scene_json: bytes,
+    meta: Mapping[str, Any],
+    camera: Any,
+    agent_radius: float,
+    scenes_root: Path | None,
+) -> HabitatDay:
     from dataforge.pipelines.findingdory.habitat_scene import reopen_scene
 
-    world = reopen_scene(scenes_root, meta, scene_json, width=camera.width, height=camera.height,
-                         vfov_deg=camera.vfov_deg, agent_radius=agent_radius)  # fmt: skip
+    world = reopen_scene(
+        scenes_root,
+        meta,
+        scene_json,
+        width=camera.width,
+        height=camera.height,
+        vfov_deg=camera.vfov_deg,
+        agent_radius=agent_radius,
+    )
     return HabitatDay(world, scene_json)

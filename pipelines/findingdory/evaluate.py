@@ -222,8 +222,11 @@ def parse_upstream(text: str, sampled: Sequence[int]) -> tuple[list[int], list[i
     k = len(sampled)
     out = [p for p in picks if not 0 <= p < k]
     mapped = [sampled[p] if 0 <= p < k else sampled[0] for p in picks]
-    error = f"index {out[0]} outside 0..{k - 1} ({CLIPPED})" if len(out) == 1 else (
-        f"indices {out} outside 0..{k - 1} ({CLIPPED})" if out else None)  # fmt: skip
+    error = (
+        f"index {out[0]} outside 0..{k - 1} ({CLIPPED})"
+        if len(out) == 1
+        else (f"indices {out} outside 0..{k - 1} ({CLIPPED})" if out else None)
+    )
     return mapped, picks, error
 
 
@@ -262,8 +265,14 @@ def parse_strict(text: str, sampled: Sequence[int]) -> tuple[list[int], list[int
 def _record(frames: Frames, task: Mapping[str, Any], text: str, mode: str) -> dict[str, Any]:
     sampled, _, _ = frames.episode(task["episode"])
     mapped, picked, error = parse_indices(text, sampled, mode)
-    return {"id": task["id"], "frame_indices": mapped, "sampled_indices": picked,
-            "error": error, "parse": mode, "raw": text[:RAW_LIMIT]}  # fmt: skip
+    return {
+        "id": task["id"],
+        "frame_indices": mapped,
+        "sampled_indices": picked,
+        "error": error,
+        "parse": mode,
+        "raw": text[:RAW_LIMIT],
+    }
 
 
 def experience_root(inputs: Mapping[str, Any], location: str, data_root: Path | None) -> Path:
@@ -307,20 +316,25 @@ def run_evaluate(
         or retries < 0
         or (rate is not None and rate <= 0)
     ):
-        raise UsageError("--frames >= 1, --max-side >= 16, --workers >= 1, --retries >= 0, "
-                         "--rate > 0")  # fmt: skip
+        raise UsageError(
+            "--frames >= 1, --max-side >= 16, --workers >= 1, --retries >= 0, --rate > 0"
+        )
     if parse not in PARSE_MODES:
         raise UsageError(f"--parse is one of {', '.join(PARSE_MODES)}, got {parse!r}")
     recorded = read_manifest(tasks_dir, verify=True).inputs  # the digests below are the tasks'
     with open_dataset(tasks_dir) as ds:
         if ds.manifest.pipeline != TASKS_PIPELINE:
             raise UsageError(f"{tasks_dir} is not a tasks dataset (dataforge findingdory tasks)")
-        items = [{**t, "episode": eid} for eid in ds.episode_ids
-                 for t in ds[eid].metadata["tasks"]
-                 if not templates or t["template"] in templates]  # fmt: skip
+        items = [
+            {**t, "episode": eid}
+            for eid in ds.episode_ids
+            for t in ds[eid].metadata["tasks"]
+            if not templates or t["template"] in templates
+        ]
     if not items:
-        raise UsageError(f"no tasks in {tasks_dir}" + (f" for {', '.join(templates)}"
-                                                        if templates else ""))  # fmt: skip
+        raise UsageError(
+            f"no tasks in {tasks_dir}" + (f" for {', '.join(templates)}" if templates else "")
+        )
     root = experience_root(recorded, EXPERIENCE, Path(data_root) if data_root else None)
     source = Frames(root, frames, max_side)
     lock = FileLock(out)
@@ -331,11 +345,18 @@ def run_evaluate(
         done = load_done(out)
         todo = [t for t in items if t["id"] not in done]
         result = answer_all(
-            todo, client=client, messages=lambda t: build_messages(t, source),
-            record=lambda t, text: _record(source, t, text, parse), out=out,
-            label="findingdory evaluate", total=len(items), workers=workers,
-            gate=RateGate(rate), retries=retries, quiet=quiet,
-        )  # fmt: skip
+            todo,
+            client=client,
+            messages=lambda t: build_messages(t, source),
+            record=lambda t, text: _record(source, t, text, parse),
+            out=out,
+            label="findingdory evaluate",
+            total=len(items),
+            workers=workers,
+            gate=RateGate(rate),
+            retries=retries,
+            quiet=quiet,
+        )
     finally:
         client.close()
         source.close()
@@ -345,7 +366,9 @@ def run_evaluate(
             f"{result.failed} of {len(todo)} tasks got no answer from {settings.url} (last "
             f"error: {result.last_error or 'none'}); rerun the same command to resume"
         )
-    return (f"findingdory evaluate: {len(items)} tasks: {result.answered} answered, "
-            f"{result.malformed} {'malformed' if parse == 'strict' else 'unusable or clipped'} "
-            f"(--parse {parse}), {len(items) - len(todo)} skipped (already in "
-            f"{out})")  # fmt: skip
+    return (
+        f"findingdory evaluate: {len(items)} tasks: {result.answered} answered, "
+        f"{result.malformed} {'malformed' if parse == 'strict' else 'unusable or clipped'} "
+        f"(--parse {parse}), {len(items) - len(todo)} skipped (already in "
+        f"{out})"
+    )

@@ -70,9 +70,19 @@ def episode_log(
         pick, place = spans.get(("pick", k)), spans.get(("place", k))
         if pick is None or place is None:
             continue  # the day ended first: a carried object is in no frame's world
-        objects.append(LoggedObject(r.object, r.category, True, r.start_receptacle,
-                                    r.goal_receptacle, pick, place, room(r.start_position),
-                                    room(r.goal_position)))  # fmt: skip
+        objects.append(
+            LoggedObject(
+                r.object,
+                r.category,
+                True,
+                r.start_receptacle,
+                r.goal_receptacle,
+                pick,
+                place,
+                room(r.start_position),
+                room(r.goal_position),
+            )
+        )
         interactions.append(Interaction(r.object, pick, place))
         final[r.object] = r.goal_position
         drawn[r.object] = day.appearance(r.object, r.asset)
@@ -86,8 +96,10 @@ def episode_log(
         final[oid] = position
         drawn[oid] = day.appearance(oid)
     receptacles = tuple(LoggedReceptacle(r["id"], r["category"], r.get("room")) for r in recs)
-    rooms = tuple(LoggedRoom(str(r["id"]), str(r["name"]), int(room_frames.get(r["id"], 0)))
-                  for r in meta["rooms"])  # fmt: skip
+    rooms = tuple(
+        LoggedRoom(str(r["id"]), str(r["name"]), int(room_frames.get(r["id"], 0)))
+        for r in meta["rooms"]
+    )
     end = (float(end_pose[0][0]), float(end_pose[0][1]), float(end_pose[0][2]))
     grid = day.nav
     found: dict[str, float | None] = {}
@@ -100,8 +112,9 @@ def episode_log(
         if len(pts):
             found[r["id"]] = _finite(float(np.min(grid.distances([end], list(pts))[0])))
     distance = {k: v for k, v in found.items() if v is not None}
-    log = EpisodeLog(tuple(objects), receptacles, rooms, tuple(interactions), int(frames), clock,
-                     distance)  # fmt: skip
+    log = EpisodeLog(
+        tuple(objects), receptacles, rooms, tuple(interactions), int(frames), clock, distance
+    )
     return log.with_attributes(drawn)
 
 

@@ -47,8 +47,16 @@ FPS = 1.0  # the video message's "fps": 1.0 (sft_video_llm.py:133, evaluate_vide
 MIN_FRAMES, MAX_FRAMES = 4, 768  # qwen_vl_utils' FPS_MIN_FRAMES, FPS_MAX_FRAMES
 # our split -> (the Hugging Face split their scripts load, the folder of its videos)
 SPLITS = {"train": ("train", "train"), "val": ("validation", "val")}
-FIELDS = ("ep_id", "video", "question", "answer", "task_id", "high_level_category",
-          "low_level_category", "num_interactions")  # fmt: skip
+FIELDS = (
+    "ep_id",
+    "video",
+    "question",
+    "answer",
+    "task_id",
+    "high_level_category",
+    "low_level_category",
+    "num_interactions",
+)
 VIDEOS_DIR = "videos"
 CARD, PROVENANCE = "README.md", "export.json"
 UNSOLVABLE = "unsolvable (a subgoal has no valid frame)"
@@ -71,8 +79,10 @@ def kept_frames(n: int, k: int) -> list[int]:
 
     m = min(k, n - n % 2)
     if m < MIN_FRAMES:
-        raise DatasetError(f"a day of {n} frames is too short: findingdory-train's video reader "
-                           f"needs at least {MIN_FRAMES}")  # fmt: skip
+        raise DatasetError(
+            f"a day of {n} frames is too short: findingdory-train's video reader "
+            f"needs at least {MIN_FRAMES}"
+        )
     return sample_frames(n, m)
 
 
@@ -150,8 +160,9 @@ def _check_out(out: Path, inputs: Sequence[Path]) -> None:
 
     check_apart(out, "--out", inputs)
     if os.path.lexists(out) and (not out.is_dir() or out.is_symlink() or any(out.iterdir())):
-        raise UsageError(f"--out {out} exists and is not an empty folder; remove it or choose "
-                         "another --out")  # fmt: skip
+        raise UsageError(
+            f"--out {out} exists and is not an empty folder; remove it or choose another --out"
+        )
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
 
@@ -169,8 +180,10 @@ def run_export(
     if fmt not in FORMATS:
         raise UsageError(f"--format is one of {', '.join(FORMATS)}, got {fmt!r}")
     if not MIN_FRAMES <= frames <= MAX_FRAMES or frames % 2:
-        raise UsageError(f"--frames must be even and in {MIN_FRAMES}..{MAX_FRAMES} (their video "
-                         f"reader keeps a multiple of 2 frames), got {frames}")  # fmt: skip
+        raise UsageError(
+            f"--frames must be even and in {MIN_FRAMES}..{MAX_FRAMES} (their video "
+            f"reader keeps a multiple of 2 frames), got {frames}"
+        )
     dirs = [Path(d) for d in tasks_dirs]
     if not dirs:
         raise UsageError("name at least one tasks dataset (dataforge findingdory tasks) to export")
@@ -185,8 +198,10 @@ def run_export(
         for eid, _ in s.episodes:
             key = (s.split, eid)
             if key in seen:
-                raise UsageError(f"episode {eid} of split {s.split} is in both {seen[key]} and "
-                                 f"{s.tasks_dir}; export datasets of distinct days")  # fmt: skip
+                raise UsageError(
+                    f"episode {eid} of split {s.split} is in both {seen[key]} and "
+                    f"{s.tasks_dir}; export datasets of distinct days"
+                )
             seen[key] = s.tasks_dir
     from dataforge.store.atomic import TMP_PREFIX
 
@@ -220,8 +235,10 @@ def _write(
                     raise DatasetError(f"{s.experience} has no episode {eid} of {s.tasks_dir}")
                 n = len(exp[eid]["rgb"])
                 if n != int(meta["frames"]):
-                    raise DatasetError(f"{s.tasks_dir}: episode {eid} has {meta['frames']} "
-                                       f"frames, its experience {n}")  # fmt: skip
+                    raise DatasetError(
+                        f"{s.tasks_dir}: episode {eid} has {meta['frames']} "
+                        f"frames, its experience {n}"
+                    )
                 kept = kept_frames(n, k)
                 lines = []
                 for t in meta["tasks"]:
@@ -247,11 +264,16 @@ def _write(
                 _write_video(root / video_path(s.split, eid), exp[eid], kept, s.clean)
                 videos += 1
                 episodes.setdefault(hf_split, {})[eid] = {
-                    "video": video_path(s.split, eid), "frames": n, "kept": kept}  # fmt: skip
+                    "video": video_path(s.split, eid),
+                    "frames": n,
+                    "kept": kept,
+                }
     order = [v[0] for v in SPLITS.values() if v[0] in rows]
     if not order:
-        raise DatasetError("nothing to export: no task has a valid frame among the kept frames "
-                           f"({sum(len(v) for v in dropped.values())} tasks left out)")  # fmt: skip
+        raise DatasetError(
+            "nothing to export: no task has a valid frame among the kept frames "
+            f"({sum(len(v) for v in dropped.values())} tasks left out)"
+        )
     for split in order:
         (root / f"{split}.jsonl").write_text("".join(x + "\n" for x in rows[split]), "utf-8")
     (root / CARD).write_text(_card(order, {s: len(rows[s]) for s in order}, k), "utf-8")

@@ -39,8 +39,9 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
         ax.set_aspect("equal")  # an HSSD scene: no house to draw; the viewpoints outline it
     else:
         catalogue = load_catalogue()
-        house = load_house(json.loads(ep["house_json"].read().tobytes()), name=ep.id,
-                           catalogue=catalogue)  # fmt: skip
+        house = load_house(
+            json.loads(ep["house_json"].read().tobytes()), name=ep.id, catalogue=catalogue
+        )
         draw_plan(ax, house, catalogue, None)
     views = np.asarray(ep["viewpoints"].read(), dtype=np.float64)
     if len(views):
@@ -53,8 +54,12 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
         return
     for k, r in enumerate(plan.rearrangements):
         a, b = r.start_position, r.goal_position
-        ax.annotate("", xy=(b[0], b[2]), xytext=(a[0], a[2]),
-                    arrowprops={"arrowstyle": "->", "color": "#d62728", "lw": 1.5})  # fmt: skip
+        ax.annotate(
+            "",
+            xy=(b[0], b[2]),
+            xytext=(a[0], a[2]),
+            arrowprops={"arrowstyle": "->", "color": "#d62728", "lw": 1.5},
+        )
         ax.text(a[0], a[2], f"{k + 1}:{r.category}", fontsize=7, color="#d62728")
         for s in r.pick_spots[:1] + r.place_spots[:1]:
             ax.plot(s.position[0], s.position[2], "o", ms=3, color="#1f77b4")
@@ -62,13 +67,29 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
         ax.plot(d.position[0], d.position[2], "x", ms=6, color="#9467bd")
     for spot, colour, label in ((plan.start, "#2ca02c", "start"), (plan.end, "#ff7f0e", "end")):
         yaw = np.radians(spot.yaw)
-        ax.plot(spot.position[0], spot.position[2], marker=(3, 0, -spot.yaw), ms=11,
-                color=colour, label=label, ls="")  # fmt: skip
-        ax.arrow(spot.position[0], spot.position[2], 0.4 * np.sin(yaw), 0.4 * np.cos(yaw),
-                 color=colour, width=0.02)  # fmt: skip
+        ax.plot(
+            spot.position[0],
+            spot.position[2],
+            marker=(3, 0, -spot.yaw),
+            ms=11,
+            color=colour,
+            label=label,
+            ls="",
+        )
+        ax.arrow(
+            spot.position[0],
+            spot.position[2],
+            0.4 * np.sin(yaw),
+            0.4 * np.cos(yaw),
+            color=colour,
+            width=0.02,
+        )
     ax.legend(loc="upper right", fontsize=7)
-    ax.set_title(f"{plans[row]['id']}: {len(plan.rearrangements)} rearrangements "
-                 "(arrows: start -> goal; x: distractors)", fontsize=9)  # fmt: skip
+    ax.set_title(
+        f"{plans[row]['id']}: {len(plan.rearrangements)} rearrangements "
+        "(arrows: start -> goal; x: distractors)",
+        fontsize=9,
+    )
     save_figure(fig, out)
     plt.close(fig)
 
@@ -147,7 +168,8 @@ def task_figure(ep: Any, path: Path, row: int) -> None:
             if not frames:
                 axes[r, 0].text(0, 0.5, "no valid frame (unsolvable)", fontsize=9)
     n = sum(len(f) for f in task["valid_frames"])
-    fig.suptitle(f"{task['id']}: {task['text']}\n({task['predicate']}, {n} valid frames)",
-                 fontsize=9)  # fmt: skip
+    fig.suptitle(
+        f"{task['id']}: {task['text']}\n({task['predicate']}, {n} valid frames)", fontsize=9
+    )
     save_figure(fig, out)
     plt.close(fig)

@@ -103,9 +103,15 @@ def produce(
 
     catalogue = load_catalogue()
     house, raw, origin = load_scene_house(
-        cfg.scene_kind, source, unit, rng, split=cfg.split, room_spec=cfg.room_spec,
-        max_attempts=cfg.max_attempts, catalogue=catalogue,
-    )  # fmt: skip
+        cfg.scene_kind,
+        source,
+        unit,
+        rng,
+        split=cfg.split,
+        room_spec=cfg.room_spec,
+        max_attempts=cfg.max_attempts,
+        catalogue=catalogue,
+    )
     ctx = SceneContext(house, catalogue, cfg)
     graph = ctx.backend.world_graph()
     rooms = [{"id": r.id, "name": r.room_type} for r in house.rooms]
@@ -222,9 +228,12 @@ def build_job(cfg: EpisodesConfig, *, seed: int, fmt: str, inputs: Inputs | None
 
     inputs = inputs if inputs is not None else Inputs()
     spec = resolve_scenes(
-        inputs, SCENES, kind=cfg.scene_kind, generated_count=cfg.generated_scenes,
+        inputs,
+        SCENES,
+        kind=cfg.scene_kind,
+        generated_count=cfg.generated_scenes,
         room_spec=cfg.room_spec,
-    )  # fmt: skip
+    )
     cfg = cfg.with_(
         scene_kind=spec.kind, generated_scenes=spec.count, procthor=load_catalogue().version
     )

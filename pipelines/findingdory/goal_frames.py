@@ -112,12 +112,12 @@ def frame_checks(
         assert t is not None
         if e.kind == "object":
             ref = reference_point(day.backend, e.point)
-            d = (np.full(n, np.inf) if ref is None
-                 else grid.distances([ref], list(pos))[0])  # fmt: skip
+            d = np.full(n, np.inf) if ref is None else grid.distances([ref], list(pos))[0]
             near = d <= t.max_distance_m
         else:
-            near = _near_viewpoints(grid, pos, viewpoints.get(e.id, np.zeros((0, 3))),
-                                    t.max_distance_m)  # fmt: skip
+            near = _near_viewpoints(
+                grid, pos, viewpoints.get(e.id, np.zeros((0, 3))), t.max_distance_m
+            )
         out[k, near] |= DISTANCE
         out[k, _angles(pos, yaw, e.point) <= t.max_angle_deg] |= ANGLE
     # coverage: one render per frame
@@ -147,8 +147,9 @@ def frame_checks(
 def counts_from(entities: Sequence[Entity], log: Any) -> list[int | None]:
     """The first frame at which each entity can be a label (module docstring): the first frame
     of an interacted object's place routine (None: never placed), frame 0 for everything else."""
-    placed = {o.id: (None if o.place is None else int(o.place[0]))
-              for o in log.objects if o.interacted}  # fmt: skip
+    placed = {
+        o.id: (None if o.place is None else int(o.place[0])) for o in log.objects if o.interacted
+    }
     return [placed.get(e.id, 0) for e in entities]
 
 
@@ -161,8 +162,9 @@ def labels(bits: np.ndarray, since: Sequence[int | None]) -> np.ndarray:
     return out
 
 
-def valid_frames(bits: np.ndarray, index: Mapping[str, int], subgoal: Sequence[str],
-                 skip: int = 0) -> list[int]:  # fmt: skip
+def valid_frames(
+    bits: np.ndarray, index: Mapping[str, int], subgoal: Sequence[str], skip: int = 0
+) -> list[int]:
     """Frames at which some entity of ``subgoal`` satisfies its predicate (the bits in
     ``skip`` dropped: DTG-SR drops :data:`COVERAGE`, SC-SR :data:`DISTANCE`)."""
     want = ALL & ~skip
@@ -210,14 +212,19 @@ def stored_world(ep: Any, scenes_root: Path | None = None) -> tuple[Any, Any]:
     radius = float(meta["agent_radius"])
     raw = ep["house_json"].read().tobytes()
     if is_habitat(meta):
-        return stored_day(raw, meta, camera=cam, agent_radius=radius,
-                          scenes_root=scenes_root), cam  # fmt: skip
+        return stored_day(raw, meta, camera=cam, agent_radius=radius, scenes_root=scenes_root), cam
     from dataforge.world.assets import load_catalogue
     from dataforge.world.backends import EmbeddedWorld
     from dataforge.world.house import load_house
 
     catalogue = load_catalogue()
     house = load_house(json.loads(raw), name=ep.id, catalogue=catalogue)
-    world = EmbeddedWorld(house, catalogue, width=cam.width, height=cam.height,
-                          vfov_deg=cam.vfov_deg, agent_radius=radius)  # fmt: skip
+    world = EmbeddedWorld(
+        house,
+        catalogue,
+        width=cam.width,
+        height=cam.height,
+        vfov_deg=cam.vfov_deg,
+        agent_radius=radius,
+    )
     return DayWorld(world, catalogue), cam

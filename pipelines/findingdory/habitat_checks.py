@@ -36,10 +36,14 @@ class HabitatCheckScene:
         from dataforge.pipelines.findingdory.habitat_scene import reopen_scene
 
         self.world = reopen_scene(
-            scenes_root, meta, np.asarray(arrays["house_json"]).tobytes(),
-            width=cfg.check_width, height=cfg.check_height, vfov_deg=check_vfov(cfg),
+            scenes_root,
+            meta,
+            np.asarray(arrays["house_json"]).tobytes(),
+            width=cfg.check_width,
+            height=cfg.check_height,
+            vfov_deg=check_vfov(cfg),
             agent_radius=cfg.agent_radius,
-        )  # fmt: skip
+        )
         self.templates = dict(self.world.templates())
         found = {r.id: r for r in self.world.receptacles()}
         self.receptacles = [dict(r) for r in meta.get("receptacles") or []]
@@ -87,8 +91,9 @@ class HabitatCheckScene:
                 return
             handles[obj.id] = res.object_id
         for r in plan.rearrangements:
-            res = world.place_at(handles[r.object], r.goal_receptacle, r.goal_position,
-                                 r.goal_rotation)  # fmt: skip
+            res = world.place_at(
+                handles[r.object], r.goal_receptacle, r.goal_position, r.goal_rotation
+            )
             if not res.ok:
                 yield f"{r.object} does not rest on {r.goal_receptacle} at its goal ({res.status})"
                 return

@@ -40,8 +40,15 @@ SIGHT_BELOW_TOP_M = 0.02  # and this far below the furniture's top
 
 def open_habitat_world(layout: HssdLayout, scene_id: str, cfg: EpisodesConfig) -> Any:
     """The check world for one HSSD scene at the check resolution (habitat-sim required)."""
-    return open_scene(layout, scene_id, None, width=cfg.check_width, height=cfg.check_height,
-                      vfov_deg=check_vfov(cfg), agent_radius=cfg.agent_radius)  # fmt: skip
+    return open_scene(
+        layout,
+        scene_id,
+        None,
+        width=cfg.check_width,
+        height=cfg.check_height,
+        vfov_deg=check_vfov(cfg),
+        agent_radius=cfg.agent_radius,
+    )
 
 
 def open_scene(
@@ -77,8 +84,13 @@ def open_scene(
         receptacle_categories=read_categories(layout.receptacle_csv, receptacles=True),
         object_dirs=tuple(str(d) for d in layout.object_dirs),
     )
-    return HabitatWorld(scene, width=width, height=height, vfov_deg=vfov_deg,
-                        agent=HabitatAgent(radius=agent_radius))  # fmt: skip
+    return HabitatWorld(
+        scene,
+        width=width,
+        height=height,
+        vfov_deg=vfov_deg,
+        agent=HabitatAgent(radius=agent_radius),
+    )
 
 
 def reopen_scene(
@@ -102,8 +114,15 @@ def reopen_scene(
         raise InputNotFoundError(
             f"scene {scene_id}: no HSSD data folder is recorded to rebuild it from"
         )
-    return open_scene(hssd_layout(Path(scenes_root)), scene_id, stored, width=width,
-                      height=height, vfov_deg=vfov_deg, agent_radius=agent_radius)  # fmt: skip
+    return open_scene(
+        hssd_layout(Path(scenes_root)),
+        scene_id,
+        stored,
+        width=width,
+        height=height,
+        vfov_deg=vfov_deg,
+        agent_radius=agent_radius,
+    )
 
 
 class HabitatSceneContext(SceneBase):
@@ -218,8 +237,9 @@ def carry_scenes(inputs: Any, manifest: Any, *, habitat: bool) -> str | None:
         if SCENES not in recorded:
             from dataforge.errors import DatasetError
 
-            raise DatasetError("the dataset was made on HSSD scenes but its manifest records no "
-                               "scenes folder")  # fmt: skip
+            raise DatasetError(
+                "the dataset was made on HSSD scenes but its manifest records no scenes folder"
+            )
         inputs.locations[SCENES] = recorded.locations[SCENES]
     for key in sorted(recorded.files):
         location, rel = split_key(key)

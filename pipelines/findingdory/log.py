@@ -187,10 +187,11 @@ class EpisodeLog:
         table = load_attributes() if table is None else table
         drawn = {} if drawn is None else drawn
         objs = tuple(
-            o if o.attributes is not None
+            o
+            if o.attributes is not None
             else replace(o, attributes=_attributes(drawn.get(o.id), table.get(o.category)))
             for o in self.objects
-        )  # fmt: skip
+        )
         return replace(self, objects=objs)
 
 

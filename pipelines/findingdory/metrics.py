@@ -289,8 +289,9 @@ def _ordered_tour(
     for goal in subgoals:
         nxt: dict[Hashable, tuple[float, tuple[Hashable, ...]]] = {}
         for f in goal:
-            c, path = min(((c + d(e, f), path) for e, (c, path) in best.items()),
-                          key=lambda x: x[0])  # fmt: skip
+            c, path = min(
+                ((c + d(e, f), path) for e, (c, path) in best.items()), key=lambda x: x[0]
+            )
             nxt[f] = (c, (*path, f))
         best = nxt
         if not best:
@@ -359,8 +360,9 @@ def shortest_tour_path(
     if ordered or len(goals) == 1:
         return along(range(len(goals)))
     if len(goals) <= EXACT_TOUR_LIMIT:
-        return min((along(p) for p in itertools.permutations(range(len(goals)))),
-                   key=lambda x: x[0])  # fmt: skip
+        return min(
+            (along(p) for p in itertools.permutations(range(len(goals)))), key=lambda x: x[0]
+        )
     nodes: list[tuple[Hashable, ...]] = [(start,), *goals]
     n = len(nodes)
     cost = np.array(

@@ -128,9 +128,13 @@ class OracleAgent:
         self.day, self.plan, self.camera = day, plan, camera
         self.forward_m, self.turn_deg = float(forward_m), float(turn_deg)
         self.min_coverage, self.max_frames = float(min_coverage), int(max_frames)
-        self.follower = GreedyFollower(step=self.forward_m, turn_deg=self.turn_deg,
-                                       goal_radius=self.forward_m, split_turns=True,
-                                       hold_deg=self.turn_deg)  # fmt: skip
+        self.follower = GreedyFollower(
+            step=self.forward_m,
+            turn_deg=self.turn_deg,
+            goal_radius=self.forward_m,
+            split_turns=True,
+            hold_deg=self.turn_deg,
+        )
         # the walk-away ends within END_RADIUS_M of its goal, which is clear of receptacles
         self.end_follower = dataclasses.replace(self.follower, goal_radius=END_RADIUS_M)
         self.events: list[dict[str, Any]] = []
@@ -216,8 +220,10 @@ class OracleAgent:
         obj = HouseObject(r.object, r.asset, r.category, r.goal_position, r.goal_rotation)
         res = self.day.place_at(obj, r.goal_receptacle)
         if not res.ok:
-            raise DatasetError(f"{self.plan.scene}: {r.object} does not rest on "
-                               f"{r.goal_receptacle} at its goal pose ({res.status})")  # fmt: skip
+            raise DatasetError(
+                f"{self.plan.scene}: {r.object} does not rest on "
+                f"{r.goal_receptacle} at its goal pose ({res.status})"
+            )
         self.day.carry(None)
         yield self._emit(DESNAP)
         yield from self._arm()  # draw the arm back: the object in view where it was put
@@ -275,8 +281,7 @@ class OracleAgent:
             eye = (x, y + self.camera.height_m, z)
             self._frame = self.day.render(eye, self._yaw, self.camera.tilt_deg)
             self._stale = False
-        rec = StepRecord(self._n, action, self._pos, self._yaw, self._phase, self._k,
-                         self._frame)  # fmt: skip
+        rec = StepRecord(self._n, action, self._pos, self._yaw, self._phase, self._k, self._frame)
         self._n += 1
         return rec
 
@@ -286,9 +291,16 @@ class OracleAgent:
             self._first = self._n  # the next frame is the routine's first
 
     def _event(self, kind: str, k: int, oid: str, receptacle: str) -> None:
-        self.events.append({"kind": kind, "rearrangement": k, "object": oid,
-                            "receptacle": receptacle, "first": self._first,
-                            "last": self._n - 1})  # fmt: skip
+        self.events.append(
+            {
+                "kind": kind,
+                "rearrangement": k,
+                "object": oid,
+                "receptacle": receptacle,
+                "first": self._first,
+                "last": self._n - 1,
+            }
+        )
 
     def _visible(self, object_id: str) -> bool:
         """Whether the current frame shows ``object_id`` on at least ``min_coverage``."""
@@ -300,12 +312,16 @@ class OracleAgent:
         day = self.day
         for r in self.plan.rearrangements:
             if not day.has(r.object):
-                raise UsageError(f"{r.object} is not in the world: run the oracle on a world "
-                                 "fresh from plan_world")  # fmt: skip
+                raise UsageError(
+                    f"{r.object} is not in the world: run the oracle on a world "
+                    "fresh from plan_world"
+                )
             pos = day.position(r.object)
             if max(abs(a - b) for a, b in zip(pos, r.start_position, strict=True)) > POSE_TOL_M:
-                raise UsageError(f"{r.object} is not at its start pose: run the oracle on a "
-                                 "world fresh from plan_world")  # fmt: skip
+                raise UsageError(
+                    f"{r.object} is not at its start pose: run the oracle on a "
+                    "world fresh from plan_world"
+                )
 
 
 def _round_xyz(p: Sequence[float]) -> tuple[float, float, float]:

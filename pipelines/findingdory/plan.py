@@ -104,8 +104,14 @@ class Distractor:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Distractor:
-        return cls(str(d["object"]), str(d["category"]), str(d["asset"]), str(d["receptacle"]),
-                   _vec3(d["position"]), _vec3(d["rotation"]))  # fmt: skip
+        return cls(
+            str(d["object"]),
+            str(d["category"]),
+            str(d["asset"]),
+            str(d["receptacle"]),
+            _vec3(d["position"]),
+            _vec3(d["rotation"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -147,10 +153,17 @@ class EpisodePlan:
         order, then the distractors."""
         from dataforge.world.house import HouseObject
 
-        out = [(HouseObject(r.object, r.asset, r.category, r.start_position, r.start_rotation),
-                r.start_receptacle) for r in self.rearrangements]  # fmt: skip
-        out += [(HouseObject(d.object, d.asset, d.category, d.position, d.rotation), d.receptacle)
-                for d in self.distractors]  # fmt: skip
+        out = [
+            (
+                HouseObject(r.object, r.asset, r.category, r.start_position, r.start_rotation),
+                r.start_receptacle,
+            )
+            for r in self.rearrangements
+        ]
+        out += [
+            (HouseObject(d.object, d.asset, d.category, d.position, d.rotation), d.receptacle)
+            for d in self.distractors
+        ]
         return out
 
     @property

@@ -35,7 +35,7 @@ from dataforge.pipelines.findingdory.metrics import (
     spl,
     success_rates,
     summarize,
-)  # fmt: skip
+)
 
 
 def frame_results(
@@ -98,8 +98,9 @@ class EpisodeTasks:
             from dataforge.world.navigation import house_nav_grid
 
             cat = load_catalogue()
-            house = load_house(json.loads(self.ep["house_json"].read().tobytes()), name=self.id,
-                               catalogue=cat)  # fmt: skip
+            house = load_house(
+                json.loads(self.ep["house_json"].read().tobytes()), name=self.id, catalogue=cat
+            )
             self._grid = house_nav_grid(house, cat, agent_radius=agent_radius)
         return self._grid
 
@@ -119,11 +120,20 @@ def load_tasks(ds: Any, only: Sequence[str] | None = None) -> list[EpisodeTasks]
         tasks = {t["id"]: t for t in meta["tasks"] if not only or t["template"] in only}
         index = {e: k for k, e in enumerate(ents)}
         poses, dist = ep["frame_pose"].read(), ep["frame_distance"].read()
-        out.append(EpisodeTasks(
-            eid, tasks, bits, index, poses, dist, ep, root,
-            entity_distance={e["id"]: e.get("distance_m") for e in meta["entities"]},
-            entity_point={e["id"]: tuple(e["point"]) for e in meta["entities"]},
-        ))  # fmt: skip
+        out.append(
+            EpisodeTasks(
+                eid,
+                tasks,
+                bits,
+                index,
+                poses,
+                dist,
+                ep,
+                root,
+                entity_distance={e["id"]: e.get("distance_m") for e in meta["entities"]},
+                entity_point={e["id"]: tuple(e["point"]) for e in meta["entities"]},
+            )
+        )
     return out
 
 
@@ -187,10 +197,15 @@ def score_predictions(
     missing = sorted(wanted - set(predictions))
     if missing and not allow_missing:
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise UsageError(f"no prediction for {len(missing)} task(s): {', '.join(missing[:5])}"
-                         f"{more} (--allow-missing scores them as failures)")  # fmt: skip
-    bad = [tid for tid in sorted(wanted & set(predictions))
-           if not _indices_ok(predictions[tid].get("frame_indices"))]  # fmt: skip
+        raise UsageError(
+            f"no prediction for {len(missing)} task(s): {', '.join(missing[:5])}"
+            f"{more} (--allow-missing scores them as failures)"
+        )
+    bad = [
+        tid
+        for tid in sorted(wanted & set(predictions))
+        if not _indices_ok(predictions[tid].get("frame_indices"))
+    ]
     if bad:
         raise MalformedInputError(
             f"frame_indices must be a list of integers: {', '.join(bad[:5])}"
@@ -216,9 +231,17 @@ def score_predictions(
             ll, ll_spl = (None, None)
             if trajectories is not None and rates["HL-SR"] and tid in trajectories:
                 ll, ll_spl = _low_level(ep, t, trajectories[tid], agent_radius, world)
-            score = TaskScore(t["category"], bool(t["solvable"]), rates["HL-SR"],
-                              rates["DTG-SR"], rates["SC-SR"], hl_spl, ll, ll_spl,
-                              hl_spl_frames)  # fmt: skip
+            score = TaskScore(
+                t["category"],
+                bool(t["solvable"]),
+                rates["HL-SR"],
+                rates["DTG-SR"],
+                rates["SC-SR"],
+                hl_spl,
+                ll,
+                ll_spl,
+                hl_spl_frames,
+            )
             out.append((tid, score))
     return out, counts
 
@@ -246,8 +269,9 @@ def chosen_entity(ep: EpisodeTasks, subgoal: Sequence[str], frame: int) -> str |
     return min(done, key=away)
 
 
-def _entity_spl(ep: EpisodeTasks, t: Mapping[str, Any], ok: bool,
-                indices: Sequence[int]) -> float | None:  # fmt: skip
+def _entity_spl(
+    ep: EpisodeTasks, t: Mapping[str, Any], ok: bool, indices: Sequence[int]
+) -> float | None:
     """HL-SPL as upstream (:func:`.metrics.entity_hl_spl`)."""
     multi = bool(t.get("multi_goal", len(t["goals"]) > 1))
     if multi or not ok:
@@ -257,8 +281,9 @@ def _entity_spl(ep: EpisodeTasks, t: Mapping[str, Any], ok: bool,
     return entity_hl_spl(ok, False, {e: ep.entity_distance.get(e) for e in subgoal}, chosen)
 
 
-def _hl_spl(ep: EpisodeTasks, t: Mapping[str, Any], ok: bool, indices: Sequence[int],
-            agent_radius: float) -> float | None:  # fmt: skip
+def _hl_spl(
+    ep: EpisodeTasks, t: Mapping[str, Any], ok: bool, indices: Sequence[int], agent_radius: float
+) -> float | None:
     """HL-SPL-frames: :func:`.metrics.spl` with l = ``shortest_m`` (to the nearest valid frame
     or the shortest tour) and p the geodesic path through the predicted frames' poses."""
     l_m = t.get("shortest_m")
@@ -277,8 +302,9 @@ def _hl_spl(ep: EpisodeTasks, t: Mapping[str, Any], ok: bool, indices: Sequence[
     return spl(True, float(l_m), p)
 
 
-def _low_level(ep: EpisodeTasks, t: Mapping[str, Any], traj: Mapping[str, Any],
-               agent_radius: float, world: Any) -> tuple[bool, float | None]:  # fmt: skip
+def _low_level(
+    ep: EpisodeTasks, t: Mapping[str, Any], traj: Mapping[str, Any], agent_radius: float, world: Any
+) -> tuple[bool, float | None]:
     """LL success and LL-SPL of one trajectory: its stop poses rendered in the stored final
     world and checked (:func:`.goal_frames.frame_checks`)."""
     from dataforge.pipelines.findingdory.goal_frames import Entity, frame_checks
@@ -312,8 +338,9 @@ def _low_level(ep: EpisodeTasks, t: Mapping[str, Any], traj: Mapping[str, Any],
         return ok, None
     grid = ep.grid(agent_radius)
     last = (max(kept) if kept else len(pos) - 1) + 1
-    p = path_length(tuple(pos[0]), [tuple(q) for q in pos[1:last]],
-                    lambda a, b: float(grid.distance(a, b)))  # fmt: skip
+    p = path_length(
+        tuple(pos[0]), [tuple(q) for q in pos[1:last]], lambda a, b: float(grid.distance(a, b))
+    )
     return ok, spl(ok, float(l_m), p) if np.isfinite(p) else None
 
 
@@ -333,8 +360,15 @@ def summary(
     return summarize([s for _, s in scores], categories=categories)
 
 
-__all__ = ["EpisodeTasks", "frame_results", "high_level_success", "load_tasks", "read_records",
-           "score_predictions", "summary"]  # fmt: skip
+__all__ = [
+    "EpisodeTasks",
+    "frame_results",
+    "high_level_success",
+    "load_tasks",
+    "read_records",
+    "score_predictions",
+    "summary",
+]
 
 
 # -- the command --------------------------------------------------------------------------------
@@ -357,8 +391,11 @@ def run_score(
     from dataforge.store import open_dataset
 
     preds = read_records(Path(predictions), "prediction", ("id", "frame_indices"))
-    trajs = (read_records(Path(trajectories), "trajectory", ("id", "positions", "yaws", "stops"))
-             if trajectories is not None else None)  # fmt: skip
+    trajs = (
+        read_records(Path(trajectories), "trajectory", ("id", "positions", "yaws", "stops"))
+        if trajectories is not None
+        else None
+    )
     if trajs is not None:
         check_trajectories(trajs, Path(str(trajectories)))
     with open_dataset(tasks_dir) as ds:
@@ -368,9 +405,14 @@ def run_score(
         radius = float(ds[ds.episode_ids[0]].metadata.get("agent_radius", 0.25))
         wanted = {tid for e in episodes for tid in e.tasks}
         unknown = sorted(set(preds) - wanted)
-        scores, counts = score_predictions(episodes, preds, allow_missing=allow_missing,
-                                           trajectories=trajs, agent_radius=radius,
-                                           world=EpisodeTasks.day)  # fmt: skip
+        scores, counts = score_predictions(
+            episodes,
+            preds,
+            allow_missing=allow_missing,
+            trajectories=trajs,
+            agent_radius=radius,
+            world=EpisodeTasks.day,
+        )
         for ep in episodes:
             ep.close()
     cats = [c for g in GROUPS.values() for c in g]
@@ -400,9 +442,11 @@ def table(report: Mapping[str, Any]) -> Any:
 
     cols = METRIC_COLUMNS + (LL_COLUMNS if report["low_level"] else ())
     modes = ", ".join(f"{k} {v}" for k, v in report.get("parse", {}).items()) or "none"
-    t = Table(title=f"FindingDory scores ({report['tasks']} tasks; {report['malformed']} "
-                    f"malformed, {report['missing']} missing predictions; "
-                    f"parse: {modes})")  # fmt: skip
+    t = Table(
+        title=f"FindingDory scores ({report['tasks']} tasks; {report['malformed']} "
+        f"malformed, {report['missing']} missing predictions; "
+        f"parse: {modes})"
+    )
     t.add_column("tasks")
     t.add_column("n", justify="right")
     for c in cols:

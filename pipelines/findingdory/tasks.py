@@ -67,21 +67,28 @@ def schema(cfg: TasksConfig) -> Schema:
         {
             "checks": ArraySpec("uint8", (None,), description="entities x frames check bits"),
             "frame_pose": ArraySpec("float64", (None, 4), description="x, y, z (m), yaw (deg)"),
-            "frame_distance": ArraySpec("float32", (None,), units="m",
-                                        description="geodesic from the final pose"),
+            "frame_distance": ArraySpec(
+                "float32", (None,), units="m", description="geodesic from the final pose"
+            ),
             "house_json": ArraySpec("uint8", (None,), description="the world after the day"),
-            "viewpoints": ArraySpec("float32", (None, 3), units="m",
-                                    description="receptacle viewpoints"),
-            "viewpoint_receptacle": ArraySpec("int16", (None,),
-                                              description="index into log receptacles"),
+            "viewpoints": ArraySpec(
+                "float32", (None, 3), units="m", description="receptacle viewpoints"
+            ),
+            "viewpoint_receptacle": ArraySpec(
+                "int16", (None,), description="index into log receptacles"
+            ),
         }
-    )  # fmt: skip
+    )
 
 
 def produce(
-    cfg: TasksConfig, root: str, collect: dict[str, Any], scenes_root: str | None,
-    unit: WorkUnit, rng: np.random.Generator,
-) -> Iterator[Episode]:  # fmt: skip
+    cfg: TasksConfig,
+    root: str,
+    collect: dict[str, Any],
+    scenes_root: str | None,
+    unit: WorkUnit,
+    rng: np.random.Generator,
+) -> Iterator[Episode]:
     from dataforge.pipelines.findingdory.collect import VIDEOS_DIR
     from dataforge.pipelines.findingdory.day_world import final_objects, final_world, is_habitat
     from dataforge.pipelines.findingdory.goal_frames import (
@@ -90,7 +97,7 @@ def produce(
         frame_checks,
         labels,
         valid_frames,
-    )  # fmt: skip
+    )
     from dataforge.pipelines.findingdory.log import EpisodeLog
     from dataforge.pipelines.findingdory.plan import EpisodePlan
     from dataforge.pipelines.findingdory.templates import instantiate_all
@@ -109,9 +116,15 @@ def produce(
     plan = EpisodePlan.from_dict(meta["plan"])
     tasks, skips = instantiate_all(log, rng, cfg.per_template)
     ids = sorted({e for t in tasks for g in t.goals for e in g})
-    day = final_world(raw, meta, plan, meta["events"], camera=ccfg.camera,
-                      agent_radius=ccfg.agent_radius,
-                      scenes_root=None if scenes_root is None else Path(scenes_root))  # fmt: skip
+    day = final_world(
+        raw,
+        meta,
+        plan,
+        meta["events"],
+        camera=ccfg.camera,
+        agent_radius=ccfg.agent_radius,
+        scenes_root=None if scenes_root is None else Path(scenes_root),
+    )
     entities = entities_of(day, ids, log)
     index = {e.id: k for k, e in enumerate(entities)}
     recs = [r.id for r in log.receptacles]
@@ -142,9 +155,16 @@ def produce(
             if oracle is not None and not _locks(t, oracle, tracked, index):
                 oracle = [f for _, f in sorted(visits or [])]  # subgoal order always locks
         l_m = None if shortest is None else round(shortest, 6)
-        records.append({"id": f"{unit.id}/{t.template}-{k}", **t.to_dict(),
-                        "valid_frames": valid, "solvable": solvable,
-                        "shortest_m": l_m, "oracle_frames": oracle})  # fmt: skip
+        records.append(
+            {
+                "id": f"{unit.id}/{t.template}-{k}",
+                **t.to_dict(),
+                "valid_frames": valid,
+                "solvable": solvable,
+                "shortest_m": l_m,
+                "oracle_frames": oracle,
+            }
+        )
     arrays = {
         "checks": bits.reshape(-1),
         "frame_pose": poses,
@@ -194,8 +214,10 @@ def entity_records(
 ) -> list[dict[str, Any]]:
     """The stored entities: id, kind, centre, ``counts_from`` (the first frame that can be a
     label: :func:`.goal_frames.counts_from`) and ``distance_m`` (:func:`entity_distances`)."""
-    return [{**e.to_dict(), "counts_from": s, "distance_m": d}
-            for e, s, d in zip(entities, since, distances, strict=True)]  # fmt: skip
+    return [
+        {**e.to_dict(), "counts_from": s, "distance_m": d}
+        for e, s, d in zip(entities, since, distances, strict=True)
+    ]
 
 
 def entity_distances(
@@ -258,8 +280,9 @@ class FrameTours:
             for f in frames:
                 rep.setdefault(self.keys[f], f)
             reps.append(rep)
-        length, visits = shortest_tour_path(self.start, [list(r) for r in reps], self.distance,
-                                            ordered)  # fmt: skip
+        length, visits = shortest_tour_path(
+            self.start, [list(r) for r in reps], self.distance, ordered
+        )
         if not math.isfinite(length):
             return None, None
         return float(length), [(i, reps[i][key]) for i, key in visits]

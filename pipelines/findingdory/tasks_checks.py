@@ -76,8 +76,9 @@ def _teleport(ep: Any, meta: dict[str, Any]) -> Iterator[tuple[str, str]]:
     its predicate again."""
     from dataforge.pipelines.findingdory.goal_frames import ALL, Entity, frame_checks
 
-    task = next((t for t in meta["tasks"] if t["solvable"] and t["predicate"] != "robot_in_room"),
-                None)  # fmt: skip
+    task = next(
+        (t for t in meta["tasks"] if t["solvable"] and t["predicate"] != "robot_in_room"), None
+    )
     if task is None:
         return
     from dataforge.pipelines.findingdory.day_world import scenes_root_of
@@ -89,8 +90,11 @@ def _teleport(ep: Any, meta: dict[str, Any]) -> Iterator[tuple[str, str]]:
     views = ep["viewpoints"].read().astype(np.float64)
     idx = ep["viewpoint_receptacle"].read()
     by_rec = {rid: views[idx == k] for k, rid in enumerate(meta["receptacles"])}
-    ents = [Entity(e["id"], e["kind"], tuple(e["point"]))
-            for e in meta["entities"] if e["id"] in task["goals"][0]]  # fmt: skip
+    ents = [
+        Entity(e["id"], e["kind"], tuple(e["point"]))
+        for e in meta["entities"]
+        if e["id"] in task["goals"][0]
+    ]
     bits = frame_checks(world, ents, pose, np.array([-1]), [], by_rec, cam)
     world.close()
     if not np.any(bits[:, 0] == ALL):

@@ -95,8 +95,18 @@ ATTRIBUTES = ("shape", "color", "print_or_design", "material", "functionality")
 DEFAULT_CAP = 1  # ~ the paper's density: 5,876 val tasks / 100 episodes ~ one per template
 MIN_SUBGOALS = 2
 _SLOT = re.compile(r"\{([A-Za-z0-9_:]+)\}")
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-             "ninth", "tenth")  # fmt: skip
+_ORDINALS = (
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+)
 
 
 # ---------------------------------------------------------------- clock and wording
@@ -351,8 +361,9 @@ class _View:
         if name == "all":
             return [r.id for r in self.log.receptacles]
         candidates = {self.rec[r].category for r in inter}
-        return [r.id for r in self.log.receptacles
-                if r.category in candidates and r.id not in inter]  # fmt: skip
+        return [
+            r.id for r in self.log.receptacles if r.category in candidates and r.id not in inter
+        ]
 
     def category(self, kind: str, eid: str) -> str:
         return self.obj[eid].category if kind == "object" else self.rec[eid].category

@@ -10,11 +10,14 @@ from dataforge.cli.generation import generation_command
 from dataforge.pipelines.houses import PIPELINE
 
 ASSETS_OPTION = click.option(
-    "--assets", "assets_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+    "--assets",
+    "assets_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
     envvar="DATAFORGE_ASSETS",
     help="Folder of real meshes, one <assetId>.glb/.gltf/.obj each, fitted to the asset boxes; "
     "assets without one keep their archetypes [env: DATAFORGE_ASSETS].",
-)  # fmt: skip
+)
 
 
 @click.group()
@@ -43,15 +46,26 @@ houses.add_command(
     "--out", required=True, type=click.Path(path_type=Path, dir_okay=False), help="PNG to write."
 )
 @click.option(
-    "--views", type=click.IntRange(min=0, max=8), default=4, show_default=True,
+    "--views",
+    type=click.IntRange(min=0, max=8),
+    default=4,
+    show_default=True,
     help="Rendered views beside the map (0: map only).",
-)  # fmt: skip
-@click.option("--graph", "graph_out", type=click.Path(path_type=Path, dir_okay=False),
-              default=None, help="Also write the house's world graph as JSON here.")  # fmt: skip
+)
 @click.option(
-    "--sim", type=click.Choice(("embedded", "ai2thor")), default="embedded", show_default=True,
+    "--graph",
+    "graph_out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the house's world graph as JSON here.",
+)
+@click.option(
+    "--sim",
+    type=click.Choice(("embedded", "ai2thor")),
+    default="embedded",
+    show_default=True,
     help="Renderer of the views: the embedded CPU world, or AI2-THOR (needs its Unity build).",
-)  # fmt: skip
+)
 @ASSETS_OPTION
 def show(
     house_file: Path,
@@ -73,22 +87,30 @@ def show(
 
 @houses.command()
 @click.option(
-    "--out", required=True, type=click.Path(path_type=Path, dir_okay=False),
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
     help="PNG contact sheet to write.",
-)  # fmt: skip
+)
 @click.option(
-    "--types", default="", metavar="A,B",
+    "--types",
+    default="",
+    metavar="A,B",
     help="Object types to draw (comma-separated; default: all 109 of procthor's database).",
-)  # fmt: skip
+)
 @click.option(
-    "--json", "json_out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+    "--json",
+    "json_out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
     help="Also write, per type: archetype, parts, fill and support surfaces (kind, height_m, "
     "height_frac, area_m2).",
-)  # fmt: skip
+)
 @click.option(
-    "--boxes", is_flag=True,
+    "--boxes",
+    is_flag=True,
     help="Draw the assets' bounding boxes instead (the look before shaped archetypes).",
-)  # fmt: skip
+)
 @ASSETS_OPTION
 def assets(
     out: Path, types: str, json_out: Path | None, boxes: bool, assets_dir: Path | None

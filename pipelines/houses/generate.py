@@ -86,9 +86,13 @@ def produce(cfg: HousesConfig, unit: WorkUnit, rng: np.random.Generator) -> Iter
 
     catalogue = load_catalogue()
     made = generate_usable_house(
-        rng, name=unit.id, split=cfg.split, room_spec=cfg.room_spec,
-        max_attempts=cfg.max_attempts, catalogue=catalogue,
-    )  # fmt: skip
+        rng,
+        name=unit.id,
+        split=cfg.split,
+        room_spec=cfg.room_spec,
+        max_attempts=cfg.max_attempts,
+        catalogue=catalogue,
+    )
     data = house_bytes(made.raw)
     house = load_house(made.raw, name=unit.id, catalogue=catalogue)
     check = made.check

@@ -835,8 +835,12 @@ def score_datasets(
 
 # the table's metric columns: METRICS, then the code's PSPL; both PPLs named after their source
 TABLE_COLUMNS = (
-    "SUCCESS (%)", "PROGRESS (%)", "SPL (%)", "PPL, paper (%)", "PSPL, multiON code (%)",
-)  # fmt: skip
+    "SUCCESS (%)",
+    "PROGRESS (%)",
+    "SPL (%)",
+    "PPL, paper (%)",
+    "PSPL, multiON code (%)",
+)
 
 
 def report_table(report: ScoreReport) -> Any:

@@ -103,9 +103,13 @@ def run_pass1(
             # a layout upstream cannot place fails the seed, as upstream's SceneGenerationError
             env.reset(seed=seed, options={"recovery": mode})
             ex = Executor(
-                env, noise=noise, rng=noise_rng(seed), max_steps=max_steps,
-                finish_subgoal=True, from_measured=True,  # as upstream's solver plans
-            )  # fmt: skip
+                env,
+                noise=noise,
+                rng=noise_rng(seed),
+                max_steps=max_steps,
+                finish_subgoal=True,
+                from_measured=True,  # as upstream's solver plans
+            )
             miss: MissedGrasp | None = None
             kinds: list[str] = []
             if with_recovery:
@@ -116,9 +120,14 @@ def run_pass1(
             filtered.append(Filtered(seed, f"{type(exc).__name__}: {exc}"))
             continue
         kept = Pass1(
-            seed, rec, base.goals(), jsonable(base.layout), filtered, base.state_keys(),
+            seed,
+            rec,
+            base.goals(),
+            jsonable(base.layout),
+            filtered,
+            base.state_keys(),
             miss.to_dict(kinds[0] if kinds else None) if miss else None,
-        )  # fmt: skip
+        )
         return kept, filtered
     return None, filtered
 
@@ -239,12 +248,28 @@ def step_subgoals(rec: Recording) -> tuple[np.ndarray, np.ndarray]:
 
 # the per-step arrays of a stored episode (one row per recorded step)
 STEP_FIELDS = (
-    "front_rgb", "wrist_rgb", "front_depth", "wrist_depth", "joint_state", "eef_state",
-    "gripper_state", "is_gripper_close", "front_camera_extrinsic", "wrist_camera_extrinsic",
-    "joint_action", "eef_action", "waypoint_action", "is_video_demo", "is_subgoal_boundary",
-    "is_completed", "subgoal", "subgoal_online", "eef_state_quat", "eef_action_quat",
+    "front_rgb",
+    "wrist_rgb",
+    "front_depth",
+    "wrist_depth",
+    "joint_state",
+    "eef_state",
+    "gripper_state",
+    "is_gripper_close",
+    "front_camera_extrinsic",
+    "wrist_camera_extrinsic",
+    "joint_action",
+    "eef_action",
+    "waypoint_action",
+    "is_video_demo",
+    "is_subgoal_boundary",
+    "is_completed",
+    "subgoal",
+    "subgoal_online",
+    "eef_state_quat",
+    "eef_action_quat",
     "choice_point",
-)  # fmt: skip
+)
 
 
 def drop_unrecorded(

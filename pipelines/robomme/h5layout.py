@@ -30,14 +30,25 @@ from dataforge.pipelines.robomme.episode import choice_action, multi_choices
 from dataforge.pipelines.robomme.suites import STICK_TASKS
 
 OBS_FIELDS = (
-    "front_rgb", "wrist_rgb", "front_depth", "wrist_depth", "joint_state", "eef_state",
-    "gripper_state", "is_gripper_close", "front_camera_extrinsic", "wrist_camera_extrinsic",
-)  # fmt: skip
+    "front_rgb",
+    "wrist_rgb",
+    "front_depth",
+    "wrist_depth",
+    "joint_state",
+    "eef_state",
+    "gripper_state",
+    "is_gripper_close",
+    "front_camera_extrinsic",
+    "wrist_camera_extrinsic",
+)
 ACTION_FIELDS = ("joint_action", "eef_action", "waypoint_action")  # + choice_action (text)
 INFO_FLAGS = ("is_video_demo", "is_subgoal_boundary", "is_completed")
 SUBGOAL_TEXTS = (
-    "simple_subgoal", "simple_subgoal_online", "grounded_subgoal", "grounded_subgoal_online",
-)  # fmt: skip
+    "simple_subgoal",
+    "simple_subgoal_online",
+    "grounded_subgoal",
+    "grounded_subgoal_online",
+)
 IMAGES = {"front_rgb", "wrist_rgb", "front_depth", "wrist_depth"}
 RAW = ("pose", "quat", "rpy")  # eef_state_raw / eef_action_raw
 # RoboMME's planner-view subgoal once the last check has passed (subgoal_evaluate_func.py)
@@ -113,9 +124,13 @@ def write_episode(f: h5py.File, ep: Any, *, compress: bool = False) -> None:
             value = arrays[name][t]
             if name in IMAGES and compress:
                 obs.create_dataset(
-                    name, data=value, chunks=value.shape, compression="gzip",
-                    compression_opts=1, track_times=False,
-                )  # fmt: skip
+                    name,
+                    data=value,
+                    chunks=value.shape,
+                    compression="gzip",
+                    compression_opts=1,
+                    track_times=False,
+                )
             else:
                 _scalar(obs, name, value)
         _raw(obs, "eef_state_raw", arrays["eef_state"][t], arrays["eef_state_quat"][t])

@@ -26,10 +26,19 @@ from dataforge.manip.rotations import quat_mul, yaw_quat
 
 RECOVERY_TASKS = frozenset(
     {
-        "PickXtimes", "BinFill", "SwingXtimes", "VideoUnmask", "ButtonUnmask", "VideoUnmaskSwap",
-        "ButtonUnmaskSwap", "PickHighlight", "VideoRepick", "VideoPlaceButton", "VideoPlaceOrder",
+        "PickXtimes",
+        "BinFill",
+        "SwingXtimes",
+        "VideoUnmask",
+        "ButtonUnmask",
+        "VideoUnmaskSwap",
+        "ButtonUnmaskSwap",
+        "PickHighlight",
+        "VideoRepick",
+        "VideoPlaceButton",
+        "VideoPlaceOrder",
     }
-)  # fmt: skip
+)
 Z_EPISODES, XY_EPISODES = range(0, 3), range(3, 6)
 MISS_M = {"cube": 0.04, "bin": 0.035}  # upstream: 2 x cube half-size; 0.035 for containers
 READY_Z = {"cube": 0.15, "bin": 0.2}

@@ -22,11 +22,23 @@ from dataforge.pipelines.robomme.suites import TASK_SUITES
 
 SPLIT_SEEDS = {"train": (0, 1_000), "val": (1_000_000, 10_000), "test": (500_000, 10_000)}
 TASK_INDEX = {
-    "PickXtimes": 1, "StopCube": 2, "SwingXtimes": 3, "BinFill": 4, "VideoUnmaskSwap": 5,
-    "VideoUnmask": 6, "ButtonUnmaskSwap": 7, "ButtonUnmask": 8, "VideoRepick": 9,
-    "VideoPlaceButton": 10, "VideoPlaceOrder": 11, "PickHighlight": 12, "InsertPeg": 13,
-    "MoveCube": 14, "PatternLock": 15, "RouteStick": 16,
-}  # fmt: skip
+    "PickXtimes": 1,
+    "StopCube": 2,
+    "SwingXtimes": 3,
+    "BinFill": 4,
+    "VideoUnmaskSwap": 5,
+    "VideoUnmask": 6,
+    "ButtonUnmaskSwap": 7,
+    "ButtonUnmask": 8,
+    "VideoRepick": 9,
+    "VideoPlaceButton": 10,
+    "VideoPlaceOrder": 11,
+    "PickHighlight": 12,
+    "InsertPeg": 13,
+    "MoveCube": 14,
+    "PatternLock": 15,
+    "RouteStick": 16,
+}
 DIFFICULTY_CYCLE = ("easy", "easy", "medium", "hard")
 MAX_RETRY = 99  # retries stay inside the episode's block of 100 seeds
 
@@ -41,8 +53,12 @@ class EpisodeSpec:
     difficulty: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "episode": self.episode, "seed": self.seed,
-                "difficulty": self.difficulty}  # fmt: skip
+        return {
+            "task": self.task,
+            "episode": self.episode,
+            "seed": self.seed,
+            "difficulty": self.difficulty,
+        }
 
 
 def scheme_seed(task: str, split: str, block: int, retry: int = 0) -> int:

@@ -26,8 +26,20 @@ TASKS = tuple(TASK_SUITES)
 STICK_TASKS = ("PatternLock", "RouteStick")
 # Average steps per episode (paper Table 1), for comparison in `dataforge stats`.
 PAPER_AVG_STEPS = {
-    "PickXtimes": 538, "BinFill": 604, "SwingXtimes": 435, "StopCube": 317,
-    "VideoUnmask": 217, "ButtonUnmask": 267, "VideoUnmaskSwap": 348, "ButtonUnmaskSwap": 400,
-    "PickHighlight": 346, "VideoRepick": 687, "VideoPlaceButton": 974, "VideoPlaceOrder": 1134,
-    "MoveCube": 394, "InsertPeg": 479, "PatternLock": 208, "RouteStick": 370,
-}  # fmt: skip
+    "PickXtimes": 538,
+    "BinFill": 604,
+    "SwingXtimes": 435,
+    "StopCube": 317,
+    "VideoUnmask": 217,
+    "ButtonUnmask": 267,
+    "VideoUnmaskSwap": 348,
+    "ButtonUnmaskSwap": 400,
+    "PickHighlight": 346,
+    "VideoRepick": 687,
+    "VideoPlaceButton": 974,
+    "VideoPlaceOrder": 1134,
+    "MoveCube": 394,
+    "InsertPeg": 479,
+    "PatternLock": 208,
+    "RouteStick": 370,
+}

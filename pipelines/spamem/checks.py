@@ -247,9 +247,11 @@ def _check_resting(
 ) -> Iterator[tuple[str, str]]:
     """Every child of state ``s`` rests on a surface of its parent, within ``REST_TOL_M``."""
     surface_y = {
-        oid: float(x["y"]) for r in graph["receptacles"] for x in r["surfaces"]
+        oid: float(x["y"])
+        for r in graph["receptacles"]
+        for x in r["surfaces"]
         for oid in x["object_ids"]
-    }  # fmt: skip
+    }
     rows = {int(b[1]): b for b in box3d}
     for node in graph["objects"]:
         oid = node["id"]

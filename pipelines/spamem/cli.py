@@ -131,9 +131,12 @@ def score(tasks_dir: str, predictions: str, **kw: object) -> None:
 )
 @click.option("--tasks", default=None, help="Answer only these tasks, e.g. SOR,VGL,TL.")
 @click.option(
-    "--workers", type=click.IntRange(min=1), default=1, show_default=True,
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
     help="Requests in flight at once.",
-)  # fmt: skip
+)
 @click.option(
     "--rate",
     type=click.FloatRange(min=0, min_open=True),

@@ -394,9 +394,13 @@ def run_evaluate(
         frames.close()
         lock.release()
     summary = EvalSummary(
-        len(questions), result.answered, result.malformed, len(questions) - len(todo),
-        result.failed, str(out),
-    )  # fmt: skip
+        len(questions),
+        result.answered,
+        result.malformed,
+        len(questions) - len(todo),
+        result.failed,
+        str(out),
+    )
     if summary.failed:
         raise DataforgeError(
             f"{summary.failed} of {len(todo)} questions got no answer from "

@@ -153,9 +153,13 @@ class LLMPlanner:
             messages, logged = self._dialog.then(feedback), len(self._dialog.messages)
         self._step = state.step
         result = ask_json(
-            self._client, messages, ACTION_SCHEMA, check,
-            max_attempts=self.attempts, logged=logged,
-        )  # fmt: skip
+            self._client,
+            messages,
+            ACTION_SCHEMA,
+            check,
+            max_attempts=self.attempts,
+            logged=logged,
+        )
         self._dialog = result
         action = Action.from_dict(result.value) if result.ok and result.value else None
         record: dict[str, Any] = {

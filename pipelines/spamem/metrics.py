@@ -195,10 +195,21 @@ def score_answer(answer_type: str, pred: Any, gold: Any) -> Scores:
 
 
 _WRONG: dict[str, float | None] = {
-    "F1": 0.0, "P": 0.0, "R": 0.0, "mIoU": 0.0, "tIoU": 0.0, "NES": 0.0, "R@3": 0.0,
-    "Dir": 0.0, "Acc@0": 0.0, "Acc@1": 0.0, "AbsRel": 1.0, "rho": None, "MAPE": 1.0,
+    "F1": 0.0,
+    "P": 0.0,
+    "R": 0.0,
+    "mIoU": 0.0,
+    "tIoU": 0.0,
+    "NES": 0.0,
+    "R@3": 0.0,
+    "Dir": 0.0,
+    "Acc@0": 0.0,
+    "Acc@1": 0.0,
+    "AbsRel": 1.0,
+    "rho": None,
+    "MAPE": 1.0,
     "delta<1.25": 0.0,
-}  # fmt: skip
+}
 
 
 def score_wrong(answer_type: str, gold: Any) -> Scores:

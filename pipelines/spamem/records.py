@@ -11,8 +11,20 @@ from dataforge.errors import InputNotFoundError, MalformedInputError, UsageError
 from dataforge.inputs import read_jsonl
 from dataforge.pipelines.spamem import qa
 
-QUESTION_FIELDS = ("id", "level", "task", "horizon", "modality", "episode", "step", "prompt",
-                   "frames", "answer_type", "answer", "context")  # fmt: skip
+QUESTION_FIELDS = (
+    "id",
+    "level",
+    "task",
+    "horizon",
+    "modality",
+    "episode",
+    "step",
+    "prompt",
+    "frames",
+    "answer_type",
+    "answer",
+    "context",
+)
 
 
 def _frame_ok(f: Any) -> bool:

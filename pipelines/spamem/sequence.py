@@ -278,8 +278,12 @@ def run_sequence(
             attempts.append({**action.to_dict(), **outcome})
             if outcome["status"] in ("placed", "removed"):
                 box = gone if gone is not None else backend.world.box(outcome["object"])
-                done = {"action": action, "outcome": outcome, "was": was,
-                        "look_at": drawn_centre(backend, holder, box)}  # fmt: skip
+                done = {
+                    "action": action,
+                    "outcome": outcome,
+                    "was": was,
+                    "look_at": drawn_centre(backend, holder, box),
+                }
                 break
             if was is not None:
                 backend.reclose(was)  # a failed placement leaves nothing open

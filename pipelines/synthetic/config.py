@@ -18,9 +18,12 @@ class SyntheticConfig(PipelineConfig):
     episodes_per_scene: int = option(2, "Camera orbits per scene.", min=1)
     frames: int = option(8, "Frames per episode.", min=1)
     resolution: tuple[int, int] = option(
-        (96, 72), "Image size WIDTHxHEIGHT.", parse=parse_size, show=show_size,
+        (96, 72),
+        "Image size WIDTHxHEIGHT.",
+        parse=parse_size,
+        show=show_size,
         metavar="WxH",
-    )  # fmt: skip
+    )
     spheres: int = option(4, "Spheres per scene.", min=1, max=64)
     hfov_deg: float = option(
         79.0, "Horizontal field of view in degrees.", flags=("--hfov",), min=10.0, max=150.0

@@ -29,13 +29,36 @@ def nothing_in(out: Path) -> None:
 # -- a: a house whose rooms overlap --------------------------------------------------------------
 
 HOUSE_RUNS = {
-    "spamem": ["spamem", "generate", "--houses", "1", "--house-source", "{src}",
-               "--sequences-per-house", "1", "--steps", "2", "--views-per-step", "4",
-               "--resolution", "64x48"],
-    "multion": ["multion", "generate", "--m", "2", "--split", "val", "--episodes-per-scene", "2",
-                "--scenes", "{src}"],
+    "spamem": [
+        "spamem",
+        "generate",
+        "--houses",
+        "1",
+        "--house-source",
+        "{src}",
+        "--sequences-per-house",
+        "1",
+        "--steps",
+        "2",
+        "--views-per-step",
+        "4",
+        "--resolution",
+        "64x48",
+    ],
+    "multion": [
+        "multion",
+        "generate",
+        "--m",
+        "2",
+        "--split",
+        "val",
+        "--episodes-per-scene",
+        "2",
+        "--scenes",
+        "{src}",
+    ],
     "findingdory": ["findingdory", "episodes", "--scenes", "{src}", "--episodes", "1"],
-}  # fmt: skip
+}
 
 
 @pytest.mark.skipif(not HOUSE.is_file(), reason=f"example ProcTHOR house not present ({HOUSE})")
@@ -64,20 +87,39 @@ def ir2r_inputs(tmp_path: Path) -> dict[str, Path]:
     """A corridor scan with two paths (episodes 10_0 and 11_0), their tours and predictions."""
     data = tmp_path / "data"
     write_connectivity(data, "lineA", line_positions("v", 4), chain(["v0", "v1", "v2", "v3"]))
-    reference = write_r2r(data, "val_seen", [r2r_record(10, "lineA", ["v0", "v1"]),
-                                             r2r_record(11, "lineA", ["v2", "v3"])])  # fmt: skip
+    reference = write_r2r(
+        data,
+        "val_seen",
+        [r2r_record(10, "lineA", ["v0", "v1"]), r2r_record(11, "lineA", ["v2", "v3"])],
+    )
     tours = tmp_path / "tours.json"
     tours.write_text(json.dumps({"val_seen": {"lineA": [["10_0", "11_0"]]}}))
     predictions = tmp_path / "pred.json"
     predictions.write_text(json.dumps({"10_0": ["v0", "v1"], "11_0": ["v2", "v3"]}))
-    return {"data": data, "reference": reference, "tours": tours, "predictions": predictions,
-            "out": tmp_path / "per_episode.json"}  # fmt: skip
+    return {
+        "data": data,
+        "reference": reference,
+        "tours": tours,
+        "predictions": predictions,
+        "out": tmp_path / "per_episode.json",
+    }
 
 
 def ir2r_score(i: dict[str, Path]):
-    return run_cli("ir2r", "score", "--tours", str(i["tours"]), "--reference",
-                   str(i["reference"]), "--predictions", str(i["predictions"]), "--data-dir",
-                   str(i["data"]), "--per-episode", str(i["out"]))  # fmt: skip
+    return run_cli(
+        "ir2r",
+        "score",
+        "--tours",
+        str(i["tours"]),
+        "--reference",
+        str(i["reference"]),
+        "--predictions",
+        str(i["predictions"]),
+        "--data-dir",
+        str(i["data"]),
+        "--per-episode",
+        str(i["out"]),
+    )
 
 
 def test_ir2r_score_runs_on_the_good_inputs(ir2r_inputs: dict[str, Path]) -> None:

@@ -91,17 +91,26 @@ def test_an_input_file_inside_a_dataset_protects_the_whole_dataset(tmp_path: Pat
 
 
 def test_temporaries_are_removed_anywhere_but_data_is_kept(tmp_path: Path) -> None:
-    for rel in ("videos/.tmp-a.mp4.1", "videos/x/.tmp-.tmp-b.mp4.2.2.0", ".tmp-c.json.3",
-                ".dataforge/.tmp-run.json.4", "videos/.tmp-kept.mp4", "videos/a.mp4",
-                "shards/u.zarr/c/0"):  # fmt: skip
+    for rel in (
+        "videos/.tmp-a.mp4.1",
+        "videos/x/.tmp-.tmp-b.mp4.2.2.0",
+        ".tmp-c.json.3",
+        ".dataforge/.tmp-run.json.4",
+        "videos/.tmp-kept.mp4",
+        "videos/a.mp4",
+        "shards/u.zarr/c/0",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(rel)
     (tmp_path / "shards" / ".tmp-u.zarr.5" / "c").mkdir(parents=True)
     removed = remove_temporaries(tmp_path, keep={"videos/.tmp-kept.mp4"})
     assert sorted(removed) == [
-        ".dataforge/.tmp-run.json.4", ".tmp-c.json.3", "shards/.tmp-u.zarr.5",
-        "videos/.tmp-a.mp4.1", "videos/x/.tmp-.tmp-b.mp4.2.2.0",
-    ]  # fmt: skip
+        ".dataforge/.tmp-run.json.4",
+        ".tmp-c.json.3",
+        "shards/.tmp-u.zarr.5",
+        "videos/.tmp-a.mp4.1",
+        "videos/x/.tmp-.tmp-b.mp4.2.2.0",
+    ]
     left = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
     assert left == ["shards/u.zarr/c/0", "videos/.tmp-kept.mp4", "videos/a.mp4"]
 
@@ -226,18 +235,30 @@ def test_file_outputs_never_land_in_what_they_read(
     llm = ["--llm-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
     every = ("is", "lies inside", "contains")
     for argv, given, what, relations in [
-        (["spamem", "baseline", "{in}", "--kind", "oracle", "--out"], "spamem-tasks", "--out",
-         FILE_ONLY),
-        (["findingdory", "baseline", "{in}", "--kind", "oracle", "--out"], "findingdory-tasks",
-         "--out", FILE_ONLY),
+        (
+            ["spamem", "baseline", "{in}", "--kind", "oracle", "--out"],
+            "spamem-tasks",
+            "--out",
+            FILE_ONLY,
+        ),
+        (
+            ["findingdory", "baseline", "{in}", "--kind", "oracle", "--out"],
+            "findingdory-tasks",
+            "--out",
+            FILE_ONLY,
+        ),
         (["spamem", "evaluate", "{in}", *llm, "--out"], "spamem-tasks", "--out", FILE_ONLY),
-        (["findingdory", "evaluate", "{in}", *llm, "--out"], "findingdory-tasks", "--out",
-         FILE_ONLY),
+        (
+            ["findingdory", "evaluate", "{in}", *llm, "--out"],
+            "findingdory-tasks",
+            "--out",
+            FILE_ONLY,
+        ),
         (["ir2r", "export", "{in}", "--out"], "ir2r", "--out", FILE_ONLY),
         (["stats", "{in}", "--plot"], "spamem", "--plot", every),
         (["inspect", "{in}", "--preview"], "multion", "--preview", every),
         (["reproduce", "{in}", "--quiet", "--keep"], "spamem-tasks", "--keep", every),
-    ]:  # fmt: skip
+    ]:
         root = inputs[given]
         _check_refusals(
             lambda out: [root if a == "{in}" else a for a in argv] + [out],  # noqa: B023
@@ -250,8 +271,19 @@ def test_file_outputs_never_land_in_what_they_read(
     tours = inputs["ir2r"] / "tours_val_seen.json"
     reference = data_dir / "r2r" / "R2R_val_seen.json"
     before = {p: p.read_bytes() for p in (tours, reference)}
-    score = ["ir2r", "score", "--tours", tours, "--reference", reference, "--predictions",
-             reference, "--data-dir", data_dir, "--per-episode"]  # fmt: skip
+    score = [
+        "ir2r",
+        "score",
+        "--tours",
+        tours,
+        "--reference",
+        reference,
+        "--predictions",
+        reference,
+        "--data-dir",
+        data_dir,
+        "--per-episode",
+    ]
     for out, relation in [(reference, "is"), (tours, "is"), (data_dir / "x.json", "inside")]:
         assert relation in _refused([*score, out], capsys)
     assert {p: p.read_bytes() for p in before} == before
@@ -266,12 +298,25 @@ def test_unwritable_outputs_fail_first_in_one_line(
     commands = [
         ["spamem", "baseline", inputs["spamem-tasks"], "--kind", "prior", "--out"],
         ["findingdory", "baseline", inputs["findingdory-tasks"], "--kind", "oracle", "--out"],
-        ["ir2r", "score", "--tours", tours, "--reference", reference, "--predictions",
-         reference, "--data-dir", data_dir, "--per-episode"],
-    ]  # fmt: skip
+        [
+            "ir2r",
+            "score",
+            "--tours",
+            tours,
+            "--reference",
+            reference,
+            "--predictions",
+            reference,
+            "--data-dir",
+            data_dir,
+            "--per-episode",
+        ],
+    ]
     for argv in commands:
-        for out, needle in [(tmp_path / "no" / "such" / "p.jsonl", "does not exist"),
-                            (Path("/proc/p.jsonl"), "cannot write")]:  # fmt: skip
+        for out, needle in [
+            (tmp_path / "no" / "such" / "p.jsonl", "does not exist"),
+            (Path("/proc/p.jsonl"), "cannot write"),
+        ]:
             err = _refused([*argv, out], capsys)
             assert needle in err and str(out) in err, err
             assert capsys.readouterr().out == ""
@@ -328,8 +373,20 @@ def test_a_rerun_after_a_kill_in_a_video_write_leaves_no_temporaries(
     inputs: dict[str, Path], tmp_path: Path
 ) -> None:
     out = tmp_path / "experience"
-    args = ["findingdory", "collect", str(inputs["findingdory"]), "--resolution", "48x64",
-            "--limit", "1", "--video", "mp4", "--out", str(out), "--quiet"]  # fmt: skip
+    args = [
+        "findingdory",
+        "collect",
+        str(inputs["findingdory"]),
+        "--resolution",
+        "48x64",
+        "--limit",
+        "1",
+        "--video",
+        "mp4",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     proc = subprocess.run(
         [sys.executable, "-c", KILLED_IN_VIDEO, *args], capture_output=True, text=True, timeout=600
     )

@@ -300,8 +300,15 @@ def test_the_log_is_json_and_replays_without_a_server(scripted_server):
     live = ask_json(client_for(scripted_server, timeout_s=0.2), PROMPT, SCHEMA, check=exists)
     log = json.loads(json.dumps(live.to_dict()))
     assert set(log) == {"ok", "value", "logged", "attempts"}
-    assert set(log["attempts"][0]) >= {"new_messages", "text", "value", "problem", "outcome",
-                                       "latency_s", "usage"}  # fmt: skip
+    assert set(log["attempts"][0]) >= {
+        "new_messages",
+        "text",
+        "value",
+        "problem",
+        "outcome",
+        "latency_s",
+        "usage",
+    }
     replay = ReplayClient.from_dialogs([log])
     again = ask_json(replay, PROMPT, SCHEMA, check=exists)
     assert again.value == live.value and again.messages == live.messages

@@ -166,18 +166,24 @@ def ok_response(text: str = '{"a": 1}', number: int = 1) -> bytes:
 @pytest.mark.parametrize(
     ("item", "cause"),
     [
-        (Raw(b"<html><body><h1>502 Bad Gateway</h1></body></html>", 200, "text/html"),
-         "not JSON (text/html): <html><body><h1>502 Bad Gateway</h1></body></html>"),
-        (Raw(b"this is not json {", 200, "application/json"),
-         "not JSON (application/json): this is not json {"),
+        (
+            Raw(b"<html><body><h1>502 Bad Gateway</h1></body></html>", 200, "text/html"),
+            "not JSON (text/html): <html><body><h1>502 Bad Gateway</h1></body></html>",
+        ),
+        (
+            Raw(b"this is not json {", 200, "application/json"),
+            "not JSON (application/json): this is not json {",
+        ),
         (Raw(b"", 200), "not JSON (application/json): an empty body"),
         (Raw(b"[1, 2]"), "a list, not a chat completion object"),
         (Raw(b'{"choices": {"0": 1}}'), "'choices' is an object, not a list"),
         (Raw(b'{"choices": ["text"]}'), "'choices[0].message' is null, not an object"),
-        (Raw(b'{"choices": [{"message": "hi"}]}'),
-         "'choices[0].message' is a string, not an object"),
+        (
+            Raw(b'{"choices": [{"message": "hi"}]}'),
+            "'choices[0].message' is a string, not an object",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_reply_that_is_no_chat_completion_is_a_one_line_llm_error(
     scripted_server: ScriptedServer, item: Raw, cause: str
 ) -> None:
@@ -196,9 +202,14 @@ def completion_with(content: Any) -> Raw:
 
 @pytest.mark.parametrize(
     ("content", "kind"),
-    [(["a", "b"], "a list"), (42, "a number"), (1.5, "a number"), ({"text": "hi"}, "an object"),
-     (True, "a boolean")],
-)  # fmt: skip
+    [
+        (["a", "b"], "a list"),
+        (42, "a number"),
+        (1.5, "a number"),
+        ({"text": "hi"}, "an object"),
+        (True, "a boolean"),
+    ],
+)
 def test_content_of_the_wrong_type_is_a_malformed_reply(
     scripted_server: ScriptedServer, content: Any, kind: str
 ) -> None:

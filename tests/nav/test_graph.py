@@ -34,9 +34,13 @@ def test_distances_match_networkx_on_a_real_scan() -> None:
 def test_one_way_edges_and_excluded_viewpoints(tmp_path: Path) -> None:
     pos = line_positions("v", 4)
     f = write_connectivity(
-        tmp_path, "s", pos, [("v0", "v1"), ("v1", "v2"), ("v2", "v3")], directed=True,
+        tmp_path,
+        "s",
+        pos,
+        [("v0", "v1"), ("v1", "v2"), ("v2", "v3")],
+        directed=True,
         excluded=["v3"],
-    )  # fmt: skip
+    )
     g = load_connectivity(f)
     assert "v3" not in g and len(g) == 3
     d = GraphOracle(g).distances(["v0", "v2"], ["v0", "v2"])

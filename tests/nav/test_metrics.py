@@ -154,8 +154,9 @@ def test_ivln_options_strict_success_reference_spl_and_path_distance() -> None:
     over_ref = episode_metrics(detour, longer, line, success_distance=1.0, spl_over_reference=True)
     assert over_short.spl == pytest.approx(0.6) and over_ref.spl == pytest.approx(1.0)
     # path_distance measures TL and nDTW only: doubled steps double TL, NE stays |3 - 3|.
-    doubled = episode_metrics(REF, [0, 1, 2, 3], line, success_distance=1.0,
-                              path_distance=lambda a, b: 2 * line(a, b))  # fmt: skip
+    doubled = episode_metrics(
+        REF, [0, 1, 2, 3], line, success_distance=1.0, path_distance=lambda a, b: 2 * line(a, b)
+    )
     assert doubled.trajectory_length == 6.0 and doubled.navigation_error == 0.0
     assert doubled.spl == pytest.approx(0.5)  # 3 / max(3, 6)
     assert doubled.ndtw == 1.0  # the diagonal is still 0

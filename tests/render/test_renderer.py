@@ -98,11 +98,23 @@ def room_scene() -> Scene:
     meshes = [polygon_slab(ROOM, 0.0, 0.1, color=(150, 120, 90), instance_id=1, semantic_id=FLOOR)]
     for i, (p0, p1) in enumerate(zip(ROOM, ROOM[1:] + ROOM[:1], strict=True)):
         holes = [(1.0, 2.0, 0.0, 2.1)] if i == 0 else []
-        meshes.append(wall_mesh(p0, p1, 0.0, 2.5, holes, color=(200, 200, 215), instance_id=2 + i,
-                                semantic_id=WALL))  # fmt: skip
+        meshes.append(
+            wall_mesh(
+                p0, p1, 0.0, 2.5, holes, color=(200, 200, 215), instance_id=2 + i, semantic_id=WALL
+            )
+        )
     meshes.append(box_mesh(*BOX_ARGS, color=(200, 40, 40), instance_id=BOX_ID, semantic_id=BOX))
-    meshes.append(cylinder_mesh((4.5, 0.0, 1.5), 0.3, 1.0, 32, color=(40, 200, 40),
-                                instance_id=CYL_ID, semantic_id=CYLINDER))  # fmt: skip
+    meshes.append(
+        cylinder_mesh(
+            (4.5, 0.0, 1.5),
+            0.3,
+            1.0,
+            32,
+            color=(40, 200, 40),
+            instance_id=CYL_ID,
+            semantic_id=CYLINDER,
+        )
+    )
     meshes.append(polygon_slab(ROOM, 2.5, instance_id=CEILING_ID, semantic_id=CEILING))
     return Scene(meshes)
 
@@ -214,8 +226,12 @@ def test_scene_buffers_are_one_triangle_soup() -> None:
     lut = scene.instance_to_semantic()
     assert all(lut[i] == s for i, s in zip(buf["instance"], buf["semantic"], strict=True))
     with pytest.raises(UsageError):
-        Scene([box_mesh((0, 0, 0), (1, 1, 1), instance_id=3, semantic_id=1),
-               box_mesh((2, 0, 0), (1, 1, 1), instance_id=3, semantic_id=2)]).buffers()  # fmt: skip
+        Scene(
+            [
+                box_mesh((0, 0, 0), (1, 1, 1), instance_id=3, semantic_id=1),
+                box_mesh((2, 0, 0), (1, 1, 1), instance_id=3, semantic_id=2),
+            ]
+        ).buffers()
 
 
 def test_missing_egl_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -427,10 +443,12 @@ def test_extra_is_drawn_over_the_scene_with_its_own_depth(egl: None) -> None:
     other (the depth is cleared once, under it)."""
     pose = thor_camera_pose((0.0, 1.0, 0.0), 0.0, 0.0)
     # a 0.6 m cube centred 4 m ahead (behind the wall at z = 3), its front face red, the rest blue
-    cube = box_mesh((0.0, 1.0, 4.0), (0.6, 0.6, 0.6), instance_id=11, semantic_id=BOX,
-                    color=(0, 0, 255))  # fmt: skip
-    front = box_mesh((0.0, 1.0, 3.69), (0.6, 0.6, 0.02), instance_id=11, semantic_id=BOX,
-                     color=(255, 0, 0))  # fmt: skip
+    cube = box_mesh(
+        (0.0, 1.0, 4.0), (0.6, 0.6, 0.6), instance_id=11, semantic_id=BOX, color=(0, 0, 255)
+    )
+    front = box_mesh(
+        (0.0, 1.0, 3.69), (0.6, 0.6, 0.02), instance_id=11, semantic_id=BOX, color=(255, 0, 0)
+    )
     extra = Scene([cube, front]).buffers()
     with Renderer(320, 240, 90.0) as r:
         r.set_scene(hidden_box_scene([]))

@@ -352,18 +352,46 @@ def test_spamem_on_two_nodes_gives_the_bytes_of_one_worker(
 ) -> None:
     """The design card's headline command on the cluster: three houses, rendered on both nodes
     (EGL in Ray workers), the same files as one local worker."""
-    args = ["spamem", "generate", "--houses", "3", "--house-source", str(SPAMEM_HOUSES),
-            "--sequences-per-house", "2", "--steps", "3", "--resolution", "320x240",
-            "--seed", "1", "--quiet"]  # fmt: skip
-    one = subprocess.run(dataforge_cmd(*args, "--out", str(tmp_path / "one")),
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    args = [
+        "spamem",
+        "generate",
+        "--houses",
+        "3",
+        "--house-source",
+        str(SPAMEM_HOUSES),
+        "--sequences-per-house",
+        "2",
+        "--steps",
+        "3",
+        "--resolution",
+        "320x240",
+        "--seed",
+        "1",
+        "--quiet",
+    ]
+    one = subprocess.run(
+        dataforge_cmd(*args, "--out", str(tmp_path / "one")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert one.returncode == 0, one.stderr
     env = {k: v for k, v in cluster.env.items() if k != "RAY_ADDRESS"}
     r = subprocess.run(
-        dataforge_cmd(*args, "--out", str(tmp_path / "ray"), "--executor", "ray",
-                      "--ray-address", cluster.address),
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        dataforge_cmd(
+            *args,
+            "--out",
+            str(tmp_path / "ray"),
+            "--executor",
+            "ray",
+            "--ray-address",
+            cluster.address,
+        ),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     on = {node: cluster.units_started(node) for node in ("head", "node2")}
     assert sum(on.values()) == 3 and min(on.values()) >= 1, on

@@ -47,8 +47,9 @@ def test_streamed_rows_write_the_same_shard(tmp_path: Path, fmt: str) -> None:
     eps = [(_arrays(11, 1), "a"), (_arrays(5, 2), "b")]
     for d in ("whole", "stream", "s"):
         (tmp_path / d).mkdir()
-    whole = write_shard(tmp_path / "whole", "u", fmt, SCHEMA,
-                        [Episode(i, a, {"n": len(a["rgb"])}) for a, i in eps])  # fmt: skip
+    whole = write_shard(
+        tmp_path / "whole", "u", fmt, SCHEMA, [Episode(i, a, {"n": len(a["rgb"])}) for a, i in eps]
+    )
     seen: list[int] = []
 
     def streamed(a: dict[str, np.ndarray], i: str) -> Episode:

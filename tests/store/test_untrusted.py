@@ -544,8 +544,10 @@ def test_hdf5_shard_naming_data_outside_is_refused(small, tmp_path, kind):
             f["stolen"] = h5py.SoftLink("/rgb")
     from dataforge.store.hashing import file_entry
 
-    _forge(root, files={**read_manifest(root).files, read_manifest(root).shards[0].path:
-                        file_entry(shard)})  # fmt: skip
+    _forge(
+        root,
+        files={**read_manifest(root).files, read_manifest(root).shards[0].path: file_entry(shard)},
+    )
     report = validate(root)
     shard_problems = [p for p in report.problems if p.kind == "shard"]
     assert shard_problems and "stolen" in shard_problems[0].message, report.problems

@@ -65,11 +65,13 @@ def _facing_pixels(asset_id: str, size: int = 128) -> np.ndarray:
     from dataforge.render import Renderer, backproject, thor_camera_pose
 
     info = CAT.asset(asset_id)
-    house = load_house(one_room_house([standing(CAT, "Thing|1", asset_id, 3.0, 3.0)]),
-                       catalogue=CAT)  # fmt: skip
+    house = load_house(
+        one_room_house([standing(CAT, "Thing|1", asset_id, 3.0, 3.0)]), catalogue=CAT
+    )
     world = EmbeddedWorld(house, CAT, width=size, height=size, vfov_deg=40.0)
-    world._renderer = Renderer(size, size, vfov_deg=40.0, ambient=0.0, fill=1.0,
-                               background=SKY_COLOR)  # fmt: skip
+    world._renderer = Renderer(
+        size, size, vfov_deg=40.0, ambient=0.0, fill=1.0, background=SKY_COLOR
+    )
     reach = max(info.size) * 1.8 + 0.1
     eye = (3.0, info.size[1] * 0.5 + reach * 0.35, 3.0 + reach)
     frame = world.render(eye, yaw=180.0, horizon=20.0)
@@ -172,8 +174,9 @@ def test_shapes_of_the_spawnable_types_follow_the_drawing() -> None:
         assert asset_appearance(info).shape == "concave"
     for info in CAT.assets_of("Plate"):
         w, _, d = info.size
-        assert asset_appearance(info).shape == ("circular" if abs(w - d) < 0.1 * max(w, d)
-                                                else "oval")  # fmt: skip
+        assert asset_appearance(info).shape == (
+            "circular" if abs(w - d) < 0.1 * max(w, d) else "oval"
+        )
 
 
 def test_fallback_shape_from_the_largest_part_and_the_box() -> None:
@@ -249,8 +252,9 @@ def test_inside_part_of_each_primitive() -> None:
     top = np.array([[0.07, 0.099, 0.0], [0.04, 0.099, 0.0], [0.095, -0.099, 0.0]])
     assert inside_part(top, cone).tolist() == [False, True, True]
     ring = Part("torus", (0.0, 0.0, 0.0), (0.2, 0.04, 0.2))  # major 0.08, tube radius 0.02
-    assert inside_part(np.array([[0.08, 0.0, 0.0], [0.0, 0.0, 0.0], [0.08, 0.03, 0.0]]),
-                       ring).tolist() == [True, False, False]  # fmt: skip
+    assert inside_part(
+        np.array([[0.08, 0.0, 0.0], [0.0, 0.0, 0.0], [0.08, 0.03, 0.0]]), ring
+    ).tolist() == [True, False, False]
 
 
 # -- per object, determinism ------------------------------------------------------------------
@@ -258,9 +262,15 @@ def test_inside_part_of_each_primitive() -> None:
 
 def test_every_instance_of_an_asset_is_described_alike_and_runs_agree() -> None:
     info = CAT.asset("Vase_Flat_2")
-    house = load_house(one_room_house([standing(CAT, "Vase|1", "Vase_Flat_2", 2.0, 2.0),
-                                       standing(CAT, "Vase|2", "Vase_Flat_2", 4.0, 4.0, 90.0)]),
-                       catalogue=CAT)  # fmt: skip
+    house = load_house(
+        one_room_house(
+            [
+                standing(CAT, "Vase|1", "Vase_Flat_2", 2.0, 2.0),
+                standing(CAT, "Vase|2", "Vase_Flat_2", 4.0, 4.0, 90.0),
+            ]
+        ),
+        catalogue=CAT,
+    )
     world = EmbeddedWorld(house, CAT, width=32, height=32)
     a, b = world.appearance("Vase|1"), world.appearance("Vase|2")
     assert a == b == asset_appearance(info)

@@ -125,8 +125,12 @@ class FakeController:
         assert abs(rotation["x"]) < 1e-9 and abs(rotation["z"]) < 1e-9, "yaw only here"
         offset = np.array(PIVOT_TO_CENTRE.get(asset_id, (0.0, 0.0, 0.0)))
         otype = asset_id.split("_")[0]
-        self.objects[oid] = {"pivot": pivot, "yaw": float(rotation["y"]), "offset": offset,
-                             "type": otype}  # fmt: skip
+        self.objects[oid] = {
+            "pivot": pivot,
+            "yaw": float(rotation["y"]),
+            "offset": offset,
+            "type": otype,
+        }
 
     def step(self, action: str, **kw: Any) -> Any:
         raise_for_failure = kw.pop("raise_for_failure", False)
@@ -242,8 +246,11 @@ def test_thor_place_moves_the_pivot_so_the_box_centre_lands(
     res = w.spawn("Apple_1", table.id, np.random.default_rng(1))
     assert res.ok
     np.testing.assert_allclose(fake.centre(res.object_id), res.position, atol=1e-9)
-    counter = next(o for o in house.objects if o.object_type in ("CounterTop", "Dresser", "Desk")
-                   and o.id != table.id)  # fmt: skip
+    counter = next(
+        o
+        for o in house.objects
+        if o.object_type in ("CounterTop", "Dresser", "Desk") and o.id != table.id
+    )
     for seed in range(20):
         moved = w.place(res.object_id, counter.id, np.random.default_rng(seed))
         if moved.ok and moved.rotation[1] != res.rotation[1]:
@@ -251,8 +258,11 @@ def test_thor_place_moves_the_pivot_so_the_box_centre_lands(
     assert moved.ok
     call = fake.steps[-1]
     assert call["action"] == "PlaceObjectAtPoint" and call["objectId"] == res.object_id
-    assert call["rotation"] == {"x": moved.rotation[0], "y": moved.rotation[1],
-                                "z": moved.rotation[2]}  # fmt: skip
+    assert call["rotation"] == {
+        "x": moved.rotation[0],
+        "y": moved.rotation[1],
+        "z": moved.rotation[2],
+    }
     assert call["position"]["y"] == pytest.approx(moved.position[1])  # the ray starts there
     centre = fake.centre(res.object_id)
     np.testing.assert_allclose(centre[[0, 2]], np.asarray(moved.position)[[0, 2]], atol=1e-9)
@@ -297,8 +307,9 @@ def test_the_stand_in_rejects_what_ai2thor_5_rejects() -> None:
     check_step("GetShortestPathToPoint", {**good, "allowedError": 0.1, "renderImage": False})
     check_step("GetShortestPathToPoint", {"target": good["target"]})  # the other overload
     with pytest.raises(ValueError, match="invalid argument"):  # the pre-5.0 call
-        check_step("GetShortestPathToPoint", {"position": good["position"], "x": 1, "y": 0.9,
-                                              "z": 1})  # fmt: skip
+        check_step(
+            "GetShortestPathToPoint", {"position": good["position"], "x": 1, "y": 0.9, "z": 1}
+        )
     with pytest.raises(ValueError, match="missing"):
         check_step("SpawnAsset", {"assetId": "Apple_1"})
     with pytest.raises(ValueError, match="invalid argument"):
@@ -307,8 +318,10 @@ def test_the_stand_in_rejects_what_ai2thor_5_rejects() -> None:
         check_step("OpenObject", {"objectId": "a", "openness": "1"})
     with pytest.raises(ValueError, match="Invalid action"):
         check_step("SpawnObject", {})
-    check_step("PlaceObjectAtPoint", {"objectId": "a", "position": good["target"],
-                                      "rotation": {"x": 0, "y": 90, "z": 0}})  # fmt: skip
+    check_step(
+        "PlaceObjectAtPoint",
+        {"objectId": "a", "position": good["target"], "rotation": {"x": 0, "y": 90, "z": 0}},
+    )
     check_step("UpdateThirdPartyCamera", {"thirdPartyCameraId": 0, "position": {"y": 1.0}})
     if HOUSE.is_file():  # a schema-0.0.1 house as procthor writes it is not a ProceduralHouse
         raw = json.loads(HOUSE.read_text())

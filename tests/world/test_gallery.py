@@ -74,8 +74,18 @@ def test_houses_assets_cli(tmp_path: Path) -> None:
     apple = representative(CAT, "Apple")
     _box_glb(meshes / f"{apple.asset_id}.glb", (1.0, 1.0, 1.0))
     png, js = tmp_path / "g.png", tmp_path / "g.json"
-    r = run_cli("houses", "assets", "--types", "Apple,Chair", "--out", str(png), "--json",
-                str(js), "--assets", str(meshes))  # fmt: skip
+    r = run_cli(
+        "houses",
+        "assets",
+        "--types",
+        "Apple,Chair",
+        "--out",
+        str(png),
+        "--json",
+        str(js),
+        "--assets",
+        str(meshes),
+    )
     assert r.returncode == 0, r.stderr
     assert "2 object types" in r.stdout and "1 asset meshes used" in r.stdout
     assert Image.open(png).size == (10 * 200, 218)

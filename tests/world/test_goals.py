@@ -36,8 +36,9 @@ AT_OBJECT = (2.0, 45.0, 0.001)  # max distance (m), max angle (deg), min coverag
 
 def _world() -> tuple[EmbeddedWorld, str]:
     dresser = CAT.asset("Dresser_205_1")
-    house = load_house(one_room_house([standing(CAT, "Dresser|1", dresser.asset_id, 3.0, 0.4)]),
-                       catalogue=CAT)  # fmt: skip
+    house = load_house(
+        one_room_house([standing(CAT, "Dresser|1", dresser.asset_id, 3.0, 0.4)]), catalogue=CAT
+    )
     world = EmbeddedWorld(house, CAT, width=W, height=H, vfov_deg=VFOV)
     res = world.spawn("Laptop_1", "Dresser|1", np.random.default_rng(0))
     assert res.ok and res.object_id is not None
@@ -75,11 +76,13 @@ def test_camera_height_and_horizon_follow_ai2thor() -> None:
     pose = thor_camera_pose(eye, 90.0, cam.horizon_deg)  # yaw 90 faces +x
     K = intrinsics(W, H, VFOV)
     ahead = 1.2 / math.tan(math.radians(30.0))  # the floor point the optical axis hits
-    pts = np.array([
-        [1.0 + ahead, 0.1, 2.0],  # on the axis: the image centre
-        [1.0 + ahead, 1.3, 2.0],  # at eye height: above the centre (we look down)
-        [1.0 + ahead, 0.1, 1.5],  # -z is the right-hand side when facing +x
-    ])  # fmt: skip
+    pts = np.array(
+        [
+            [1.0 + ahead, 0.1, 2.0],  # on the axis: the image centre
+            [1.0 + ahead, 1.3, 2.0],  # at eye height: above the centre (we look down)
+            [1.0 + ahead, 0.1, 1.5],  # -z is the right-hand side when facing +x
+        ]
+    )
     uv, z = project(pts, K, pose)
     assert np.allclose(uv[0], (W / 2, H / 2), atol=1e-6)
     assert uv[1][1] < H / 2 and abs(uv[1][0] - W / 2) < 1e-6
@@ -122,8 +125,9 @@ def _dresser_by_the_wall() -> EmbeddedWorld:
     in A against that wall at z = 4.5, turned so that it is 0.38 m deep along x."""
     dresser = CAT.asset("Dresser_205_1")
     half = dresser.size[2] / 2
-    raw = two_rooms("door", [standing(CAT, "Dresser|1", dresser.asset_id, 3.0 - half - 0.01, 4.5,
-                                      yaw=90.0)])  # fmt: skip
+    raw = two_rooms(
+        "door", [standing(CAT, "Dresser|1", dresser.asset_id, 3.0 - half - 0.01, 4.5, yaw=90.0)]
+    )
     return EmbeddedWorld(load_house(raw, catalogue=CAT), CAT, agent_radius=0.25)
 
 
@@ -212,11 +216,13 @@ def test_a_given_reference_and_frame_are_used(scene: Any) -> None:
     plain = check_pose(scene.world, base, yaw, CAMERA, [scene.laptop], scene.centre)
     assert check_frame(scene.world, frame, base, yaw, [scene.laptop], scene.centre) == plain
     near = base + np.array([0.3, 0.0, 0.0])
-    many = check_frame(scene.world, frame, base, yaw, [scene.laptop], scene.centre,
-                       reference=[scene.ref, near])  # fmt: skip
+    many = check_frame(
+        scene.world, frame, base, yaw, [scene.laptop], scene.centre, reference=[scene.ref, near]
+    )
     assert many.distance_m == pytest.approx(0.3, abs=0.02)  # the nearest reference counts
-    none = check_frame(scene.world, frame, base, yaw, [scene.laptop], scene.centre,
-                       reference=np.zeros((0, 3)))  # fmt: skip
+    none = check_frame(
+        scene.world, frame, base, yaw, [scene.laptop], scene.centre, reference=np.zeros((0, 3))
+    )
     assert none.distance_m == math.inf and "distance" in none.passes(*AT_OBJECT)
 
 

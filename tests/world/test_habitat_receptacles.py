@@ -25,11 +25,14 @@ def _csv(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_object_categories_use_id_and_main_category(tmp_path: Path) -> None:
-    path = _csv(tmp_path, "object_categories.csv",
-                "id,name,main_category,clean_category\n"
-                "apple_1,Apple,fruit bowl.n.01,ignored\n"
-                "mug_2,Mug,cup,other\n"
-                "blank_3,Blank,,x\n")  # fmt: skip
+    path = _csv(
+        tmp_path,
+        "object_categories.csv",
+        "id,name,main_category,clean_category\n"
+        "apple_1,Apple,fruit bowl.n.01,ignored\n"
+        "mug_2,Mug,cup,other\n"
+        "blank_3,Blank,,x\n",
+    )
     assert read_categories(path) == {"apple_1": "fruit_bowl", "mug_2": "cup"}
 
 
@@ -39,12 +42,15 @@ def test_name_and_clean_category_are_the_fallbacks(tmp_path: Path) -> None:
 
 
 def test_receptacle_rows_need_has_receptacles(tmp_path: Path) -> None:
-    path = _csv(tmp_path, "hssd-receptacles.csv",
-                "id,main_category,hasReceptacles,notes\n"
-                "abc,table,True,\n"
-                "def,kitchen counter,true,\n"
-                "ghi,lamp,False,pickupable\n"
-                "jkl,sofa,,\n")  # fmt: skip
+    path = _csv(
+        tmp_path,
+        "hssd-receptacles.csv",
+        "id,main_category,hasReceptacles,notes\n"
+        "abc,table,True,\n"
+        "def,kitchen counter,true,\n"
+        "ghi,lamp,False,pickupable\n"
+        "jkl,sofa,,\n",
+    )
     assert read_categories(path, receptacles=True) == {"abc": "table", "def": "kitchen_counter"}
     assert len(read_categories(path)) == 4  # no filter asked for
     other = _csv(tmp_path, "no_column.csv", "id,main_category\nabc,table\n")

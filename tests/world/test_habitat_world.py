@@ -65,14 +65,22 @@ def scene(tmp_path: Path) -> HabitatScene:
                 "floor_y": 0.0,
                 "rects": [[-3, -3, 3, 3], [10, -1, 12, 1]],
                 "objects": [
-                    {"handle": TABLE, "translation": [2, 1, 0], "aabb": half,
-                     "color": [10, 200, 10]},
-                    {"handle": CHAIR, "translation": [0, 1, -2], "aabb": half,
-                     "color": CHAIR_COLOR},
+                    {
+                        "handle": TABLE,
+                        "translation": [2, 1, 0],
+                        "aabb": half,
+                        "color": [10, 200, 10],
+                    },
+                    {
+                        "handle": CHAIR,
+                        "translation": [0, 1, -2],
+                        "aabb": half,
+                        "color": CHAIR_COLOR,
+                    },
                 ],
             }
         }
-    }  # fmt: skip
+    }
     path = tmp_path / "fake.scene_dataset_config.json"
     path.write_text(json.dumps(doc))
     return HabitatScene(str(path), "room", categories={"chair": "chair", "table": "table"})
@@ -327,8 +335,14 @@ def rscene(tmp_path: Path) -> HabitatScene:
     (objects / "notes.txt").write_text("not a config")
 
     def mesh(name: str, path: str) -> dict[str, Any]:
-        return {f"receptacle_mesh_{name}": {"name": name, "mesh_filepath": path,
-                                            "position": [0, 0, 0], "scale": [1, 1, 1]}}  # fmt: skip
+        return {
+            f"receptacle_mesh_{name}": {
+                "name": name,
+                "mesh_filepath": path,
+                "position": [0, 0, 0],
+                "scale": [1, 1, 1],
+            }
+        }
 
     half = [[-0.25, -0.25, -0.25], [0.25, 0.25, 0.25]]
     doc = {
@@ -337,42 +351,72 @@ def rscene(tmp_path: Path) -> HabitatScene:
                 "floor_y": 0.0,
                 "rects": [[-3, -3, 3, 3], [10, -1, 12, 1]],
                 "objects": [
-                    {"handle": TABLE, "translation": [2, 1, 0], "aabb": half,
-                     "color": [10, 200, 10], "user_defined": mesh("top", "table_top.glb"),
-                     "file_directory": str(meshes)},
-                    {"handle": CHAIR, "translation": [0, 1, -2], "aabb": half,
-                     "color": CHAIR_COLOR},
-                    {"handle": COUNTER, "translation": [-2, 0.5, 0],
-                     "aabb": [[-0.5, -0.5, -0.3], [0.5, 0.5, 0.3]],
-                     "user_defined": {**mesh("top", "counter_top.glb"), "note": "x"},
-                     "file_directory": str(meshes)},
-                    {"handle": SHELF, "translation": [-2.5, 0.5, 2.5], "aabb": half,
-                     "user_defined": mesh("top", "table_top.glb"),
-                     "file_directory": str(meshes)},
+                    {
+                        "handle": TABLE,
+                        "translation": [2, 1, 0],
+                        "aabb": half,
+                        "color": [10, 200, 10],
+                        "user_defined": mesh("top", "table_top.glb"),
+                        "file_directory": str(meshes),
+                    },
+                    {
+                        "handle": CHAIR,
+                        "translation": [0, 1, -2],
+                        "aabb": half,
+                        "color": CHAIR_COLOR,
+                    },
+                    {
+                        "handle": COUNTER,
+                        "translation": [-2, 0.5, 0],
+                        "aabb": [[-0.5, -0.5, -0.3], [0.5, 0.5, 0.3]],
+                        "user_defined": {**mesh("top", "counter_top.glb"), "note": "x"},
+                        "file_directory": str(meshes),
+                    },
+                    {
+                        "handle": SHELF,
+                        "translation": [-2.5, 0.5, 2.5],
+                        "aabb": half,
+                        "user_defined": mesh("top", "table_top.glb"),
+                        "file_directory": str(meshes),
+                    },
                 ],
-                "templates": {"data/objects/bowl.object_config.json":
-                              _template([0.08, 0.04, 0.08], [5, 5, 5])},
+                "templates": {
+                    "data/objects/bowl.object_config.json": _template([0.08, 0.04, 0.08], [5, 5, 5])
+                },
                 "regions": [
-                    {"id": "0", "category": "kitchen",
-                     "poly_loop": [[-3, -3], [0, -3], [0, 3], [-3, 3]],
-                     "floor_height": 0.0, "extrusion_height": 2.5},
-                    {"id": "1", "category": "living room",
-                     "poly_loop": [[0, -3], [3, -3], [3, 3], [0, 3]],
-                     "floor_height": 0.0, "extrusion_height": 2.5},
+                    {
+                        "id": "0",
+                        "category": "kitchen",
+                        "poly_loop": [[-3, -3], [0, -3], [0, 3], [-3, 3]],
+                        "floor_height": 0.0,
+                        "extrusion_height": 2.5,
+                    },
+                    {
+                        "id": "1",
+                        "category": "living room",
+                        "poly_loop": [[0, -3], [3, -3], [3, 3], [0, 3]],
+                        "floor_height": 0.0,
+                        "extrusion_height": 2.5,
+                    },
                 ],
             }
         }
-    }  # fmt: skip
+    }
     path = tmp_path / "house.scene_dataset_config.json"
     path.write_text(json.dumps(doc))
     return HabitatScene(
         str(path),
         "house",
-        categories={"chair": "chair", "apple": "apple", "tray": "tray", "lid": "lid",
-                    "bowl": "bowl"},
+        categories={
+            "chair": "chair",
+            "apple": "apple",
+            "tray": "tray",
+            "lid": "lid",
+            "bowl": "bowl",
+        },
         receptacle_categories={"table": "table", "counter": "counter"},
         object_dirs=(str(objects),),
-    )  # fmt: skip
+    )
 
 
 def _open(scene: HabitatScene) -> HabitatWorld:
@@ -619,8 +663,9 @@ def test_world_graph_rooms_receptacles_objects(rworld: HabitatWorld) -> None:
     g = rworld.world_graph()
     assert g.house == "house" and g.structure == ()
     assert [(r.id, r.room_type) for r in g.rooms] == [
-        ("region_0", "kitchen"), ("region_1", "living room")
-    ]  # fmt: skip
+        ("region_0", "kitchen"),
+        ("region_1", "living room"),
+    ]
     assert g.room("region_1").polygon == ((0, 3), (3, 3), (3, -3), (0, -3))  # z mirrored
     assert g.room("region_0").area_m2 == pytest.approx(18)
     assert [r.id for r in g.receptacles] == [COUNTER, TABLE]
@@ -635,8 +680,9 @@ def test_world_graph_rooms_receptacles_objects(rworld: HabitatWorld) -> None:
     # by -a), clipped to the top (the apple may hang over the edge).
     assert apple.position is not None and apple.rotation is not None
     x, _, z = apple.position
-    square = shapely.affinity.rotate(box(x - 0.05, z - 0.05, x + 0.05, z + 0.05),
-                                     -apple.rotation[1])  # fmt: skip
+    square = shapely.affinity.rotate(
+        box(x - 0.05, z - 0.05, x + 0.05, z + 0.05), -apple.rotation[1]
+    )
     shadow = square.intersection(box(1.75, -0.25, 2.25, 0.25)).area * 1e4
     assert 0 < shadow <= 100 + 1e-6
     assert top.free_area_cm2 == pytest.approx(2500 - shadow, abs=0.01)

@@ -46,11 +46,18 @@ def _surface_receptacle(ctrl: EmbeddedController) -> dict[str, Any]:
     world = ctrl.world
     assert world is not None
     tops = [
-        o for o in objs if o["receptacle"] and o["parentReceptacles"] is None
+        o
+        for o in objs
+        if o["receptacle"]
+        and o["parentReceptacles"] is None
         and any(s.kind == "top" for s in world.surfaces(o["objectId"]))
-    ]  # fmt: skip
-    return max(tops, key=lambda o: o["axisAlignedBoundingBox"]["size"]["x"]
-               * o["axisAlignedBoundingBox"]["size"]["z"])  # fmt: skip
+    ]
+    return max(
+        tops,
+        key=lambda o: (
+            o["axisAlignedBoundingBox"]["size"]["x"] * o["axisAlignedBoundingBox"]["size"]["z"]
+        ),
+    )
 
 
 @pytest.mark.slow
@@ -139,9 +146,12 @@ def test_geometry_is_the_collision_box() -> None:
     for asset, oid in ((table, "t"), (chair, "c")):
         pos = {"x": 1.0, "y": 0.0, "z": 2.0}  # the pivot (the box's bottom centre) on the floor
         assert ctrl.step(
-            action="SpawnAsset", assetId=asset.asset_id, generatedId=oid, position=pos,
+            action="SpawnAsset",
+            assetId=asset.asset_id,
+            generatedId=oid,
+            position=pos,
             rotation={"x": 0, "y": 30, "z": 0},
-        )  # fmt: skip
+        )
     geo = {
         oid: ctrl.step(action="GetInSceneAssetGeometry", objectId=oid, triangles=True).metadata[
             "actionReturn"
@@ -174,8 +184,9 @@ def test_physics_step_drops_objects_onto_what_is_below(kitchen: dict[str, Any]) 
     child = next((o for o in world.objects if o.parent_id == rid), None)
     if child is None:
         assert ctrl.step(action="SpawnAsset", assetId="Mug_1", generatedId="m")
-        assert ctrl.step(action="InitialRandomSpawn", randomSeed=0, objectIds=["m"],
-                         receptacleObjectIds=[rid])  # fmt: skip
+        assert ctrl.step(
+            action="InitialRandomSpawn", randomSeed=0, objectIds=["m"], receptacleObjectIds=[rid]
+        )
         child = world.object("m")
     # it falls back onto the highest surface under it (a child may have been recorded 5 cm high,
     # as ProcTHOR does)
@@ -365,8 +376,14 @@ def test_step_raises_for_failure_only_when_asked() -> None:
     pan = next(a for a in load_catalogue().asset_ids() if a.startswith("Pan_"))
     assert ctrl.step(action="SpawnAsset", assetId=pan, generatedId="p")
     with pytest.raises(RuntimeError, match="p cannot be opened"):
-        ctrl.step(action="OpenObject", objectId="p", openness=1.0, forceAction=True,
-                  raise_for_failure=True, renderImage=False)  # fmt: skip
+        ctrl.step(
+            action="OpenObject",
+            objectId="p",
+            openness=1.0,
+            forceAction=True,
+            raise_for_failure=True,
+            renderImage=False,
+        )
 
 
 def test_spawn_asset_puts_the_pivot_at_position() -> None:
@@ -382,8 +399,12 @@ def test_spawn_asset_puts_the_pivot_at_position() -> None:
         ("upright", {"x": 0, "y": 90, "z": 0}, (0.0, size[1] / 2, 0.0)),
         ("tipped", {"x": 90, "y": 0, "z": 0}, (0.0, 0.0, size[1] / 2)),  # up turned to +z
     ):
-        args = {"assetId": "Mug_1", "generatedId": oid, "rotation": rotation,
-                "position": {"x": 1.0, "y": 0.5, "z": 2.0}}  # fmt: skip
+        args = {
+            "assetId": "Mug_1",
+            "generatedId": oid,
+            "rotation": rotation,
+            "position": {"x": 1.0, "y": 0.5, "z": 2.0},
+        }
         check_step("SpawnAsset", args)  # AI2-THOR 5.0.0's signature
         event = ctrl.step(action="SpawnAsset", **args)
         meta = next(o for o in event.metadata["objects"] if o["objectId"] == oid)

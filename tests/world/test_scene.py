@@ -103,8 +103,10 @@ def test_depth_unprojects_onto_the_element_the_mask_names(renderer: Renderer, na
                 err = max(LineString([wall.start, wall.end]).distance(Point(p[0], p[2])) - 1.2, 0)
             elif info.kind == "object":
                 # on (or inside) one of the parts of the object or sub-receptacle the mask names
-                err = min(box_outside_distance(p[None], b)[0] for b in element_part_boxes(
-                    house, cat, info.element_id))  # fmt: skip
+                err = min(
+                    box_outside_distance(p[None], b)[0]
+                    for b in element_part_boxes(house, cat, info.element_id)
+                )
             elif info.kind == "wall":
                 wall = house.wall(info.element_id)
                 line = LineString([wall.start, wall.end])
@@ -211,9 +213,10 @@ def test_outer_sides_of_exterior_walls_do_not_bleed_into_rooms(
     hs = house_scene(house, cat)
     renderer.set_scene(hs.scene)
     outer = [
-        i for i, info in hs.instances.items()
+        i
+        for i, info in hs.instances.items()
         if info.kind == "wall" and "exterior" in info.element_id.split("|")
-    ]  # fmt: skip
+    ]
     assert outer
     for pose in views(house):
         f = renderer.render(pose)

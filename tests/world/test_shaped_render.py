@@ -31,8 +31,9 @@ def _world(*objects: dict, w: int = 320, h: int = 240) -> EmbeddedWorld:
 def test_a_book_on_a_middle_shelf_is_seen_from_in_front() -> None:
     unit = max(CAT.assets_of("ShelvingUnit"), key=lambda a: a.size[1])
     world = _world(standing(CAT, "Shelf|1", unit.asset_id, 3.0, 0.4))
-    shelves = sorted((s for s in world.world.surfaces("Shelf|1") if s.kind == "shelf"),
-                     key=lambda s: s.y)  # fmt: skip
+    shelves = sorted(
+        (s for s in world.world.surfaces("Shelf|1") if s.kind == "shelf"), key=lambda s: s.y
+    )
     middle = shelves[len(shelves) // 2]
     res = world.spawn("Book_1", "Shelf|1", np.random.default_rng(0), surface=middle.index)
     assert res.ok
@@ -67,8 +68,12 @@ def test_the_floor_shows_between_a_tables_legs() -> None:
     frame = world.render((3.0, eye_y, 3.0 + info.size[2] / 2 + 1.5), yaw=180.0, horizon=0.0)
     table = world.scene.instance_of("Table|1")
     cam = thor_camera_pose((3.0, eye_y, 3.0 + info.size[2] / 2 + 1.5), 180.0, 0.0)
-    ends = np.array([[3.0 - info.size[0] / 2, eye_y, 3.0 + info.size[2] / 2],
-                     [3.0 + info.size[0] / 2, eye_y, 3.0 + info.size[2] / 2]])  # fmt: skip
+    ends = np.array(
+        [
+            [3.0 - info.size[0] / 2, eye_y, 3.0 + info.size[2] / 2],
+            [3.0 + info.size[0] / 2, eye_y, 3.0 + info.size[2] / 2],
+        ]
+    )
     uv, _ = project(ends, world._renderer.K, cam)
     u0, u1 = sorted(round(u) for u in uv[:, 0])
     row = frame.instance[

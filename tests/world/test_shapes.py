@@ -40,8 +40,10 @@ def test_receptacle_assets_have_surfaces_and_variants_differ() -> None:
     assert len(receptacles) >= 100  # hundreds of receptacle assets in the catalogue
     for info in receptacles:
         assert shape_of(info).surfaces, info.asset_id
-    shelves = [len(shape_of(a).surfaces_of(None)) + len(shape_of(a).elements)
-               for a in CAT.assets_of("ShelvingUnit")]  # fmt: skip
+    shelves = [
+        len(shape_of(a).surfaces_of(None)) + len(shape_of(a).elements)
+        for a in CAT.assets_of("ShelvingUnit")
+    ]
     assert len(set(shelves)) > 1  # boards per unit vary with the asset
 
 
@@ -116,8 +118,7 @@ def _world(*objects: dict) -> World:
 def test_placing_on_a_middle_shelf_fits_under_the_board_above() -> None:
     unit = max(CAT.assets_of("ShelvingUnit"), key=lambda a: a.size[1])
     world = _world(standing(CAT, "Shelf|1", unit.asset_id, 3.0, 0.4))
-    shelves = sorted((s for s in world.surfaces("Shelf|1") if s.kind == "shelf"),
-                     key=lambda s: s.y)  # fmt: skip
+    shelves = sorted((s for s in world.surfaces("Shelf|1") if s.kind == "shelf"), key=lambda s: s.y)
     middle = shelves[len(shelves) // 2]
     rng = np.random.default_rng(0)
     res = world.spawn("Book_1", "Shelf|1", rng, surface=middle.index)
@@ -170,8 +171,9 @@ def test_a_table_top_over_a_chair_seat_limits_what_the_seat_holds() -> None:
     )
     gap = top_bottom - seat.y
     assert 0.05 < gap < 0.5
-    tall = min((a for a in CAT.assets_of("WineBottle") if a.size[1] > gap + 0.02),
-               key=lambda a: a.size[1])  # fmt: skip
+    tall = min(
+        (a for a in CAT.assets_of("WineBottle") if a.size[1] > gap + 0.02), key=lambda a: a.size[1]
+    )
     rng = np.random.default_rng(3)
     assert world.spawn(tall.asset_id, "Chair|1", rng, surface="seat").status == "collision"
     small = world.spawn("CreditCard_1", "Chair|1", rng, surface="seat")
@@ -209,11 +211,18 @@ def test_rest_limits_follow_the_categories() -> None:
     table = max(CAT.assets_of("DiningTable"), key=lambda a: a.size[0] * a.size[2])
     world = _world(standing(CAT, "Table|1", table.asset_id, 3.0, 3.0))
     top = next(s for s in world.surfaces("Table|1") if s.kind == "top")
-    raised = load_house(one_room_house([
-        standing(CAT, "Table|1", table.asset_id, 3.0, 3.0),
-        {**standing(CAT, "Egg|1", egg.asset_id, 3.0, 3.0), "position":
-         {"x": 3.0, "y": top.y + egg.size[1] / 2 + 0.05, "z": 3.0}},
-    ]), catalogue=CAT).object("Egg|1")  # fmt: skip
+    raised = load_house(
+        one_room_house(
+            [
+                standing(CAT, "Table|1", table.asset_id, 3.0, 3.0),
+                {
+                    **standing(CAT, "Egg|1", egg.asset_id, 3.0, 3.0),
+                    "position": {"x": 3.0, "y": top.y + egg.size[1] / 2 + 0.05, "z": 3.0},
+                },
+            ]
+        ),
+        catalogue=CAT,
+    ).object("Egg|1")
     assert world.place_at(raised, "Table|1").ok
     assert not world.place_at(raised, "Table|1", max_hover=0.01).ok
 
@@ -233,9 +242,11 @@ def test_a_child_on_a_non_receptacles_own_surface_rests_there_in_the_graph() -> 
     centre = deck.polygon.centroid
     raw = one_room_house([standing(CAT, "Sink|1", sink.asset_id, 3.0, 0.4)])
     raw["objects"][0]["children"] = [
-        {**standing(CAT, "Faucet|1", faucet.asset_id, centre.x, centre.y),
-         "position": {"x": centre.x, "y": deck.y + faucet.size[1] / 2, "z": centre.y}}
-    ]  # fmt: skip
+        {
+            **standing(CAT, "Faucet|1", faucet.asset_id, centre.x, centre.y),
+            "position": {"x": centre.x, "y": deck.y + faucet.size[1] / 2, "z": centre.y},
+        }
+    ]
     house = load_house(raw, catalogue=CAT)
     graph = world_graph(house, CAT)
     node = graph.object("Faucet|1")
@@ -261,9 +272,8 @@ def test_opening_hollows_the_body_behind_a_side_arm_cupboard_and_swings_a_fridge
     cat = load_catalogue()
     counter = shape_of(cat.asset("Countertop_L_10x10"))
     element, motion = next(
-        (e, m) for e, m in counter.motions.items()
-        if e.startswith("Cabinet") and m.normal[0] < 0
-    )  # fmt: skip
+        (e, m) for e, m in counter.motions.items() if e.startswith("Cabinet") and m.normal[0] < 0
+    )
     lo, hi = cavity(counter, element, motion)
     inside = (lo + hi) / 2
     # the cavity reaches the arm's front, not the far side of the L's box

@@ -75,8 +75,9 @@ def front_panel(
     sign = 1.0 if facing[0] == "+" else -1.0
     across_face = facing[1] == "x"  # the face's own x runs along the asset's z
 
-    def put(along: tuple[float, float], up: tuple[float, float], across: tuple[float, float],
-            role: str) -> None:  # fmt: skip
+    def put(
+        along: tuple[float, float], up: tuple[float, float], across: tuple[float, float], role: str
+    ) -> None:
         if across_face:
             b.box(across, up, along, role, element=element, moves=True)
         else:
@@ -94,8 +95,12 @@ def front_panel(
         hx = x1 - 0.05 if hinge == "left" else x0 + 0.05
         length = min((y1 - y0) * 0.35, 0.3)
         hy = y1 - length / 2 - 0.05 if y1 - y0 > 0.5 else cy
-        put((hx - 0.008, hx + 0.008), (hy - length / 2, hy + length / 2),
-            (hz - 0.008, hz + 0.008), "metal")  # fmt: skip
+        put(
+            (hx - 0.008, hx + 0.008),
+            (hy - length / 2, hy + length / 2),
+            (hz - 0.008, hz + 0.008),
+            "metal",
+        )
 
 
 def hinge_motion(along: tuple[float, float], face: float, facing: str, hinge: str) -> Motion:

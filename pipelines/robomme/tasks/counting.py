@@ -35,8 +35,17 @@ from dataforge.pipelines.robomme.skills import READY_Z
 
 # utils/subgoal_language.py::get_subgoal_with_index (index 0 -> "first")
 ORDINALS = (
-    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-)  # fmt: skip
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+)
 # utils/task_goal.py: num2words and num2words_2
 NUMBER_WORDS = dict(enumerate(("one", "two", "three", "four", "five", "six", "seven"), 1))
 NUMBER_ORDINALS = {k + 1: w for k, w in enumerate(ORDINALS)}
@@ -136,9 +145,12 @@ class _Counting(RobommeEnv):
         from dataforge.pipelines.robomme.layouts import upstream_layout
 
         up = upstream_layout(
-            self.TASK, self.episode_seed, self.difficulty,
-            recovery=self.recovery, recovery_mode=self.recovery_mode or "z",
-        )  # fmt: skip
+            self.TASK,
+            self.episode_seed,
+            self.difficulty,
+            recovery=self.recovery,
+            recovery_mode=self.recovery_mode or "z",
+        )
         return {
             "actors": {k: [float(x) for x in v] for k, v in up.actors.items()},
             "articulations": {k: [float(x) for x in v] for k, v in up.articulations.items()},

@@ -122,9 +122,14 @@ class _Imitation(RobommeEnv):
         ``anchor``: the first one's position now (the ``choice_action`` point)."""
         wps = self.reachable(waypoints)
         return Subgoal(
-            simple, grounded, wps, video=video, choice=choice, segment=tuple(segment),
+            simple,
+            grounded,
+            wps,
+            video=video,
+            choice=choice,
+            segment=tuple(segment),
             anchor=anchor,
-        )  # fmt: skip
+        )
 
     def no_record(self, waypoints: Sequence[Waypoint]) -> Subgoal:
         """Upstream's "NO RECORD" task-list entry (``demonstration=True``): simulated, left out
@@ -1075,10 +1080,14 @@ class MoveCube(_Imitation):
                 grounded = grounded.replace("<>", angle_px(self, p), 1)
             wps = self.stage_waypoints(stage)
             yield self.subgoal(
-                name, grounded, wps, video=video, choice=choice,
+                name,
+                grounded,
+                wps,
+                video=video,
+                choice=choice,
                 segment=self.segment_names()[stage],
                 anchor=cast(_Anchor, lambda s=stage: self.segments()[s][0]) if points else None,
-            )  # fmt: skip
+            )
 
     def plan(self) -> Iterator[Subgoal]:
         yield from self.demonstrate(video=True)
@@ -1351,8 +1360,10 @@ class InsertPeg(_Imitation):
             xy = p[:2] + s * axis
             rot = rot2(yaw + turn)
             hand = (xy, rot, np.array(HAND_HALF_XY))
-            fingers = [(xy + side * FINGER_OUT * rot[:, 1], rot, np.array(FINGER_HALF_XY))
-                       for side in (1.0, -1.0)]  # fmt: skip
+            fingers = [
+                (xy + side * FINGER_OUT * rot[:, 1], rot, np.array(FINGER_HALF_XY))
+                for side in (1.0, -1.0)
+            ]
             if any(obb2d_intersect(hand, o) for o in obstacles) or any(
                 obb2d_intersect(f, o) for f in fingers for o in fingers_off
             ):

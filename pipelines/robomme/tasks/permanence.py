@@ -165,9 +165,12 @@ class _Permanence(RobommeEnv):
     def sample_layout(self) -> dict[str, Any]:
         """Upstream's layout of this seed and difficulty."""
         up = upstream_layout(
-            self.TASK, self.episode_seed, self.difficulty,
-            recovery=self.recovery, recovery_mode=self.recovery_mode or "z",
-        )  # fmt: skip
+            self.TASK,
+            self.episode_seed,
+            self.difficulty,
+            recovery=self.recovery,
+            recovery_mode=self.recovery_mode or "z",
+        )
         params = dict(up.params)
         picks = int(params["pick_times"])
         # holders[i] hides colour_names[i]: selected_bins (Swap tasks) or bin_0..2

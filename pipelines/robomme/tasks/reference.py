@@ -218,9 +218,12 @@ def upstream_scene(env: RobommeEnv) -> dict[str, Any]:
     """The episode's layout dict (recorded in the metadata): upstream's actor poses (build
     order), the button's root pose and upstream's draws."""
     lay = upstream_layout(
-        env.TASK, env.episode_seed, env.difficulty,
-        recovery=env.recovery, recovery_mode=env.recovery_mode or "z",
-    )  # fmt: skip
+        env.TASK,
+        env.episode_seed,
+        env.difficulty,
+        recovery=env.recovery,
+        recovery_mode=env.recovery_mode or "z",
+    )
     return {
         "actors": {name: list(pose) for name, pose in lay.actors.items()},
         "button": list(lay.articulations["button"]),
@@ -408,9 +411,15 @@ class _Upstream(RobommeEnv):
     def press_subgoal(self, name: str, segment: str, choice: str, *, video: bool) -> Subgoal:
         waypoints = skills.press_spring_button(self.button)
         return subgoal(
-            self, name, segment, self.cap, waypoints, choice=choice, video=video,
+            self,
+            name,
+            segment,
+            self.cap,
+            waypoints,
+            choice=choice,
+            video=video,
             names=(f"{self.button.name}/button_cap",),  # upstream: the cap link
-        )  # fmt: skip
+        )
 
     def check(self) -> tuple[bool, str | None]:
         return self.tasks.completed and self.tasks.failed is None, self.tasks.failed
@@ -693,9 +702,14 @@ class VideoRepick(_Upstream):
         cube = self.goal_cube
         waypoints = pick_waypoints(self, cube, self.other_cubes(cube))
         yield subgoal(
-            self, "pick up the cube", "pick up the cube at <>", cube, waypoints,
-            choice="pick up the cube", video=True,
-        )  # fmt: skip
+            self,
+            "pick up the cube",
+            "pick up the cube at <>",
+            cube,
+            waypoints,
+            choice="pick up the cube",
+            video=True,
+        )
         name = "drop the cube on the table"
         waypoints = put_down(self, VIDEO_PUTDOWN_Z)
         yield subgoal(self, name, name, None, waypoints, choice="put it down", video=True)
@@ -716,9 +730,13 @@ class VideoRepick(_Upstream):
                 choice="pick up the cube",
             )
             yield subgoal(
-                self, "put it down", "put it down", None, put_down(self, PUTDOWN_Z),
+                self,
+                "put it down",
+                "put it down",
+                None,
+                put_down(self, PUTDOWN_Z),
                 choice="put it down",
-            )  # fmt: skip
+            )
         yield self.press_subgoal(
             "press the button to finish",
             "press the button at <> to finish",
@@ -827,9 +845,14 @@ class _PlaceSequence(_Upstream):
     def pick_subgoal(self, *, video: bool, choice: str = "pick up the cube") -> Subgoal:
         cube = self.cube
         return subgoal(
-            self, "pick up the cube", "pick up the cube at <>", cube,
-            pick_waypoints(self, cube, self.other_cubes(cube)), choice=choice, video=video,
-        )  # fmt: skip
+            self,
+            "pick up the cube",
+            "pick up the cube at <>",
+            cube,
+            pick_waypoints(self, cube, self.other_cubes(cube)),
+            choice=choice,
+            video=video,
+        )
 
     def plan(self) -> Iterator[Subgoal]:
         for step in self.video_steps():

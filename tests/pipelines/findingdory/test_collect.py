@@ -21,12 +21,38 @@ from dataforge.store import open_dataset
 def experience(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("fdc")
     eps, out = base / "episodes", base / "experience"
-    r = run_cli("findingdory", "episodes", "--scenes", "generate:1", "--room-spec",
-                "kitchen-living-room", "--episodes", "1", "--rearrangements", "3", "--seed",
-                "11", "--out", str(eps), "--quiet", timeout=600)  # fmt: skip
+    r = run_cli(
+        "findingdory",
+        "episodes",
+        "--scenes",
+        "generate:1",
+        "--room-spec",
+        "kitchen-living-room",
+        "--episodes",
+        "1",
+        "--rearrangements",
+        "3",
+        "--seed",
+        "11",
+        "--out",
+        str(eps),
+        "--quiet",
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
-    r = run_cli("findingdory", "collect", str(eps), "--resolution", "96x128", "--video", "mp4",
-                "--out", str(out), "--quiet", timeout=600)  # fmt: skip
+    r = run_cli(
+        "findingdory",
+        "collect",
+        str(eps),
+        "--resolution",
+        "96x128",
+        "--video",
+        "mp4",
+        "--out",
+        str(out),
+        "--quiet",
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     return eps, out
 

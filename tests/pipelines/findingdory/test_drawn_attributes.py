@@ -26,17 +26,31 @@ def _day() -> DayWorld:
 
 def _log(drawn: dict) -> EpisodeLog:
     objects, interactions = [], []
-    for k, (oid, cat) in enumerate((("Thing|1", "Vase"), ("Thing|2", "Vase"),
-                                    ("Thing|3", "Tomato"))):  # fmt: skip
+    for k, (oid, cat) in enumerate(
+        (("Thing|1", "Vase"), ("Thing|2", "Vase"), ("Thing|3", "Tomato"))
+    ):
         span = (100 * k + 10, 100 * k + 20), (100 * k + 50, 100 * k + 60)
-        objects.append({"id": oid, "category": cat, "interacted": True,
-                        "start_receptacle": "Table|1", "goal_receptacle": "Table|1",
-                        "pick": list(span[0]), "place": list(span[1])})  # fmt: skip
+        objects.append(
+            {
+                "id": oid,
+                "category": cat,
+                "interacted": True,
+                "start_receptacle": "Table|1",
+                "goal_receptacle": "Table|1",
+                "pick": list(span[0]),
+                "place": list(span[1]),
+            }
+        )
         interactions.append({"object": oid, "pick": list(span[0]), "place": list(span[1])})
-    log = EpisodeLog.from_dict({
-        "objects": objects, "receptacles": [{"id": "Table|1", "category": "DiningTable"}],
-        "rooms": [], "interactions": interactions, "frames": 400,
-    })  # fmt: skip
+    log = EpisodeLog.from_dict(
+        {
+            "objects": objects,
+            "receptacles": [{"id": "Table|1", "category": "DiningTable"}],
+            "rooms": [],
+            "interactions": interactions,
+            "frames": 400,
+        }
+    )
     return log.with_attributes(drawn)
 
 
@@ -49,8 +63,12 @@ def test_the_days_objects_are_described_as_drawn_and_the_tasks_ask_so() -> None:
     day = _day()
     drawn = {oid: day.appearance(oid) for oid in ("Thing|1", "Thing|2", "Thing|3")}
     # Vase_Flat_2 is red porcelain, Vase_Tall_3 blue porcelain, both plain; a tomato is red
-    assert drawn["Thing|1"] == {"shape": "bulbous", "color": "red", "print_or_design": None,
-                                "material": "ceramic"}  # fmt: skip
+    assert drawn["Thing|1"] == {
+        "shape": "bulbous",
+        "color": "red",
+        "print_or_design": None,
+        "material": "ceramic",
+    }
     assert drawn["Thing|2"]["color"] == "blue"
     assert drawn["Thing|3"]["color"] == "red" and drawn["Thing|3"]["material"] is None
     log = _log(drawn)
@@ -59,10 +77,12 @@ def test_the_days_objects_are_described_as_drawn_and_the_tasks_ask_so() -> None:
     assert attrs["Thing|3"]["material"] == "organic"  # not drawn from a material: the table's
     # the per-category table called every vase a blue, painted-pattern, cylindrical one
     colors = _texts("T17", log)
-    assert colors["Navigate back to a red colored object that you interacted with yesterday."] \
-        == [("Thing|1", "Thing|3")]  # fmt: skip
-    assert colors["Navigate back to a blue colored object that you interacted with yesterday."] \
-        == [("Thing|2",)]  # fmt: skip
+    assert colors["Navigate back to a red colored object that you interacted with yesterday."] == [
+        ("Thing|1", "Thing|3")
+    ]
+    assert colors["Navigate back to a blue colored object that you interacted with yesterday."] == [
+        ("Thing|2",)
+    ]
     assert instantiate(T["T18"], log, np.random.default_rng(0), cap=None).reason == (
         "no interacted object has a known print_or_design"
     )  # no vase or tomato has anything printed or painted on it
@@ -79,6 +99,10 @@ def test_an_object_carried_off_is_described_by_its_asset() -> None:
 def test_a_habitat_day_claims_nothing_drawn() -> None:
     assert HabitatDay.appearance(object.__new__(HabitatDay), "obj_1", "asset") is None
     log = _log({})
-    assert log.objects[0].attributes == {"shape": None, "color": None, "print_or_design": None,
-                                         "material": "ceramic",
-                                         "functionality": "holding flowers"}  # fmt: skip
+    assert log.objects[0].attributes == {
+        "shape": None,
+        "color": None,
+        "print_or_design": None,
+        "material": "ceramic",
+        "functionality": "holding flowers",
+    }

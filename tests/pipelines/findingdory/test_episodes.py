@@ -31,9 +31,24 @@ HOUSES = SHARED / "data" / "procthor_houses"
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("fd") / "episodes"
-    r = run_cli("findingdory", "episodes", "--scenes", "generate:1", "--room-spec",
-                "kitchen-living-room", "--episodes", "3", "--rearrangements", "3-4", "--seed",
-                "5", "--out", str(out), "--quiet", timeout=600)  # fmt: skip
+    r = run_cli(
+        "findingdory",
+        "episodes",
+        "--scenes",
+        "generate:1",
+        "--room-spec",
+        "kitchen-living-room",
+        "--episodes",
+        "3",
+        "--rearrangements",
+        "3-4",
+        "--seed",
+        "5",
+        "--out",
+        str(out),
+        "--quiet",
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     return out
 
@@ -129,11 +144,15 @@ def test_a_spot_behind_a_wall_is_refused() -> None:
     front, behind = (2.3, world.grid.y, 4.5), (3.3, world.grid.y, 4.5)
     assert world.grid.is_navigable(front) and world.grid.is_navigable(behind)
     shown = SimpleNamespace(instance=np.ones((8, 8), dtype=np.int64))
-    backend = SimpleNamespace(grid=world.grid, walls=world.walls, ids={"obj": 1},
-                              render=lambda eye, yaw, tilt: shown)  # fmt: skip
-    ctx = SimpleNamespace(cfg=EpisodesConfig(), center=lambda b, oid: obj,
-                          views_of=lambda rid: np.array([behind, front]),
-                          distances=world.distances)  # fmt: skip
+    backend = SimpleNamespace(
+        grid=world.grid, walls=world.walls, ids={"obj": 1}, render=lambda eye, yaw, tilt: shown
+    )
+    ctx = SimpleNamespace(
+        cfg=EpisodesConfig(),
+        center=lambda b, oid: obj,
+        views_of=lambda rid: np.array([behind, front]),
+        distances=world.distances,
+    )
     spots = spots_for(ctx, backend, "obj", "Dresser|1")  # type: ignore[arg-type]
     assert [s.position[0] for s in spots] == [pytest.approx(2.3)]
 
@@ -153,9 +172,10 @@ def test_viewpoints_surround_every_receptacle() -> None:
         assert all(np.min(np.abs(lattice - v).max(axis=1)) < 1e-6 for v in views[:20])
     # a navigable point next to a table is within 0.1 m of one of the table's viewpoints
     rec, views = next(
-        (r, v) for r, v in zip(ctx.receptacles, ctx.viewpoints, strict=True)
+        (r, v)
+        for r, v in zip(ctx.receptacles, ctx.viewpoints, strict=True)
         if r.category == "DiningTable"
-    )  # fmt: skip
+    )
     p = views[len(views) // 2] + np.array([0.05, 0.0, 0.04])
     if ctx.grid.is_navigable(p):
         assert np.min(np.hypot(views[:, 0] - p[0], views[:, 2] - p[2])) <= 0.1
@@ -175,16 +195,25 @@ def test_draws_are_rejected_with_reasons() -> None:
     for p in plans:
         if isinstance(p, Rejection):
             assert p.reason in (
-                "pick_unreachable", "distractor_unplaced", "place_unreachable",
-                "no_start_pose", "no_end_pose",
-            )  # fmt: skip
+                "pick_unreachable",
+                "distractor_unplaced",
+                "place_unreachable",
+                "no_start_pose",
+                "no_end_pose",
+            )
 
 
 def test_impossible_requests_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="rearrangements"):
         EpisodesConfig(rearrangements=(5, 2))
-    r = run_cli("findingdory", "episodes", "--scenes", str(tmp_path / "nowhere"), "--out",
-                str(tmp_path / "o"))  # fmt: skip
+    r = run_cli(
+        "findingdory",
+        "episodes",
+        "--scenes",
+        str(tmp_path / "nowhere"),
+        "--out",
+        str(tmp_path / "o"),
+    )
     assert r.returncode != 0
     lines = [x for x in r.stderr.strip().splitlines() if x.strip()]
     assert len(lines) == 1 and "nowhere" in lines[0]

@@ -45,8 +45,21 @@ def days(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     dataset of the same pipeline), and ``tasks`` made from ``experience``."""
     base = tmp_path_factory.mktemp("fd-integrity")
     eps = base / "episodes"
-    findingdory("episodes", "--scenes", "generate:1", "--room-spec", "kitchen", "--episodes",
-                "1", "--rearrangements", "3-4", "--seed", "2", "--out", str(eps))  # fmt: skip
+    findingdory(
+        "episodes",
+        "--scenes",
+        "generate:1",
+        "--room-spec",
+        "kitchen",
+        "--episodes",
+        "1",
+        "--rearrangements",
+        "3-4",
+        "--seed",
+        "2",
+        "--out",
+        str(eps),
+    )
     out = {"experience": base / "experience", "other": base / "other", "tasks": base / "tasks"}
     findingdory("collect", str(eps), "--resolution", "48x64", "--out", str(out["experience"]))
     findingdory("collect", str(eps), "--resolution", "64x48", "--out", str(out["other"]))
@@ -65,14 +78,36 @@ def digests(*roots: Path) -> dict[str, str]:
 
 def task_ids(tasks_dir: Path) -> list[str]:
     with open_dataset(tasks_dir) as ds:
-        return [t["id"] for eid in ds.episode_ids for t in ds[eid].metadata["tasks"]
-                if t["template"] in TEMPLATES.split(",")]  # fmt: skip
+        return [
+            t["id"]
+            for eid in ds.episode_ids
+            for t in ds[eid].metadata["tasks"]
+            if t["template"] in TEMPLATES.split(",")
+        ]
 
 
 def evaluate(tasks_dir: Path, server: ScriptedServer, out: Path, *extra: str) -> list[str]:
-    return ["findingdory", "evaluate", str(tasks_dir), "--llm-url", server.url, "--llm-model",
-            "test-model", "--out", str(out), "--quiet", "--retries", "0", "--frames", "4",
-            "--max-side", "32", "--templates", TEMPLATES, *extra]  # fmt: skip
+    return [
+        "findingdory",
+        "evaluate",
+        str(tasks_dir),
+        "--llm-url",
+        server.url,
+        "--llm-model",
+        "test-model",
+        "--out",
+        str(out),
+        "--quiet",
+        "--retries",
+        "0",
+        "--frames",
+        "4",
+        "--max-side",
+        "32",
+        "--templates",
+        TEMPLATES,
+        *extra,
+    ]
 
 
 def refused(

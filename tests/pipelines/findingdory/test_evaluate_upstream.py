@@ -24,8 +24,11 @@ UPSTREAM_MULTI_GOAL = (
 
 
 def _task(n: int, ordered: bool) -> dict:
-    return {"text": "Navigate to the receptacles in the order you placed objects on them.",
-            "goals": [[f"rec_{i}"] for i in range(n)], "ordered": ordered}  # fmt: skip
+    return {
+        "text": "Navigate to the receptacles in the order you placed objects on them.",
+        "goals": [[f"rec_{i}"] for i in range(n)],
+        "ordered": ordered,
+    }
 
 
 def test_the_prompt_does_not_give_the_number_of_frames_nor_the_order() -> None:

@@ -30,14 +30,28 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("fdx")
     eps, exp, tasks = base / "episodes", base / "experience", base / "tasks"
     for args in (
-        ["episodes", "--scenes", "generate:1", "--room-spec", "kitchen-living-room",
-         "--episodes", "1", "--rearrangements", "3", "--seed", "11", "--out", str(eps)],
+        [
+            "episodes",
+            "--scenes",
+            "generate:1",
+            "--room-spec",
+            "kitchen-living-room",
+            "--episodes",
+            "1",
+            "--rearrangements",
+            "3",
+            "--seed",
+            "11",
+            "--out",
+            str(eps),
+        ],
         ["collect", str(eps), "--resolution", "96x128", "--out", str(exp)],
         ["tasks", str(exp), "--out", str(tasks)],
         ["export", str(tasks), "--out", str(base / "findingdory-train")],
-    ):  # fmt: skip
-        r = run_cli("findingdory", *args, "--quiet" if args[0] != "export" else "--frames=96",
-                    timeout=900)  # fmt: skip
+    ):
+        r = run_cli(
+            "findingdory", *args, "--quiet" if args[0] != "export" else "--frames=96", timeout=900
+        )
         assert r.returncode == 0, r.stderr
     return {"experience": exp, "tasks": tasks, "out": base / "findingdory-train", "base": base}
 
@@ -104,13 +118,23 @@ def test_findingdory_train_reads_the_export(made: dict[str, Path]) -> None:
     rows = load_split(dataset_name, "validation")  # a val day
     assert rows and load_split(dataset_name, "train") == []
     with open_dataset(made["tasks"]) as ds:
-        tasks = {(eid, t["template"]): (t, ds[eid].metadata["frames"])
-                 for eid in ds.episode_ids for t in ds[eid].metadata["tasks"]}  # fmt: skip
+        tasks = {
+            (eid, t["template"]): (t, ds[eid].metadata["frames"])
+            for eid in ds.episode_ids
+            for t in ds[eid].metadata["tasks"]
+        }
     videos: dict[str, tuple[np.ndarray, float]] = {}
     for row in rows:
-        assert list(row) == ["ep_id", "video", "question", "answer", "task_id",
-                             "high_level_category", "low_level_category",
-                             "num_interactions"]  # fmt: skip
+        assert list(row) == [
+            "ep_id",
+            "video",
+            "question",
+            "answer",
+            "task_id",
+            "high_level_category",
+            "low_level_category",
+            "num_interactions",
+        ]
         assert row["video"] == f"videos/val/ep_id_{row['ep_id']}.mp4"
         path = Path(os.path.join(video_cache_dir, row["video"]))  # sft_video_llm.py:117
         assert path.exists()
@@ -168,8 +192,11 @@ def test_the_same_command_writes_the_same_bytes(made: dict[str, Path]) -> None:
     assert r.returncode == 0, r.stderr
 
     def digests(root: Path) -> dict[str, str]:
-        return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(root.rglob("*")) if p.is_file()}  # fmt: skip
+        return {
+            p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*"))
+            if p.is_file()
+        }
 
     assert digests(again) == digests(made["out"])
     assert sorted(digests(again)) == sorted(
@@ -210,7 +237,14 @@ def test_hugging_face_datasets_loads_the_folder(made: dict[str, Path]) -> None:
     it takes the rows of the card's files, the answer a string (5.2.0 did, docs)."""
     datasets = pytest.importorskip("datasets", reason="Hugging Face datasets is not installed")
     ds = datasets.load_dataset(str(made["out"]), name=None, split="validation")
-    assert ds.column_names == ["ep_id", "video", "question", "answer", "task_id",
-                               "high_level_category", "low_level_category",
-                               "num_interactions"]  # fmt: skip
+    assert ds.column_names == [
+        "ep_id",
+        "video",
+        "question",
+        "answer",
+        "task_id",
+        "high_level_category",
+        "low_level_category",
+        "num_interactions",
+    ]
     assert [dict(r) for r in ds] == load_split(made["out"], "validation")

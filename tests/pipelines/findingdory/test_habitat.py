@@ -63,12 +63,16 @@ def write_data(root: Path) -> Path:
     v = [[-0.4, 0.4, -0.4], [0.4, 0.4, -0.4], [-0.4, 0.4, 0.4], [0.4, 0.4, 0.4]]
     trimesh.Trimesh(v, [[0, 2, 1], [1, 2, 3]], process=False).export(meshes / "top.glb")
     objects = [
-        {"handle": h, "translation": [x, 0.4, z], "aabb": [[-0.4] * 3, [0.4] * 3],
-         "color": [120 + 20 * k, 90, 60],
-         "user_defined": {"receptacle_mesh_top": {"name": "top", "mesh_filepath": "top.glb"}},
-         "file_directory": str(meshes)}
+        {
+            "handle": h,
+            "translation": [x, 0.4, z],
+            "aabb": [[-0.4] * 3, [0.4] * 3],
+            "color": [120 + 20 * k, 90, 60],
+            "user_defined": {"receptacle_mesh_top": {"name": "top", "mesh_filepath": "top.glb"}},
+            "file_directory": str(meshes),
+        }
         for k, (h, _, (x, z)) in enumerate(FURNITURE)
-    ]  # fmt: skip
+    ]
     doc = {
         "scenes": {
             SCENE: {
@@ -76,16 +80,24 @@ def write_data(root: Path) -> Path:
                 "rects": [[-4, -4, 4, 4]],
                 "objects": objects,
                 "regions": [
-                    {"id": "0", "category": "kitchen",
-                     "poly_loop": [[-5, -5], [0, -5], [0, 5], [-5, 5]],
-                     "floor_height": 0.0, "extrusion_height": 2.5},
-                    {"id": "1", "category": "living room",
-                     "poly_loop": [[0, -5], [5, -5], [5, 5], [0, 5]],
-                     "floor_height": 0.0, "extrusion_height": 2.5},
+                    {
+                        "id": "0",
+                        "category": "kitchen",
+                        "poly_loop": [[-5, -5], [0, -5], [0, 5], [-5, 5]],
+                        "floor_height": 0.0,
+                        "extrusion_height": 2.5,
+                    },
+                    {
+                        "id": "1",
+                        "category": "living room",
+                        "poly_loop": [[0, -5], [5, -5], [5, 5], [0, 5]],
+                        "floor_height": 0.0,
+                        "extrusion_height": 2.5,
+                    },
                 ],
             }
         }
-    }  # fmt: skip
+    }
     (hab / "hssd-hab.scene_dataset_config.json").write_text(json.dumps(doc))
     instance = {"stage_instance": {"template_name": "stages/" + SCENE}, "object_instances": []}
     (hab / "scenes" / f"{SCENE}.scene_instance.json").write_text(json.dumps(instance))
@@ -178,8 +190,11 @@ def test_pick_spots_show_their_objects(made: tuple[Path, Path], hs: ModuleType) 
             handles[obj.id] = res.object_id
         r = plan.rearrangements[0]
         s = r.pick_spots[0]
-        frame = world.render((s.position[0], s.position[1] + cfg.camera.height_m, s.position[2]),
-                             s.yaw, cfg.camera.tilt_deg)  # fmt: skip
+        frame = world.render(
+            (s.position[0], s.position[1] + cfg.camera.height_m, s.position[2]),
+            s.yaw,
+            cfg.camera.tilt_deg,
+        )
         cov = coverage_of(frame.instance, instance_ids_of(world.ids, [handles[r.object]]))
         assert cov >= cfg.min_coverage
         assert cov == pytest.approx(s.coverage, rel=0.2)
@@ -243,11 +258,13 @@ def collect_and_tasks(eps: Path, days: Path, tasks: Path) -> None:
     from dataforge.pipelines.findingdory import tasks as tasks_stage
     from dataforge.pipelines.findingdory.config import CollectConfig, TasksConfig
 
-    job = collect.build_job(CollectConfig(resolution=(64, 48)), seed=0, fmt="zarr",
-                            inputs=Inputs({"episodes": eps}))  # fmt: skip
+    job = collect.build_job(
+        CollectConfig(resolution=(64, 48)), seed=0, fmt="zarr", inputs=Inputs({"episodes": eps})
+    )
     run_job(job, days, ExecutionOptions())
-    job = tasks_stage.build_job(TasksConfig(), seed=0, fmt="zarr",
-                                inputs=Inputs({"experience": days}))  # fmt: skip
+    job = tasks_stage.build_job(
+        TasksConfig(), seed=0, fmt="zarr", inputs=Inputs({"experience": days})
+    )
     run_job(job, tasks, ExecutionOptions())
 
 
@@ -313,8 +330,12 @@ def test_tasks_validate_and_the_oracle_scores_one(
     # a trajectory from the day's end straight to a valid frame of a single-goal task, stopping
     task = next(t for t in solvable if not t["multi_goal"] and t["id"].startswith(meta["episode"]))
     f = task["oracle_frames"][0]
-    traj = {"id": task["id"], "positions": [list(poses[-1, :3]), list(poses[f, :3])],
-            "yaws": [float(poses[-1, 3]), float(poses[f, 3])], "stops": [1]}  # fmt: skip
+    traj = {
+        "id": task["id"],
+        "positions": [list(poses[-1, :3]), list(poses[f, :3])],
+        "yaws": [float(poses[-1, 3]), float(poses[f, 3])],
+        "stops": [1],
+    }
     (tmp_path / "traj.jsonl").write_text(json.dumps(traj) + "\n")
     got = run_score(stages["tasks"], preds, trajectories=tmp_path / "traj.jsonl")
     block = got["scores"]["solvable"]["overall"]

@@ -36,19 +36,49 @@ def _episode() -> EpisodeTasks:
     bits[0, [3, 5]] = ALL  # mug1 seen at frames 3 and 5
     bits[1, [4, 5]] = ALL  # mug2 at 4 and 5
     tasks = {
-        "e/T09-0": {"id": "e/T09-0", "category": "conditional_interaction", "solvable": True,
-                    "goals": [["mug1"]], "ordered": False, "multi_goal": False,
-                    "predicate": "robot_at_object", "shortest_m": 1.9},
-        "e/T01-0": {"id": "e/T01-0", "category": "object_recall", "solvable": True,
-                    "goals": [["mug1", "mug2"]], "ordered": False, "multi_goal": False,
-                    "predicate": "robot_at_object", "shortest_m": 1.9},
-        "e/T56-0": {"id": "e/T56-0", "category": "unordered_revisitation", "solvable": True,
-                    "goals": [["mug1"], ["mug2"]], "ordered": False, "multi_goal": True,
-                    "predicate": "robot_at_object", "shortest_m": 3.0},
-    }  # fmt: skip
+        "e/T09-0": {
+            "id": "e/T09-0",
+            "category": "conditional_interaction",
+            "solvable": True,
+            "goals": [["mug1"]],
+            "ordered": False,
+            "multi_goal": False,
+            "predicate": "robot_at_object",
+            "shortest_m": 1.9,
+        },
+        "e/T01-0": {
+            "id": "e/T01-0",
+            "category": "object_recall",
+            "solvable": True,
+            "goals": [["mug1", "mug2"]],
+            "ordered": False,
+            "multi_goal": False,
+            "predicate": "robot_at_object",
+            "shortest_m": 1.9,
+        },
+        "e/T56-0": {
+            "id": "e/T56-0",
+            "category": "unordered_revisitation",
+            "solvable": True,
+            "goals": [["mug1"], ["mug2"]],
+            "ordered": False,
+            "multi_goal": True,
+            "predicate": "robot_at_object",
+            "shortest_m": 3.0,
+        },
+    }
     points = {"mug1": (5.5, 0.5, 0.0), "mug2": (4.2, 0.5, 0.0)}
-    return EpisodeTasks("e", tasks, bits, {"mug1": 0, "mug2": 1}, POSES, FRAME_DISTANCE, None,
-                        entity_distance=dict(MUG_DISTANCE), entity_point=points)  # fmt: skip
+    return EpisodeTasks(
+        "e",
+        tasks,
+        bits,
+        {"mug1": 0, "mug2": 1},
+        POSES,
+        FRAME_DISTANCE,
+        None,
+        entity_distance=dict(MUG_DISTANCE),
+        entity_point=points,
+    )
 
 
 def _scores(preds: dict[str, list[int]]) -> dict:

@@ -21,13 +21,20 @@ P = (0.0, 0.0, 0.0)
 
 
 def test_moved_objects_count_from_their_place_routine() -> None:
-    log = SimpleNamespace(objects=[
-        LoggedObject("mug", "Mug", True, "table", "counter", pick=(2, 3), place=(6, 7)),
-        LoggedObject("cup", "Cup", True, "table", "sink", pick=(8, 9), place=None),
-        LoggedObject("mug2", "Mug", False, "shelf"),
-    ])  # fmt: skip
-    ents = [Entity("mug", "object", P), Entity("cup", "object", P), Entity("mug2", "object", P),
-            Entity("counter", "receptacle", P), Entity("kitchen", "room", P)]  # fmt: skip
+    log = SimpleNamespace(
+        objects=[
+            LoggedObject("mug", "Mug", True, "table", "counter", pick=(2, 3), place=(6, 7)),
+            LoggedObject("cup", "Cup", True, "table", "sink", pick=(8, 9), place=None),
+            LoggedObject("mug2", "Mug", False, "shelf"),
+        ]
+    )
+    ents = [
+        Entity("mug", "object", P),
+        Entity("cup", "object", P),
+        Entity("mug2", "object", P),
+        Entity("counter", "receptacle", P),
+        Entity("kitchen", "room", P),
+    ]
     since = counts_from(ents, log)
     assert since == [6, None, 0, 0, 0]
     bits = np.full((5, 10), ALL, dtype=np.uint8)  # every check passes at every frame

@@ -38,9 +38,23 @@ TOL = 2e-6  # poses are rounded to 6 decimals
 @pytest.fixture(scope="module")
 def episode(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, EpisodePlan]:
     out = tmp_path_factory.mktemp("fd-oracle") / "ds"
-    res = run_cli("findingdory", "episodes", "--scenes", "generate:1", "--room-spec",
-                  "kitchen-living-room", "--episodes", "1", "--rearrangements", "2", "--seed",
-                  "3", "--out", str(out), "--quiet")  # fmt: skip
+    res = run_cli(
+        "findingdory",
+        "episodes",
+        "--scenes",
+        "generate:1",
+        "--room-spec",
+        "kitchen-living-room",
+        "--episodes",
+        "1",
+        "--rearrangements",
+        "2",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     (ep,) = list(open_dataset(Path(out)).episodes())
     raw = np.asarray(ep.read()["house_json"]).tobytes()
@@ -63,8 +77,9 @@ class Run:
             return render(*a, **k)
 
         self.backend.render = counted  # type: ignore[method-assign]
-        self.agent = oracle.OracleAgent(self.day, plan, camera=CAMERA, forward_m=FORWARD_M,
-                                        turn_deg=TURN_DEG, **kw)  # fmt: skip
+        self.agent = oracle.OracleAgent(
+            self.day, plan, camera=CAMERA, forward_m=FORWARD_M, turn_deg=TURN_DEG, **kw
+        )
         self.records = list(self.agent.run())
 
     def ids(self, object_id: str) -> tuple[int, ...]:
@@ -136,8 +151,9 @@ def test_each_object_is_picked_in_reach_and_in_view_then_carried_in_hand(run: Ru
     for snap, desnap in zip(snaps, desnaps, strict=True):
         r = plan.rearrangements[snap.rearrangement]
         # pick spots lie within reach of the object; the follower stops within a step of one
-        d = math.hypot(snap.position[0] - r.start_position[0],
-                       snap.position[2] - r.start_position[2])  # fmt: skip
+        d = math.hypot(
+            snap.position[0] - r.start_position[0], snap.position[2] - r.start_position[2]
+        )
         assert d <= REACH_M + FORWARD_M, (r.object, d)
         # in view (min_coverage) in the frame the agent looked from, unless counted blind
         blind += run.coverage(snap.index - 1, r.object) < MIN_COVERAGE
@@ -187,8 +203,10 @@ def test_events_alternate_pick_and_place_one_pair_per_rearrangement(run: Run) ->
 
 def test_the_agent_walks_away_from_the_last_place(run: Run) -> None:
     end, final, plan = run.plan.end, run.records[-1], run.plan
-    assert math.hypot(final.position[0] - end.position[0],
-                      final.position[2] - end.position[2]) <= FORWARD_M + TOL  # fmt: skip
+    assert (
+        math.hypot(final.position[0] - end.position[0], final.position[2] - end.position[2])
+        <= FORWARD_M + TOL
+    )
     assert abs(wrap(final.yaw - end.yaw)) <= TURN_DEG / 2 + TOL
     spot = plan.rearrangements[-1].place_spots[0]
     d = run.backend.grid.distance(final.position, spot.position)

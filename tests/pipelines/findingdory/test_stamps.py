@@ -20,8 +20,9 @@ def test_clock_top_left_number_top_right_and_older_datasets_alike() -> None:
     np.testing.assert_array_equal(stamp_frame(clean, minutes), with_clock)
     sent_before = stamp(with_clock, "5", corner="top-right")  # what evaluate sent before
     np.testing.assert_array_equal(stamp_frame(clean, minutes, 5), sent_before)
-    np.testing.assert_array_equal(stamp_frame(with_clock, minutes, 5, clock_drawn=True),
-                                  sent_before)  # fmt: skip
+    np.testing.assert_array_equal(
+        stamp_frame(with_clock, minutes, 5, clock_drawn=True), sent_before
+    )
     np.testing.assert_array_equal(stamp_frame(with_clock, minutes, clock_drawn=True), with_clock)
     assert not np.array_equal(stamp_frame(clean, minutes + 1, 5), sent_before)
     assert rgb_is_clean({"clean_rgb": True}) and not rgb_is_clean({})

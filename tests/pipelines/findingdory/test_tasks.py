@@ -26,11 +26,24 @@ def tasks_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("fdt")
     eps, exp, out = base / "episodes", base / "experience", base / "tasks"
     for args in (
-        ["episodes", "--scenes", "generate:1", "--room-spec", "kitchen-living-room",
-         "--episodes", "2", "--rearrangements", "3-4", "--seed", "2", "--out", str(eps)],
+        [
+            "episodes",
+            "--scenes",
+            "generate:1",
+            "--room-spec",
+            "kitchen-living-room",
+            "--episodes",
+            "2",
+            "--rearrangements",
+            "3-4",
+            "--seed",
+            "2",
+            "--out",
+            str(eps),
+        ],
         ["collect", str(eps), "--resolution", "96x128", "--out", str(exp)],
         ["tasks", str(exp), "--out", str(out)],
-    ):  # fmt: skip
+    ):
         r = run_cli("findingdory", *args, "--quiet", timeout=900)
         assert r.returncode == 0, r.stderr
     return out
@@ -60,8 +73,14 @@ def test_valid_frames_pass_when_rendered_again_and_invalid_ones_fail(tasks_dir: 
         for eid in ds.episode_ids:
             ep = ds[eid]
             meta = ep.metadata
-            task = next((t for t in meta["tasks"] if t["predicate"] == "robot_at_object"
-                         and t["solvable"] and not t["multi_goal"]), None)  # fmt: skip
+            task = next(
+                (
+                    t
+                    for t in meta["tasks"]
+                    if t["predicate"] == "robot_at_object" and t["solvable"] and not t["multi_goal"]
+                ),
+                None,
+            )
             if task is None:
                 continue
             day, cam = stored_world(ep)
@@ -77,8 +96,10 @@ def test_valid_frames_pass_when_rendered_again_and_invalid_ones_fail(tasks_dir: 
             valid = task["valid_frames"][0]
             f = valid[len(valid) // 2]
             got = [measure(f, e) for e in task["goals"][0]]
-            assert any(d <= t.max_distance_m + 1e-6 and a <= t.max_angle_deg
-                       and c >= t.min_coverage for d, a, c in got), got  # fmt: skip
+            assert any(
+                d <= t.max_distance_m + 1e-6 and a <= t.max_angle_deg and c >= t.min_coverage
+                for d, a, c in got
+            ), got
             since = {e["id"]: e["counts_from"] for e in meta["entities"]}
             first = max(since[e] for e in task["goals"][0])  # a label no sooner (test below)
             invalid = [g for g in range(first, len(poses)) if g not in set(valid)]
@@ -88,8 +109,11 @@ def test_valid_frames_pass_when_rendered_again_and_invalid_ones_fail(tasks_dir: 
             assert all(failed[e] for e in task["goals"][0])  # a named check fails for each
             for e in task["goals"][0]:
                 d, a, c = measure(g, e)
-                names = {"distance": d > t.max_distance_m, "angle": a > t.max_angle_deg,
-                         "coverage": c < t.min_coverage}  # fmt: skip
+                names = {
+                    "distance": d > t.max_distance_m,
+                    "angle": a > t.max_angle_deg,
+                    "coverage": c < t.min_coverage,
+                }
                 assert any(names[n] for n in failed[e]), (failed[e], d, a, c)
             world.close()
             return
@@ -168,8 +192,9 @@ def test_the_last_frame_answers_no_object_recall_task(tasks_dir: Path) -> None:
     assert checked >= 60, checked  # the fixture's two days hold 52 such tasks each
 
 
-def test_the_oracle_scores_one_and_trivial_answers_score_low(tasks_dir: Path,
-                                                             tmp_path: Path) -> None:  # fmt: skip
+def test_the_oracle_scores_one_and_trivial_answers_score_low(
+    tasks_dir: Path, tmp_path: Path
+) -> None:
     scores = {}
     for kind in ("oracle", "last-frame", "random"):
         out = tmp_path / f"{kind}.jsonl"
@@ -205,8 +230,9 @@ def test_scores_refuse_bad_predictions(tasks_dir: Path, tmp_path: Path) -> None:
         run_score(tasks_dir, broken)
 
 
-def test_low_level_trajectories_are_scored_where_hl_succeeds(tasks_dir: Path,
-                                                             tmp_path: Path) -> None:  # fmt: skip
+def test_low_level_trajectories_are_scored_where_hl_succeeds(
+    tasks_dir: Path, tmp_path: Path
+) -> None:
     """A trajectory that walks to the oracle's frame pose and stops there succeeds; one that
     stops at the start fails."""
     oracle = tmp_path / "oracle.jsonl"
@@ -222,8 +248,12 @@ def test_low_level_trajectories_are_scored_where_hl_succeeds(tasks_dir: Path,
                     continue
                 f = t["oracle_frames"][0]
                 path = [poses[-1], poses[f]]
-                rec = {"id": t["id"], "positions": [list(p[:3]) for p in path],
-                       "yaws": [float(p[3]) for p in path], "stops": [1]}  # fmt: skip
+                rec = {
+                    "id": t["id"],
+                    "positions": [list(p[:3]) for p in path],
+                    "yaws": [float(p[3]) for p in path],
+                    "stops": [1],
+                }
                 lines.append(json.dumps(rec))
                 stay.append(json.dumps({**rec, "stops": [0]}))
                 if len(lines) >= 6:
@@ -253,8 +283,15 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
     scripted_server.push(*replies)
     out = tmp_path / "preds.jsonl"
     settings = LLMSettings(url=scripted_server.url, model="test-model")
-    line = run_evaluate(tasks_dir, settings=settings, out=out, frames=8, max_side=64,
-                        templates=["T01", "T05", "T52"], quiet=True)  # fmt: skip
+    line = run_evaluate(
+        tasks_dir,
+        settings=settings,
+        out=out,
+        frames=8,
+        max_side=64,
+        templates=["T01", "T05", "T52"],
+        quiet=True,
+    )
     assert f"{len(all_tasks)} tasks" in line
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     with open_dataset(tasks_dir) as ds:
@@ -271,8 +308,15 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
     assert first["text"] in parts[-1]["text"]
     # a rerun asks nothing more
     before = len(scripted_server.chat_requests)
-    run_evaluate(tasks_dir, settings=settings, out=out, frames=8, max_side=64,
-                 templates=["T01", "T05", "T52"], quiet=True)  # fmt: skip
+    run_evaluate(
+        tasks_dir,
+        settings=settings,
+        out=out,
+        frames=8,
+        max_side=64,
+        templates=["T01", "T05", "T52"],
+        quiet=True,
+    )
     assert len(scripted_server.chat_requests) == before
     report = run_score(tasks_dir, out, allow_missing=True)
     assert report["malformed"] >= 1 and report["parse"] == {"upstream": len(all_tasks)}
@@ -280,8 +324,16 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
     t01 = [t for t in all_tasks if t["template"] == "T01"]
     scripted_server.push(*["no idea"] * len(t01))
     strict = tmp_path / "strict.jsonl"
-    run_evaluate(tasks_dir, settings=settings, out=strict, frames=8, max_side=64,
-                 templates=["T01"], parse="strict", quiet=True)  # fmt: skip
+    run_evaluate(
+        tasks_dir,
+        settings=settings,
+        out=strict,
+        frames=8,
+        max_side=64,
+        templates=["T01"],
+        parse="strict",
+        quiet=True,
+    )
     recs = [json.loads(x) for x in strict.read_text().splitlines()]
     assert all(r["frame_indices"] == [-1] and r["parse"] == "strict" for r in recs)
     assert run_score(tasks_dir, strict, allow_missing=True)["parse"] == {"strict": len(t01)}

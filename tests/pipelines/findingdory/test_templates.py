@@ -48,24 +48,48 @@ REARRANGED = [  # id, category, start receptacle, goal receptacle, pick span, pl
     ("phone1", "CellPhone", "dresser1", "counter1", (1000, 1010), (1200, 1260)),
     ("pen1", "Pen", "table1", "counter2", (1300, 1340), (1500, 1520)),
 ]
-DISTRACTORS = [("apple2", "Apple", "sink1"), ("mug2", "Mug", "side1"),
-               ("book2", "Book", "dresser1"), ("phone2", "CellPhone", "bed1"),
-               ("pen2", "Pen", "shelf1")]  # fmt: skip
+DISTRACTORS = [
+    ("apple2", "Apple", "sink1"),
+    ("mug2", "Mug", "side1"),
+    ("book2", "Book", "dresser1"),
+    ("phone2", "CellPhone", "bed1"),
+    ("pen2", "Pen", "shelf1"),
+]
 DRAWN = {  # the words for how each is drawn (dataforge.world.appearance), by object
     "apple1": {"shape": "spherical", "color": "red", "print_or_design": None, "material": None},
-    "mug1": {"shape": "cylindrical", "color": "white", "print_or_design": "a band",
-             "material": "ceramic"},
-    "book1": {"shape": "cuboidal", "color": "brown", "print_or_design": "a band",
-              "material": None},
-    "phone1": {"shape": "rectangular", "color": "black", "print_or_design": None,
-               "material": None},
+    "mug1": {
+        "shape": "cylindrical",
+        "color": "white",
+        "print_or_design": "a band",
+        "material": "ceramic",
+    },
+    "book1": {"shape": "cuboidal", "color": "brown", "print_or_design": "a band", "material": None},
+    "phone1": {"shape": "rectangular", "color": "black", "print_or_design": None, "material": None},
     "pen1": {"shape": "cylindrical", "color": "blue", "print_or_design": None, "material": None},
-}  # fmt: skip
+}
 ROOMS = {"kitchen": 600, "living": 500, "bedroom": 300, "bathroom": 0}
-DISTANCES = {"apple1": 4.0, "mug1": 6.5, "book1": 9.0, "phone1": 3.0, "pen1": 2.0, "apple2": 11.0,
-             "mug2": 7.4, "book2": 8.1, "phone2": 9.1, "pen2": 6.3, "counter1": 2.5,
-             "counter2": 2.2, "table1": 4.1, "sofa1": 5.0, "shelf1": 6.4, "bed1": 9.2,
-             "dresser1": 8.0, "sink1": 12.0, "side1": 7.5, "shelf2": 5.5}  # fmt: skip
+DISTANCES = {
+    "apple1": 4.0,
+    "mug1": 6.5,
+    "book1": 9.0,
+    "phone1": 3.0,
+    "pen1": 2.0,
+    "apple2": 11.0,
+    "mug2": 7.4,
+    "book2": 8.1,
+    "phone2": 9.1,
+    "pen2": 6.3,
+    "counter1": 2.5,
+    "counter2": 2.2,
+    "table1": 4.1,
+    "sofa1": 5.0,
+    "shelf1": 6.4,
+    "bed1": 9.2,
+    "dresser1": 8.0,
+    "sink1": 12.0,
+    "side1": 7.5,
+    "shelf2": 5.5,
+}
 
 
 def log_dict(
@@ -78,9 +102,18 @@ def log_dict(
     objects, interactions = [], []
     for oid, cat, start, goal, pick, place in rearranged:
         rooms_of = {"pick_room": RECEPTACLES[start][1], "place_room": RECEPTACLES[goal][1]}
-        objects.append({"id": oid, "category": cat, "interacted": True, "start_receptacle": start,
-                        "goal_receptacle": goal, "pick": list(pick), "place": list(place),
-                        **rooms_of})  # fmt: skip
+        objects.append(
+            {
+                "id": oid,
+                "category": cat,
+                "interacted": True,
+                "start_receptacle": start,
+                "goal_receptacle": goal,
+                "pick": list(pick),
+                "place": list(place),
+                **rooms_of,
+            }
+        )
         interactions.append({"object": oid, "pick": list(pick), "place": list(place)})
     for oid, cat, rec in distractors:
         objects.append({"id": oid, "category": cat, "interacted": False, "start_receptacle": rec})
@@ -125,11 +158,18 @@ def test_table_counts_match_the_spec() -> None:
     assert [t.id for t in ts] == [f"T{k:02d}" for k in range(1, 61)]
     assert Counter(t.group for t in ts) == {"spatial": 30, "temporal": 21, "multi_goal": 9}
     assert Counter(t.category for t in ts) == {
-        "object_recall": 2, "interaction": 6, "conditional_interaction": 7,
-        "object_attributes": 5, "spatial_relationship": 5, "room_visitation": 5,
-        "interaction_order": 16, "time_based": 2, "duration_tracking": 3,
-        "unordered_revisitation": 6, "ordered_revisitation": 3,
-    }  # fmt: skip
+        "object_recall": 2,
+        "interaction": 6,
+        "conditional_interaction": 7,
+        "object_attributes": 5,
+        "spatial_relationship": 5,
+        "room_visitation": 5,
+        "interaction_order": 16,
+        "time_based": 2,
+        "duration_tracking": 3,
+        "unordered_revisitation": 6,
+        "ordered_revisitation": 3,
+    }
     assert sum(not t.multi_goal for t in ts) == 51
     assert [t.id for t in ts if t.ordered] == ["T58", "T59", "T60"]
     assert all(t.multi_goal == (t.group == "multi_goal") for t in ts)
@@ -177,8 +217,13 @@ def test_drawn_words_win_and_the_table_fills_only_functionality_and_a_missing_ma
     assert got["apple1"] == {**DRAWN["apple1"], "material": "organic", "functionality": "eating"}
     assert got["mug1"] == {**DRAWN["mug1"], "functionality": "drinking"}  # drawn ceramic wins
     # no drawn words (a distractor here; a Habitat scene's objects): nothing claimed but the table's
-    assert got["mug2"] == {"shape": None, "color": None, "print_or_design": None,
-                           "material": "ceramic", "functionality": "drinking"}  # fmt: skip
+    assert got["mug2"] == {
+        "shape": None,
+        "color": None,
+        "print_or_design": None,
+        "material": "ceramic",
+        "functionality": "drinking",
+    }
     # no pattern drawn stays None: the table never supplies one
     assert got["phone1"]["print_or_design"] is None
     d = log_dict()
@@ -201,7 +246,14 @@ def test_clock_follows_upstream() -> None:
 
 def test_words() -> None:
     assert [ordinal(k) for k in (0, 1, 2, 9, 10, 11, 20)] == [
-        "first", "second", "third", "tenth", "11th", "12th", "21st"]  # fmt: skip
+        "first",
+        "second",
+        "third",
+        "tenth",
+        "11th",
+        "12th",
+        "21st",
+    ]
     assert display_name("CellPhone") == "cell phone"
     assert display_name("CD") == "CD"
     assert display_name("chest_of_drawers") == "chest of drawers"
@@ -235,9 +287,11 @@ def test_every_template_instantiates_on_the_rich_log() -> None:
         assert task.goals and all(task.goals)
         assert (len(task.goals) == 1) != task.multi_goal
         ids = {g for sub in task.goals for g in sub}
-        kind_ids = {"object": {o.id for o in RICH.objects},
-                    "receptacle": {r.id for r in RICH.receptacles},
-                    "room": {r.id for r in RICH.rooms}}[task.goal_kind]  # fmt: skip
+        kind_ids = {
+            "object": {o.id for o in RICH.objects},
+            "receptacle": {r.id for r in RICH.receptacles},
+            "room": {r.id for r in RICH.rooms},
+        }[task.goal_kind]
         assert ids <= kind_ids, task
         assert Task.from_dict(json.loads(json.dumps(task.to_dict()))) == task
 
@@ -275,9 +329,9 @@ def test_object_recall_and_conditional_interaction() -> None:
     # two objects were picked from counter tops: "the object ... from the counter top" is ambiguous
     got = goals_by_text("T15")
     assert set(got) == {
-        f"Navigate to the object that you picked from the {r}." for r in ("sofa", "dresser",
-                                                                          "dining table")
-    }  # fmt: skip
+        f"Navigate to the object that you picked from the {r}."
+        for r in ("sofa", "dresser", "dining table")
+    }
     assert got["Navigate to the object that you picked from the dining table."] == [["pen1"]]
 
 
@@ -313,8 +367,9 @@ def test_not_interacted_receptacles_are_the_episode_candidates() -> None:
         "Navigate to a shelving unit you did not interact with yesterday.": [["shelf2"]],
         "Navigate to a sofa you did not interact with yesterday.": [["sofa2"]],
     }
-    drawn = {e for tid in ("T04", "T11", "T22") for t in tasks(tid, log) for g in t.goals
-             for e in g}  # fmt: skip
+    drawn = {
+        e for tid in ("T04", "T11", "T22") for t in tasks(tid, log) for g in t.goals for e in g
+    }
     assert drawn == {"shelf2", "sofa2"}
     # the whole house stays for "a {receptacle}" (object recall)
     assert goals_by_text("T02", log)["Navigate to a sink basin."] == [["sink1"]]
@@ -369,9 +424,12 @@ def test_interaction_order() -> None:
     assert between == {
         f"Navigate to the object that you interacted with between the interactions with {a} "
         f"and {b}.": [[g]]
-        for a, b, g in [("apple", "book", "mug1"), ("mug", "cell phone", "book1"),
-                        ("book", "pen", "phone1")]
-    }  # fmt: skip
+        for a, b, g in [
+            ("apple", "book", "mug1"),
+            ("mug", "cell phone", "book1"),
+            ("book", "pen", "phone1"),
+        ]
+    }
     assert goals_by_text("T41")[
         "Navigate to the receptacle that you placed an object on right before you started "
         "interacting with book."
@@ -540,8 +598,9 @@ def test_skip_ambiguous_names() -> None:
         assert skip(tid, log) == "2 interacted apple (ambiguous)", tid
     assert tasks("T01", log)[0].goals == (("apple1", "apple3", "apple2"),)
     assert tasks("T10", log)[0].goals == (("apple2",),)
-    log = make_log(rearranged=[REARRANGED[0], ("mug1", *REARRANGED[1][1:2], "counter1",
-                                                *REARRANGED[1][3:])])  # fmt: skip
+    log = make_log(
+        rearranged=[REARRANGED[0], ("mug1", *REARRANGED[1][1:2], "counter1", *REARRANGED[1][3:])]
+    )
     assert skip("T15", log) == "2 objects picked from the counter top receptacle (ambiguous)"
     assert skip("T52", log) == "fewer than 2 receptacles to revisit"
     assert skip("T55", log) == "fewer than 2 receptacles to revisit"

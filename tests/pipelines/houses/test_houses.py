@@ -85,8 +85,9 @@ def test_failed_seeds_are_replaced_then_the_unit_gives_up(monkeypatch: pytest.Mo
 
 @pytest.mark.slow
 def test_bad_options_fail_before_any_work(tmp_path: Path) -> None:
-    r = run_cli("houses", "generate", "--count", "1", "--room-spec", "castle", "--out",
-                str(tmp_path / "x"))  # fmt: skip
+    r = run_cli(
+        "houses", "generate", "--count", "1", "--room-spec", "castle", "--out", str(tmp_path / "x")
+    )
     assert r.returncode != 0 and "unknown --room-spec 'castle'" in r.stderr
     assert not (tmp_path / "x").exists()
     r = run_cli("houses", "generate", "--count", "0", "--out", str(tmp_path / "y"))

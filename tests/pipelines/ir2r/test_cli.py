@@ -23,9 +23,14 @@ def test_tours_stats_plot_score_validate(small_data: Path, tmp_path: Path) -> No
     assert r.returncode == 0, r.stderr
     t = json.loads(r.stdout)
     assert set(t) == {
-        "split", "scenes", "episodes", "tours", "duplicates_per_set", "tours_per_scene",
+        "split",
+        "scenes",
+        "episodes",
+        "tours",
+        "duplicates_per_set",
+        "tours_per_scene",
         "tour_length",
-    }  # fmt: skip
+    }
     assert set(t["tour_length"]) == {"mean", "min", "max", "sd"}
     assert (t["scenes"], t["episodes"], t["tours"]) == (1, 16, 5)
     assert t["tour_length"] == {"mean": 3.2, "min": 2, "max": 4, "sd": pytest.approx(0.979795897)}
@@ -39,18 +44,30 @@ def test_tours_stats_plot_score_validate(small_data: Path, tmp_path: Path) -> No
     preds = {f"{x['path_id']}_{k}": x["path"] for x in refs for k in range(len(x["instructions"]))}
     (tmp_path / "p.json").write_text(json.dumps(preds))
     r = run_cli(
-        "ir2r", "score", "--tours", str(out / "tours_val_seen.json"),
-        "--reference", str(small_data / "r2r" / "R2R_val_seen.json"),
-        "--predictions", str(tmp_path / "p.json"), *d, "--json",
-    )  # fmt: skip
+        "ir2r",
+        "score",
+        "--tours",
+        str(out / "tours_val_seen.json"),
+        "--reference",
+        str(small_data / "r2r" / "R2R_val_seen.json"),
+        "--predictions",
+        str(tmp_path / "p.json"),
+        *d,
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     scores = json.loads(r.stdout)
     assert scores["t_ndtw"] == 1.0 and scores["protocol"] == "ivln"
     assert scores["rules"]["success"] == "NE < d"
     score_args = [
-        "ir2r", "score", "--tours", str(out / "tours_val_seen.json"),
-        "--reference", str(small_data / "r2r" / "R2R_val_seen.json"), *d,
-    ]  # fmt: skip
+        "ir2r",
+        "score",
+        "--tours",
+        str(out / "tours_val_seen.json"),
+        "--reference",
+        str(small_data / "r2r" / "R2R_val_seen.json"),
+        *d,
+    ]
     r = run_cli(*score_args, "--predictions", str(tmp_path / "p.json"), "--protocol", "paper")
     assert r.returncode == 0 and "(paper protocol)" in r.stdout, r.stderr
     off = {k: v[1:] if k.startswith("10_") else v for k, v in preds.items()}

@@ -54,9 +54,17 @@ def test_ce_without_habitat_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(MissingDependencyError, match="habitat-sim"):
         generate.require_navmesh_backend("habitat")
     r = run_cli(
-        "ir2r", "tours", "--split", "val_seen", "--continuous",
-        "--episodes", str(write_vlnce(tmp_path / "e.json.gz")),
-        "--scenes-dir", str(tmp_path), "--out", str(tmp_path / "out"),
-    )  # fmt: skip
+        "ir2r",
+        "tours",
+        "--split",
+        "val_seen",
+        "--continuous",
+        "--episodes",
+        str(write_vlnce(tmp_path / "e.json.gz")),
+        "--scenes-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert r.returncode == 1, r.stderr
     assert r.stderr.count("\n") == 1 and "conda install habitat-sim" in r.stderr

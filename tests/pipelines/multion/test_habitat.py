@@ -226,9 +226,20 @@ def test_without_habitat_sim_the_run_is_one_line(
     if installed:
         pytest.skip("habitat-sim is installed here: the command would run")
     r = run_cli(
-        "multion", "generate", "--scenes", f"habitat:{scenes}", "--m", "2", "--split", "val",
-        "--episodes-per-scene", "2", "--out", str(tmp_path / "cli"), "--quiet",
-    )  # fmt: skip
+        "multion",
+        "generate",
+        "--scenes",
+        f"habitat:{scenes}",
+        "--m",
+        "2",
+        "--split",
+        "val",
+        "--episodes-per-scene",
+        "2",
+        "--out",
+        str(tmp_path / "cli"),
+        "--quiet",
+    )
     assert r.returncode == MissingDependencyError.exit_code, r.stderr
     assert r.stderr.count("\n") == 1 and "habitat-sim" in r.stderr, r.stderr
     assert "conda install habitat-sim" in r.stderr

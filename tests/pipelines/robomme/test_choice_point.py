@@ -55,8 +55,9 @@ def test_choice_action_names_the_steps_point() -> None:
     sg = {"choice": "pick up the cube", "grounded": "pick up the cube at <5, 6>", "point": [5, 6]}
     options = [{"label": "a", "action": "press the button"}, {"label": "b", "action": sg["choice"]}]
     assert json.loads(choice_action(sg, options, np.array([12, 40]))) == {
-        "choice": "B", "point": [12, 40]
-    }  # fmt: skip
+        "choice": "B",
+        "point": [12, 40],
+    }
     assert json.loads(choice_action(sg, options, np.array([-1, -1])))["point"] == []
     # a dataset written before the per-step point: the grounded text's pixel
     assert json.loads(choice_action(sg, options))["point"] == [5, 6]

@@ -23,12 +23,20 @@ def _seg() -> np.ndarray:
 
 def test_pixels_become_centroids_of_the_named_actors() -> None:
     sgs = [
-        {"simple": "pick up the cube", "grounded": "pick up the cube at <1, 1>", "start": 4,
-         "segment": ["cube_red_0"]},
-        {"simple": "drop", "grounded": "put <0, 0> beside <5, 5>", "start": 9,
-         "segment": ["cube_red_0", "button"]},
+        {
+            "simple": "pick up the cube",
+            "grounded": "pick up the cube at <1, 1>",
+            "start": 4,
+            "segment": ["cube_red_0"],
+        },
+        {
+            "simple": "drop",
+            "grounded": "put <0, 0> beside <5, 5>",
+            "start": 9,
+            "segment": ["cube_red_0", "button"],
+        },
         {"simple": "press", "grounded": "press the button at <3, 3>", "start": 9, "segment": []},
-    ]  # fmt: skip
+    ]
     ids = {"cube_red_0": {7}, "button": {8, 9}}
     ground_subgoals(sgs, {4: _seg(), 9: _seg()}, ids)
     assert sgs[0]["grounded"] == "pick up the cube at <3, 11>"
@@ -36,14 +44,24 @@ def test_pixels_become_centroids_of_the_named_actors() -> None:
     assert sgs[1]["grounded"] == f"put <3, 11> beside <{int(rows.mean())}, {int(cols.mean())}>"
     assert sgs[2]["grounded"] == "press the button at <3, 3>"  # no segment: kept as given
     assert sgs[0]["point"] == [1, 1] and sgs[1]["point"] == [0, 0]  # the projected points
-    doc = json.loads(choice_action({**sgs[0], "choice": "pick up the cube"}, [
-        {"label": "a", "action": "pick up the cube", "need_parameter": True}]))  # fmt: skip
+    doc = json.loads(
+        choice_action(
+            {**sgs[0], "choice": "pick up the cube"},
+            [{"label": "a", "action": "pick up the cube", "need_parameter": True}],
+        )
+    )
     assert doc == {"choice": "A", "point": [1, 1]}
 
 
 def test_an_actor_out_of_view_gives_the_simple_text() -> None:
-    sgs = [{"simple": "pick up the cube", "grounded": "pick up the cube at <1, 1>", "start": 0,
-            "segment": ["cube_blue_1"]}]  # fmt: skip
+    sgs = [
+        {
+            "simple": "pick up the cube",
+            "grounded": "pick up the cube at <1, 1>",
+            "start": 0,
+            "segment": ["cube_blue_1"],
+        }
+    ]
     ground_subgoals(sgs, {0: _seg()}, {"cube_blue_1": {42}})
     assert sgs[0]["grounded"] == "pick up the cube"
     doc = json.loads(choice_action({**sgs[0], "choice": ""}, []))

@@ -34,10 +34,23 @@ FIRST, COUNT = 4, 2
 def two_each(tmp_path_factory: Any) -> Path:
     out = tmp_path_factory.mktemp("multi") / "ds"
     r = dfhelpers.run_cli(
-        "robomme", "generate", "--tasks", "PickXtimes,BinFill", "--first-episode", str(FIRST),
-        "--episodes-per-task", str(COUNT), "--size", SIZE, "--workers", "1", "--out", str(out),
-        "--quiet", timeout=900,
-    )  # fmt: skip
+        "robomme",
+        "generate",
+        "--tasks",
+        "PickXtimes,BinFill",
+        "--first-episode",
+        str(FIRST),
+        "--episodes-per-task",
+        str(COUNT),
+        "--size",
+        SIZE,
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr
     return out
 
@@ -65,10 +78,23 @@ def test_a_reused_rendering_env_gives_the_arrays_of_a_fresh_one(
     the same episode generated alone (a fresh worker)."""
     out = tmp_path / "alone"
     r = dfhelpers.run_cli(
-        "robomme", "generate", "--tasks", "BinFill", "--first-episode", str(FIRST + 1),
-        "--episodes-per-task", "1", "--size", SIZE, "--workers", "1", "--out", str(out),
-        "--quiet", timeout=600,
-    )  # fmt: skip
+        "robomme",
+        "generate",
+        "--tasks",
+        "BinFill",
+        "--first-episode",
+        str(FIRST + 1),
+        "--episodes-per-task",
+        "1",
+        "--size",
+        SIZE,
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     from dataforge.store import open_dataset
 
@@ -85,10 +111,23 @@ def test_two_workers_write_the_data_of_one(two_each: Path, tmp_path: Path) -> No
     same data files as with 1 (both episodes in one process, the second in reused envs)."""
     out = tmp_path / "two"
     r = dfhelpers.run_cli(
-        "robomme", "generate", "--tasks", "PickXtimes,BinFill", "--first-episode", str(FIRST),
-        "--episodes-per-task", str(COUNT), "--size", SIZE, "--workers", "2", "--out", str(out),
-        "--quiet", timeout=900,
-    )  # fmt: skip
+        "robomme",
+        "generate",
+        "--tasks",
+        "PickXtimes,BinFill",
+        "--first-episode",
+        str(FIRST),
+        "--episodes-per-task",
+        str(COUNT),
+        "--size",
+        SIZE,
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr
     from dataforge.store import open_dataset
 
@@ -181,10 +220,23 @@ def _two_released(task: str) -> list[EpisodeSpec]:
 
 
 ALL_TASKS = [
-    "PickXtimes", "BinFill", "SwingXtimes", "StopCube", "VideoUnmask", "ButtonUnmask",
-    "VideoUnmaskSwap", "ButtonUnmaskSwap", "PickHighlight", "VideoRepick", "VideoPlaceButton",
-    "VideoPlaceOrder", "MoveCube", "InsertPeg", "PatternLock", "RouteStick",
-]  # fmt: skip
+    "PickXtimes",
+    "BinFill",
+    "SwingXtimes",
+    "StopCube",
+    "VideoUnmask",
+    "ButtonUnmask",
+    "VideoUnmaskSwap",
+    "ButtonUnmaskSwap",
+    "PickHighlight",
+    "VideoRepick",
+    "VideoPlaceButton",
+    "VideoPlaceOrder",
+    "MoveCube",
+    "InsertPeg",
+    "PatternLock",
+    "RouteStick",
+]
 
 
 @pytest.mark.slow

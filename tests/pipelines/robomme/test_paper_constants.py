@@ -98,10 +98,23 @@ def test_the_seed_scheme_of_the_released_metadata() -> None:
     # stride 1,000, val 1,000,000 / 10,000, test 500,000 / 10,000; task_index PickXtimes 1 ..
     # RouteStick 16
     order = [
-        "PickXtimes", "StopCube", "SwingXtimes", "BinFill", "VideoUnmaskSwap", "VideoUnmask",
-        "ButtonUnmaskSwap", "ButtonUnmask", "VideoRepick", "VideoPlaceButton",
-        "VideoPlaceOrder", "PickHighlight", "InsertPeg", "MoveCube", "PatternLock", "RouteStick",
-    ]  # fmt: skip
+        "PickXtimes",
+        "StopCube",
+        "SwingXtimes",
+        "BinFill",
+        "VideoUnmaskSwap",
+        "VideoUnmask",
+        "ButtonUnmaskSwap",
+        "ButtonUnmask",
+        "VideoRepick",
+        "VideoPlaceButton",
+        "VideoPlaceOrder",
+        "PickHighlight",
+        "InsertPeg",
+        "MoveCube",
+        "PatternLock",
+        "RouteStick",
+    ]
     seeds = {u.params["task"]: u.params["seed"] for u in default_job().units}
     assert defaults().split == "train"
     assert seeds == {t: 1_000 * (k + 1) for k, t in enumerate(order)}

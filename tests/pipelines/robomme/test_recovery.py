@@ -77,8 +77,11 @@ def _plan() -> list[Subgoal]:
 def test_the_miss_goes_into_the_chosen_non_video_pick() -> None:
     for k in (0, 1):
         out = list(with_missed_grasp(_plan(), MissedGrasp(k, "z", (0, 0, 1))))
-        grown = [sg.simple for sg, old in zip(out, _plan(), strict=True)
-                 if len(sg.waypoints) != len(old.waypoints)]  # fmt: skip
+        grown = [
+            sg.simple
+            for sg, old in zip(out, _plan(), strict=True)
+            if len(sg.waypoints) != len(old.waypoints)
+        ]
         assert grown == [f"pick {k}"]
         assert len(out[1 + 2 * k].waypoints) == 5  # 4 for the miss, then the pick
     assert [sg.simple for sg in with_missed_grasp(_plan(), None)] == [sg.simple for sg in _plan()]
@@ -97,9 +100,11 @@ def test_a_recovery_episode_misses_then_picks(episode: int, mode: str) -> None:
     from dataforge.pipelines.robomme.seeds import DIFFICULTY_CYCLE, EpisodeSpec, scheme_seed
 
     spec = EpisodeSpec(
-        "PickXtimes", episode, scheme_seed("PickXtimes", "train", episode),
+        "PickXtimes",
+        episode,
+        scheme_seed("PickXtimes", "train", episode),
         DIFFICULTY_CYCLE[episode % 4],
-    )  # fmt: skip
+    )
     run, filtered = run_pass1(spec, Noise(), max_retries=3, recovery=True)
     assert run is not None, [f.reason for f in filtered]
     miss = run.missed_grasp

@@ -89,10 +89,15 @@ def episode(missed_grasp: dict[str, Any] | None = None, episode: int = 0) -> _Ep
         episode_arrays(run, _frames(), "front", "wrist"), rec.subgoals
     )
     meta = {
-        "task": "PickXtimes", "episode": episode, "seed": 1010123, "difficulty": "easy",
-        "task_goal": ["pick up the cube"], "subgoals": subgoals, "choices": [],
+        "task": "PickXtimes",
+        "episode": episode,
+        "seed": 1010123,
+        "difficulty": "easy",
+        "task_goal": ["pick up the cube"],
+        "subgoals": subgoals,
+        "choices": [],
         "noise": {"mode": "upstream", "missed_grasp": missed_grasp},
-    }  # fmt: skip
+    }
     return _Episode(arrays, meta)
 
 

@@ -99,8 +99,12 @@ def test_pick_is_close_from_the_grasp_keyframe_on() -> None:
     flags = _flags(log)
     assert flags[0][0] == "hold" and np.isnan(flags[0][1])
     assert flags[1:] == [
-        ("move", 1.0), ("hold", 1.0), ("move", -1.0), ("hold", -1.0), ("move", -1.0)
-    ]  # fmt: skip
+        ("move", 1.0),
+        ("hold", 1.0),
+        ("move", -1.0),
+        ("hold", -1.0),
+        ("move", -1.0),
+    ]
     np.testing.assert_allclose(log[1][1][:3], [0.1, 0.05, 0.15])  # the approach
     np.testing.assert_allclose(log[3][1][:3], [0.1, 0.05, 0.02])  # the grasp pose
     np.testing.assert_allclose(log[5][1][:3], [0.1, 0.05, 0.15])  # the lift
@@ -169,8 +173,13 @@ def test_missed_grasp_flags_follow_solve_pickup_fail() -> None:
     grasp = Waypoint(np.array([0.1, 0.0, 0.02, *DOWN]), OPEN, grasp="cube")
     log = _keyframes(miss_waypoints(grasp, MissedGrasp(0, "z", (0, 0, 1))))
     flags = _flags(log)
-    assert flags[1:] == [("move", 1.0), ("move", -1.0), ("hold", -1.0), ("move", 1.0),
-                         ("hold", 1.0)]  # fmt: skip
+    assert flags[1:] == [
+        ("move", 1.0),
+        ("move", -1.0),
+        ("hold", -1.0),
+        ("move", 1.0),
+        ("hold", 1.0),
+    ]
 
 
 def test_the_stick_robot_is_always_close() -> None:
@@ -247,9 +256,13 @@ def test_the_task_envs_pass_the_mode_on() -> None:
 
     def env(task: str) -> SimpleNamespace:
         return SimpleNamespace(
-            TASK=task, episode_seed=scheme_seed(task, "train", 3), difficulty="easy",
-            recovery=True, recovery_mode="xy", SWAPS=False,
-        )  # fmt: skip
+            TASK=task,
+            episode_seed=scheme_seed(task, "train", 3),
+            difficulty="easy",
+            recovery=True,
+            recovery_mode="xy",
+            SWAPS=False,
+        )
 
     assert _Counting.sample_layout(env("PickXtimes"))["recovery"]["mode"] == "xy"
     assert _Permanence.sample_layout(env("VideoUnmask"))["recovery"]["mode"] == "xy"

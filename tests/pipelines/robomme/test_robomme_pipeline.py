@@ -49,10 +49,23 @@ def dataset(tmp_path_factory) -> Path:
     pytest.importorskip("mani_skill")
     out = tmp_path_factory.mktemp("robomme") / "ds"
     r = dfhelpers.run_cli(
-        "robomme", "generate", "--tasks", "PickXtimes,VideoUnmask", "--episodes-per-task", "2",
-        "--size", str(SIZE), "--format", "hdf5", "--workers", "2", "--out", str(out), "--quiet",
+        "robomme",
+        "generate",
+        "--tasks",
+        "PickXtimes,VideoUnmask",
+        "--episodes-per-task",
+        "2",
+        "--size",
+        str(SIZE),
+        "--format",
+        "hdf5",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
         timeout=1500,
-    )  # fmt: skip
+    )
     assert r.returncode == 0, r.stderr
     return out
 
@@ -79,32 +92,44 @@ def test_validate_and_stats(dataset: Path) -> None:
 # variable-length ascii one (what h5py makes of the writer's ``str.encode()``), "bytes" a
 # fixed-length one. Facts with file:line: fixtures/upstream_release_fields.json.
 UPSTREAM_SETUP = {
-    "seed": ("int64", ()), "difficulty": ("str", ()), "task_goal": ("str", (None,)),
-    "front_camera_intrinsic": ("float32", (3, 3)), "wrist_camera_intrinsic": ("float32", (3, 3)),
+    "seed": ("int64", ()),
+    "difficulty": ("str", ()),
+    "task_goal": ("str", (None,)),
+    "front_camera_intrinsic": ("float32", (3, 3)),
+    "wrist_camera_intrinsic": ("float32", (3, 3)),
     "available_multi_choices": ("str", ()),
-}  # fmt: skip
+}
 # metadata episodes 0-2 of a recovery task miss above the grasp (RecordWrapper.py:1327-1340)
 UPSTREAM_SETUP_Z = {"fail_recover_mode": ("str", ()), "fail_recover_seed_anchor": ("int64", ())}
 UPSTREAM_STEP = {
-    "obs/front_rgb": ("uint8", (SIZE, SIZE, 3)), "obs/wrist_rgb": ("uint8", (SIZE, SIZE, 3)),
-    "obs/front_depth": ("int16", (SIZE, SIZE, 1)), "obs/wrist_depth": ("int16", (SIZE, SIZE, 1)),
-    "obs/joint_state": ("float32", (7,)), "obs/eef_state": ("float32", (6,)),
-    "obs/eef_state_raw/pose": ("float32", (3,)), "obs/eef_state_raw/quat": ("float32", (4,)),
+    "obs/front_rgb": ("uint8", (SIZE, SIZE, 3)),
+    "obs/wrist_rgb": ("uint8", (SIZE, SIZE, 3)),
+    "obs/front_depth": ("int16", (SIZE, SIZE, 1)),
+    "obs/wrist_depth": ("int16", (SIZE, SIZE, 1)),
+    "obs/joint_state": ("float32", (7,)),
+    "obs/eef_state": ("float32", (6,)),
+    "obs/eef_state_raw/pose": ("float32", (3,)),
+    "obs/eef_state_raw/quat": ("float32", (4,)),
     "obs/eef_state_raw/rpy": ("float32", (3,)),
     "action/eef_action_raw/pose": ("float64", (3,)),
     "action/eef_action_raw/quat": ("float64", (4,)),
     "action/eef_action_raw/rpy": ("float64", (3,)),
-    "obs/gripper_state": ("float32", (2,)), "obs/is_gripper_close": ("bool", ()),
+    "obs/gripper_state": ("float32", (2,)),
+    "obs/is_gripper_close": ("bool", ()),
     "obs/front_camera_extrinsic": ("float32", (3, 4)),
     "obs/wrist_camera_extrinsic": ("float32", (3, 4)),
-    "action/joint_action": ("float64", (8,)), "action/eef_action": ("float64", (7,)),
+    "action/joint_action": ("float64", (8,)),
+    "action/eef_action": ("float64", (7,)),
     "action/waypoint_action": ("float64", (7,)),  # float32 NaN x 7 while no waypoint is set
     "action/choice_action": ("str", ()),
-    "info/simple_subgoal": ("ascii", ()), "info/simple_subgoal_online": ("ascii", ()),
-    "info/grounded_subgoal": ("ascii", ()), "info/grounded_subgoal_online": ("ascii", ()),
-    "info/is_video_demo": ("bool", ()), "info/is_subgoal_boundary": ("bool", ()),
+    "info/simple_subgoal": ("ascii", ()),
+    "info/simple_subgoal_online": ("ascii", ()),
+    "info/grounded_subgoal": ("ascii", ()),
+    "info/grounded_subgoal_online": ("ascii", ()),
+    "info/is_video_demo": ("bool", ()),
+    "info/is_subgoal_boundary": ("bool", ()),
     "info/is_completed": ("bool", ()),
-}  # fmt: skip
+}
 
 
 def _kind(d: h5py.Dataset) -> str:
@@ -326,10 +351,23 @@ def test_metadata_dir_generates_the_released_episodes(tmp_path: Path) -> None:
     both are generated at exactly their released seed and difficulty."""
     out = tmp_path / "val"
     r = dfhelpers.run_cli(
-        "robomme", "generate", "--tasks", "SwingXtimes", "--split", "val", "--metadata-dir",
-        str(METADATA / "val"), "--episodes-per-task", "2", "--size", "32", "--out", str(out),
-        "--quiet", timeout=900,
-    )  # fmt: skip
+        "robomme",
+        "generate",
+        "--tasks",
+        "SwingXtimes",
+        "--split",
+        "val",
+        "--metadata-dir",
+        str(METADATA / "val"),
+        "--episodes-per-task",
+        "2",
+        "--size",
+        "32",
+        "--out",
+        str(out),
+        "--quiet",
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr
     want = load_metadata(METADATA / "val", "SwingXtimes")[:2]
     assert want[1].seed == scheme_seed("SwingXtimes", "val", 1) + 1  # a retried seed
@@ -349,8 +387,14 @@ def test_bad_inputs_give_one_line_errors(tmp_path: Path) -> None:
     bad.mkdir()
     (bad / "record_dataset_PickXtimes_metadata.json").write_text("{not json")
     r = dfhelpers.run_cli(
-        "robomme", "generate", "--tasks", "PickXtimes", "--metadata-dir", str(bad),
-        "--out", str(tmp_path / "y"),
-    )  # fmt: skip
+        "robomme",
+        "generate",
+        "--tasks",
+        "PickXtimes",
+        "--metadata-dir",
+        str(bad),
+        "--out",
+        str(tmp_path / "y"),
+    )
     assert r.returncode == 2 and "not a RoboMME metadata file" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1

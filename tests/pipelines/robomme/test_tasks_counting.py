@@ -142,9 +142,19 @@ def test_generated_grounded_pixels_are_the_segment_centroids(tmp_path: Path) -> 
 
     out = tmp_path / "out"
     r = dfhelpers.run_cli(
-        "robomme", "generate", "--tasks", "PickXtimes", "--episodes-per-task", "1",
-        "--size", "256", "--out", str(out), "--quiet", timeout=900,
-    )  # fmt: skip
+        "robomme",
+        "generate",
+        "--tasks",
+        "PickXtimes",
+        "--episodes-per-task",
+        "1",
+        "--size",
+        "256",
+        "--out",
+        str(out),
+        "--quiet",
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr
     with open_dataset(out) as ds:
         (ep,) = list(ds.episodes())

@@ -283,9 +283,11 @@ def test_stick_robot_is_gripperless_as_upstream(make: Any) -> None:
     assert abs(base.tip()[2] - low[2]) < 0.005  # the 7 values drove the arm
     n = len(recd)
     cam = SimpleNamespace(
-        rgb=np.zeros((n, 4, 4, 3), np.uint8), depth=np.zeros((n, 4, 4, 1), np.int16),
-        extrinsic=np.zeros((n, 3, 4), np.float32), intrinsic=np.eye(3, dtype=np.float32),
-    )  # fmt: skip
+        rgb=np.zeros((n, 4, 4, 3), np.uint8),
+        depth=np.zeros((n, 4, 4, 1), np.int16),
+        extrinsic=np.zeros((n, 3, 4), np.float32),
+        intrinsic=np.eye(3, dtype=np.float32),
+    )
     recd.subgoals.append({"start": 0, "end": n})
     recd.final_state = recd.state[-1]
     arrays = episode_arrays(Pass1(rec["seed"], recd, [], {}), {"f": cam, "w": cam}, "f", "w")
@@ -330,10 +332,23 @@ def test_stick_episode_is_written_as_upstream(tmp_path: Path) -> None:
 
     out = tmp_path / "ds"
     r = dfhelpers.run_cli(
-        "robomme", "generate", "--tasks", "PatternLock", "--episodes-per-task", "1",
-        "--size", "32", "--format", "hdf5", "--workers", "1", "--out", str(out), "--quiet",
+        "robomme",
+        "generate",
+        "--tasks",
+        "PatternLock",
+        "--episodes-per-task",
+        "1",
+        "--size",
+        "32",
+        "--format",
+        "hdf5",
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
         timeout=900,
-    )  # fmt: skip
+    )
     assert r.returncode == 0, r.stderr
     with h5py.File(out / "record_dataset_PatternLock.h5", "r") as f:
         ep = f["episode_0"]

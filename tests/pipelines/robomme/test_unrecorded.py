@@ -10,8 +10,9 @@ from dataforge.pipelines.robomme.episode import STEP_FIELDS, drop_unrecorded
 
 def test_unrecorded_steps_leave_the_arrays() -> None:
     spans = [(0, 4, True), (4, 7, False), (7, 10, True), (10, 12, True)]
-    subgoals = [{"simple": f"s{k}", "start": a, "end": b, "record": r}
-                for k, (a, b, r) in enumerate(spans)]  # fmt: skip
+    subgoals = [
+        {"simple": f"s{k}", "start": a, "end": b, "record": r} for k, (a, b, r) in enumerate(spans)
+    ]
     planner = np.repeat(np.arange(4, dtype=np.int16), [4, 3, 3, 2])
     online = planner.copy()
     online[3] = 1  # the first subgoal's last step already names the (dropped) restaging

@@ -104,9 +104,11 @@ def stored(run: Any) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
 
     n = len(run.recording)
     cam = SimpleNamespace(
-        rgb=np.zeros((n, 4, 4, 3), np.uint8), depth=np.zeros((n, 4, 4, 1), np.int16),
-        extrinsic=np.zeros((n, 3, 4), np.float32), intrinsic=np.eye(3, dtype=np.float32),
-    )  # fmt: skip
+        rgb=np.zeros((n, 4, 4, 3), np.uint8),
+        depth=np.zeros((n, 4, 4, 1), np.int16),
+        extrinsic=np.zeros((n, 3, 4), np.float32),
+        intrinsic=np.eye(3, dtype=np.float32),
+    )
     arrays = episode_arrays(run, {"f": cam, "w": cam}, "f", "w")
     return drop_unrecorded(arrays, run.recording.subgoals)
 
@@ -127,8 +129,11 @@ def test_every_stored_value_is_upstreams(task: str) -> None:
 
     e = next(e for e in full_episodes() if e["task"] == task)
     arrays, subgoals = stored(_run(e))
-    theirs = {k: np.asarray(v, dtype=np.float64) for k, v in e["per_step"].items()
-              if k not in ("waypoint_action", "choice_action")}  # fmt: skip
+    theirs = {
+        k: np.asarray(v, dtype=np.float64)
+        for k, v in e["per_step"].items()
+        if k not in ("waypoint_action", "choice_action")
+    }
     theirs["waypoint_action"] = np.array(
         [[np.nan if v is None else v for v in row] for row in e["per_step"]["waypoint_action"]]
     )
@@ -240,9 +245,12 @@ def test_a_written_step_has_upstreams_fields_dtypes_and_shapes(tmp_path: Path) -
     f = written(tmp_path, episode())
     ours: dict[str, list[Any]] = {}
     f["episode_0/timestep_0"].visititems(
-        lambda n, o: ours.__setitem__(n, [str(o.dtype), list(o.shape)])
-        if isinstance(o, h5py.Dataset) else None
-    )  # fmt: skip
+        lambda n, o: (
+            ours.__setitem__(n, [str(o.dtype), list(o.shape)])
+            if isinstance(o, h5py.Dataset)
+            else None
+        )
+    )
     assert sorted(ours) == sorted(theirs)
     for name, (dtype, shape) in theirs.items():
         assert ours[name][0] == dtype, name
@@ -263,9 +271,7 @@ def test_texts_and_setup_are_upstreams_on_every_task() -> None:
         assert run.goals == setup["task_goal"], e["task"]
         theirs = json.loads(setup["available_multi_choices"])
         assert json.loads(multi_choices(choices(e["task"]))) == theirs, e["task"]
-        ours = [
-            (sg["simple"], sg["video"]) for sg in run.recording.subgoals if sg["record"]
-        ]  # fmt: skip
+        ours = [(sg["simple"], sg["video"]) for sg in run.recording.subgoals if sg["record"]]
         ours = [x for k, x in enumerate(ours) if k == 0 or x != ours[k - 1]]
         expect = [(text, demo) for text, demo, _ in e["runs"] if text != DONE]
         assert ours == expect, e["task"]

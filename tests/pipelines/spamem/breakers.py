@@ -57,9 +57,10 @@ def rests_on_surface(root: Path) -> None:
         rec = _last_put(meta)
         graph = graphs_by_step(a["graphs"], a["graph_index"])[rec["step"]]
         other = next(
-            r for r in graph["receptacles"]
+            r
+            for r in graph["receptacles"]
             if rec["object"] not in r["child_ids"] and r["id"] != rec["receptacle"]
-        )  # fmt: skip
+        )
         rec["receptacle"] = other["id"]
 
     edit_episode(root, EPISODE, mutate)

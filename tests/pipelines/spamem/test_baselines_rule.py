@@ -138,11 +138,23 @@ def test_each_task_has_one_headline_in_0_1_higher_better() -> None:
         assert spec.headline in spec.metrics, name
         assert qa.METRICS[spec.headline] is True, name  # higher is better
     assert {t: s.headline for t, s in qa.TASKS.items()} == {
-        "SOR": "F1", "VGL": "mIoU", "DPE": "delta<1.25", "RSR": "R@3", "CC": "Acc@0",
-        "IC": "Acc@0", "SOR-M": "F1", "LOR": "F1", "VGL-M": "mIoU", "TL": "tIoU",
-        "RSR-M": "R@3", "STT": "NES", "SED-Add": "F1", "SED-Rem": "F1", "CSR-Add": "F1",
+        "SOR": "F1",
+        "VGL": "mIoU",
+        "DPE": "delta<1.25",
+        "RSR": "R@3",
+        "CC": "Acc@0",
+        "IC": "Acc@0",
+        "SOR-M": "F1",
+        "LOR": "F1",
+        "VGL-M": "mIoU",
+        "TL": "tIoU",
+        "RSR-M": "R@3",
+        "STT": "NES",
+        "SED-Add": "F1",
+        "SED-Rem": "F1",
+        "CSR-Add": "F1",
         "CSR-Rem": "F1",
-    }  # fmt: skip
+    }
 
 
 def test_scorer_reports_every_headline(all_records: list[dict[str, Any]]) -> None:

@@ -38,33 +38,67 @@ VIEWS = 4
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("spamem-eval") / "ds"
     res = run_cli(
-        "spamem", "generate", "--out", str(out), "--seed", "3", "--houses", "1",
-        "--room-spec", "kitchen", "--sequences-per-house", "1", "--steps", "2",
-        "--views-per-step", str(VIEWS), "--resolution", "64x48", "--quiet",
-    )  # fmt: skip
+        "spamem",
+        "generate",
+        "--out",
+        str(out),
+        "--seed",
+        "3",
+        "--houses",
+        "1",
+        "--room-spec",
+        "kitchen",
+        "--sequences-per-house",
+        "1",
+        "--steps",
+        "2",
+        "--views-per-step",
+        str(VIEWS),
+        "--resolution",
+        "64x48",
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     return out
 
 
 def frame(step: int, view: int, modality: str = "rgb", dataset: str = "sequences") -> dict:
-    return {"dataset": dataset, "episode": EPISODE, "step": step, "view": view,
-            "modality": modality}  # fmt: skip
+    return {
+        "dataset": dataset,
+        "episode": EPISODE,
+        "step": step,
+        "view": view,
+        "modality": modality,
+    }
 
 
-GOLD = {"set": ["Apple"], "boxes": [[0, 0, 4, 4]], "distances": {"Mug": 1.0},
-        "neighbours": {"Mug": "left"}, "count": 1, "interval": {"first": 0, "last": 1},
-        "sequence": ["Shelf", "Desk"]}  # fmt: skip
+GOLD = {
+    "set": ["Apple"],
+    "boxes": [[0, 0, 4, 4]],
+    "distances": {"Mug": 1.0},
+    "neighbours": {"Mug": "left"},
+    "count": 1,
+    "interval": {"first": 0, "last": 1},
+    "sequence": ["Shelf", "Desk"],
+}
 
 
 def question(qid: str, task: str, level: int, answer_type: str, frames: list[dict]) -> dict:
     return {
-        "id": qid, "level": level, "task": task, "horizon": "static" if level == 1 else "long",
+        "id": qid,
+        "level": level,
+        "task": task,
+        "horizon": "static" if level == 1 else "long",
         "modality": "rgbd" if any(f["modality"] == "depth" for f in frames) else "rgb",
-        "episode": EPISODE, "step": max(f["step"] for f in frames),
-        "prompt": f"[{qid}] What is the answer? Reply with {{\"answer\": ...}}.",
-        "frames": frames, "answer_type": answer_type, "answer": GOLD[answer_type], "labels": [],
+        "episode": EPISODE,
+        "step": max(f["step"] for f in frames),
+        "prompt": f'[{qid}] What is the answer? Reply with {{"answer": ...}}.',
+        "frames": frames,
+        "answer_type": answer_type,
+        "answer": GOLD[answer_type],
+        "labels": [],
         "context": {},
-    }  # fmt: skip
+    }
 
 
 def rgbd(step: int, view: int = 0) -> list[dict]:
@@ -422,8 +456,18 @@ def test_command_line(
     tasks = write_tasks(tmp_path, dataset)
     out = tmp_path / "preds.jsonl"
     scripted_server.push(*[by_id(GOOD)] * 3)
-    args = ["spamem", "evaluate", str(tasks), "--llm-url", scripted_server.url,
-            "--llm-model", "test-model", "--out", str(out), "--quiet"]  # fmt: skip
+    args = [
+        "spamem",
+        "evaluate",
+        str(tasks),
+        "--llm-url",
+        scripted_server.url,
+        "--llm-model",
+        "test-model",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main([*args, "--tasks", "CC,TL", "--max-images", "2", "--workers", "2"]) == 0
     assert "2 answered, 0 malformed, 0 skipped" in capsys.readouterr().out
     assert main(args) == 0

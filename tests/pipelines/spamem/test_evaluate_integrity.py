@@ -34,10 +34,26 @@ ANSWER = '{"answer": 1}'
 
 def generate(out: Path, seed: int) -> Path:
     res = run_cli(
-        "spamem", "generate", "--out", str(out), "--seed", str(seed), "--houses", "1",
-        "--room-spec", "kitchen", "--sequences-per-house", "1", "--steps", "2",
-        "--views-per-step", "4", "--resolution", "64x48", "--quiet",
-    )  # fmt: skip
+        "spamem",
+        "generate",
+        "--out",
+        str(out),
+        "--seed",
+        str(seed),
+        "--houses",
+        "1",
+        "--room-spec",
+        "kitchen",
+        "--sequences-per-house",
+        "1",
+        "--steps",
+        "2",
+        "--views-per-step",
+        "4",
+        "--resolution",
+        "64x48",
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     return out
 
@@ -77,8 +93,21 @@ def digests(*roots: Path) -> dict[str, str]:
 
 
 def evaluate(tasks_dir: Path, server: ScriptedServer, out: Path, *extra: str) -> list[str]:
-    return ["spamem", "evaluate", str(tasks_dir), "--llm-url", server.url, "--llm-model",
-            "test-model", "--out", str(out), "--quiet", "--retries", "0", *extra]  # fmt: skip
+    return [
+        "spamem",
+        "evaluate",
+        str(tasks_dir),
+        "--llm-url",
+        server.url,
+        "--llm-model",
+        "test-model",
+        "--out",
+        str(out),
+        "--quiet",
+        "--retries",
+        "0",
+        *extra,
+    ]
 
 
 def refused(
@@ -151,8 +180,10 @@ def test_the_recorded_location_holding_another_dataset_is_refused(
     # saying where the right one is now works: the refusals were not blanket ones
     n = len(questions_of(tasks, "CC"))
     scripted_server.push(*[ANSWER] * n)
-    assert main(evaluate(tasks, scripted_server, out, "--tasks", "CC",
-                         "--data-root", str(sequences))) == 0  # fmt: skip
+    assert (
+        main(evaluate(tasks, scripted_server, out, "--tasks", "CC", "--data-root", str(sequences)))
+        == 0
+    )
     assert len(scripted_server.chat_requests) == n == len(out.read_text().splitlines())
 
 
@@ -177,8 +208,12 @@ def test_frames_outside_the_recorded_inputs_are_refused(
     args = evaluate(edited, scripted_server, tmp_path / "p.jsonl")
     err = refused(args, scripted_server, capsys, sequences, other, edited)
     assert f"question {records[-1]['id']}: frame dataset {ref!r}" in err
-    why = {"absolute": "is an absolute path", "parent": "is a path", "subpath": "is a path",
-           "unrecorded": "is not an input the tasks manifest recorded"}[kind]  # fmt: skip
+    why = {
+        "absolute": "is an absolute path",
+        "parent": "is a path",
+        "subpath": "is a path",
+        "unrecorded": "is not an input the tasks manifest recorded",
+    }[kind]
     assert why in err and "(sequences)" in err
 
 

@@ -48,9 +48,17 @@ def _run(house_objects: list[dict[str, Any]], actions: list[Action], seed: int =
     backend = EmbeddedWorld(house, CAT, width=SETTINGS.width, height=SETTINGS.height)
     grid = house_nav_grid(house, CAT)
     scene = Scene(grid, WallSight(house), house_floor_y(house), grid.largest_component())
-    run = run_sequence(backend, scene, Scripted(actions), Rules(CAT, "train"), SETTINGS,
-                       sequence="s", steps=len(actions), recoveries=1,
-                       place_rng=np.random.default_rng(seed))  # fmt: skip
+    run = run_sequence(
+        backend,
+        scene,
+        Scripted(actions),
+        Rules(CAT, "train"),
+        SETTINGS,
+        sequence="s",
+        steps=len(actions),
+        recoveries=1,
+        place_rng=np.random.default_rng(seed),
+    )
     return backend, run
 
 
@@ -63,10 +71,14 @@ def test_a_place_into_a_drawer_is_captured_open_and_shut_afterwards() -> None:
     book = CAT.asset("Book_13")  # 21 x 3 x 28 cm: fits a drawer
     objects = [standing(CAT, "Dresser|1", dresser.asset_id, 3.0, 0.3)]
     objects[0]["children"] = [
-        {"id": "Book|1", "assetId": book.asset_id, "kinematic": False,
-         "position": {"x": 2.7, "y": dresser.size[1] + book.size[1] / 2, "z": 0.3},
-         "rotation": {"x": 0, "y": 0, "z": 0}}
-    ]  # fmt: skip
+        {
+            "id": "Book|1",
+            "assetId": book.asset_id,
+            "kinematic": False,
+            "position": {"x": 2.7, "y": dresser.size[1] + book.size[1] / 2, "z": 0.3},
+            "rotation": {"x": 0, "y": 0, "z": 0},
+        }
+    ]
     drawer = "Dresser|1|Drawer_2"
     backend, run = _run(
         objects, [Action("place", "Book|1", drawer), Action("spawn", "Apple", "Dresser|1")]

@@ -137,8 +137,17 @@ def test_the_15_tasks_with_cc_and_ic_apart() -> None:
     memory = [t for t, s in qa.TASKS.items() if s.levels == (2, 3)]
     assert l1 == ["SOR", "VGL", "DPE", "RSR", "CC", "IC"]
     assert memory == [
-        "SOR-M", "LOR", "VGL-M", "TL", "RSR-M", "STT", "SED-Add", "SED-Rem", "CSR-Add", "CSR-Rem",
-    ]  # fmt: skip
+        "SOR-M",
+        "LOR",
+        "VGL-M",
+        "TL",
+        "RSR-M",
+        "STT",
+        "SED-Add",
+        "SED-Rem",
+        "CSR-Add",
+        "CSR-Rem",
+    ]
     assert len(qa.TASKS) == len(l1) + len(memory) == 16
     assert all(qa.TASKS[t].horizons == ("static",) for t in l1), "paper §3.2: L1 at T = 0"
     # paper §3.3: SED is short-term event detection

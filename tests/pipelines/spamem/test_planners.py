@@ -219,9 +219,17 @@ def test_a_failed_placement_goes_back_to_the_llm_and_the_sequence_recovers(
     scene = Scene(grid, WallSight(house), house_floor_y(house), grid.largest_component())
     scripted_server.push(_spawn_answer, _spawn_answer)
     planner = _planner(world, scripted_server)
-    run = run_sequence(backend, scene, planner, rules, CaptureSettings(32, 24, 90.0, 2, 1.5),
-                       sequence="s", steps=1, recoveries=3,
-                       place_rng=np.random.default_rng(0))  # fmt: skip
+    run = run_sequence(
+        backend,
+        scene,
+        planner,
+        rules,
+        CaptureSettings(32, 24, 90.0, 2, 1.5),
+        sequence="s",
+        steps=1,
+        recoveries=3,
+        place_rng=np.random.default_rng(0),
+    )
     backend.close()
     assert run.ended_early is None and len(run.captures) == 2
     attempts = run.steps[1]["attempts"]
@@ -284,8 +292,15 @@ def test_a_sequence_whose_actions_never_execute_fails_after_its_redraws(
     cfg = SpamemConfig(houses=(0, 1), steps=1, recoveries=2, redraws=1)
     session = Session()
     scripted_server.push(*[_spawn_answer] * 4)
-    h = HouseRun(cfg, session, house, scene, _planner(world, scripted_server), rules,
-                 CaptureSettings(32, 24, 90.0, 2, 1.5))  # fmt: skip
+    h = HouseRun(
+        cfg,
+        session,
+        house,
+        scene,
+        _planner(world, scripted_server),
+        rules,
+        CaptureSettings(32, 24, 90.0, 2, 1.5),
+    )
     with pytest.raises(UnitFailedError) as failed:
         draw_sequence(h, "s", np.random.SeedSequence(0), None)
     assert str(failed.value) == (

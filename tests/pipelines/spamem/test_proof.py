@@ -24,9 +24,21 @@ from dataforge.store import open_dataset
 from dataforge.validation import validate
 
 pytestmark = pytest.mark.slow
-GENERATE = ["--houses", "1", "--room-spec", "2-bed-1-bath", "--seed", "4747",
-            "--sequences-per-house", "3", "--steps", "8", "--resolution", "160x120",
-            "--quiet"]  # fmt: skip
+GENERATE = [
+    "--houses",
+    "1",
+    "--room-spec",
+    "2-bed-1-bath",
+    "--seed",
+    "4747",
+    "--sequences-per-house",
+    "3",
+    "--steps",
+    "8",
+    "--resolution",
+    "160x120",
+    "--quiet",
+]
 EVIDENCE_MIN = 0.95
 NO_LOOK_MAX = 0.5
 POOLED_MIN = 10

@@ -73,6 +73,10 @@ def test_the_planner_prompt_lists_what_lies_on_a_settled_bed() -> None:
 
     assert bed_line(house).endswith("holds nothing")
     line = bed_line(settle(house, CAT)[0])
-    for held in ("4|0|1 (Pillow)", "4|0|2 (Pillow)", "small|4|2 (BaseballBat)",
-                 "small|4|5 (CellPhone)"):  # fmt: skip
+    for held in (
+        "4|0|1 (Pillow)",
+        "4|0|2 (Pillow)",
+        "small|4|2 (BaseballBat)",
+        "small|4|5 (CellPhone)",
+    ):
         assert held in line

@@ -122,8 +122,16 @@ def rsr_m(seq: SequenceView, seed: int) -> list[dict[str, Any]]:
 # right edge: its centre is not in the image), not the counter (the furniture the mug rests on),
 # not the DiningTable (not in the image).
 STEP1_CANDIDATES = [
-    "Apple 1", "Apple 2", "Bowl", "Bread", "Chair", "Cup", "Knife", "Painting", "Pen",
-]  # fmt: skip
+    "Apple 1",
+    "Apple 2",
+    "Bowl",
+    "Bread",
+    "Chair",
+    "Cup",
+    "Knife",
+    "Painting",
+    "Pen",
+]
 # The mug at (0, 2.0), Y .9. Distances: Apple 2 .2; Bowl .3; Chair sqrt(.4² + .3²) = .5;
 # Apple 1 .6; Bread .7; Knife .9; Cup 1.1; Pen 1.3; Painting sqrt(2² + .6²) = 2.09. (The
 # counter's centre, sqrt(.2² + .45²) = .49, and the stool's, .35, would be among the 3: both

@@ -27,8 +27,11 @@ def test_sed_asks_where_something_changed_and_counts_the_rest(memory_scene: Sequ
     # SED-Add with nothing added: t1 table, t2 table, t3 counter (3); SED-Rem with nothing
     # removed: t2 counter, t3 shelf-b, t4 counter (3).
     recs, b = build(memory_scene, control_share=0.0)
-    sed = {(r["task"], r["step"], r["context"]["receptacle"]["id"]): r["answer"] for r in recs
-           if r["task"].startswith("SED")}  # fmt: skip
+    sed = {
+        (r["task"], r["step"], r["context"]["receptacle"]["id"]): r["answer"]
+        for r in recs
+        if r["task"].startswith("SED")
+    }
     assert sed == {
         ("SED-Rem", 1, "table"): ["Mug"],
         ("SED-Add", 2, "counter"): ["Apple"],
@@ -120,8 +123,12 @@ def test_sed_csr_skip_a_swap_of_lookalike_objects(make_episode, same_asset: bool
             b.skipped[f"{t} {why}"] == 1 for t in ("SED-Add", "SED-Rem", "CSR-Add", "CSR-Rem")
         )
     else:
-        assert sets == {"SED-Add": ["Mug"], "SED-Rem": ["Mug"], "CSR-Add": ["Mug"],
-                        "CSR-Rem": ["Mug"]}  # fmt: skip
+        assert sets == {
+            "SED-Add": ["Mug"],
+            "SED-Rem": ["Mug"],
+            "CSR-Add": ["Mug"],
+            "CSR-Rem": ["Mug"],
+        }
         assert not any("look alike" in k for k in b.skipped)
 
 

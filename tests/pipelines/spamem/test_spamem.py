@@ -165,12 +165,33 @@ def test_masks_boxes_and_graphs_agree_with_the_actions(dataset: Path) -> None:
 
 
 def test_replay_reexecutes_the_logged_decisions_byte_for_byte(dataset: Path, tmp_path) -> None:
-    out = generate(tmp_path / "replay", "--houses", "1", "--planner", f"replay:{dataset}",
-                   "--steps", "4", *SMALL)  # fmt: skip
+    out = generate(
+        tmp_path / "replay",
+        "--houses",
+        "1",
+        "--planner",
+        f"replay:{dataset}",
+        "--steps",
+        "4",
+        *SMALL,
+    )
     assert shard_digests(out) == shard_digests(dataset)
     bad = tmp_path / "bad"
-    res = run_cli("spamem", "generate", "--houses", "1", "--planner", f"replay:{dataset}",
-                  "--steps", "4", *SMALL, "--seed", "6", "--out", str(bad))  # fmt: skip
+    res = run_cli(
+        "spamem",
+        "generate",
+        "--houses",
+        "1",
+        "--planner",
+        f"replay:{dataset}",
+        "--steps",
+        "4",
+        *SMALL,
+        "--seed",
+        "6",
+        "--out",
+        str(bad),
+    )
     assert res.returncode != 0 and "--seed 5" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
 
@@ -181,8 +202,18 @@ def test_jsonl_gz_source_and_index_ranges(tmp_path) -> None:
     src = tmp_path / "houses.jsonl.gz"
     with gzip.open(src, "wt") as f:
         f.write("\n".join(lines) + "\n")
-    out = generate(tmp_path / "ds", "--houses", "1:2", "--house-source", str(src), "--steps",
-                   "1", "--views-per-step", "2", *SMALL)  # fmt: skip
+    out = generate(
+        tmp_path / "ds",
+        "--houses",
+        "1:2",
+        "--house-source",
+        str(src),
+        "--steps",
+        "1",
+        "--views-per-step",
+        "2",
+        *SMALL,
+    )
     with open_dataset(out) as ds:
         assert ds.episode_ids == ["house-000001/seq-00"]
         house = json.loads(ds["house-000001/seq-00"]["house_json"].read().tobytes())
@@ -191,8 +222,17 @@ def test_jsonl_gz_source_and_index_ranges(tmp_path) -> None:
     assert house == json.loads(json.dumps(settled.to_json_dict(), sort_keys=True))
     assert origin["source"] == "jsonl" and origin["index"] == 1
     assert origin["settled"] == report.to_dict() and origin["settled"]["dropped"] == 12
-    res = run_cli("spamem", "generate", "--houses", "2:9", "--house-source", str(src),
-                  "--out", str(tmp_path / "x"), "--quiet")  # fmt: skip
+    res = run_cli(
+        "spamem",
+        "generate",
+        "--houses",
+        "2:9",
+        "--house-source",
+        str(src),
+        "--out",
+        str(tmp_path / "x"),
+        "--quiet",
+    )
     assert res.returncode != 0 and "holds 3 houses" in res.stderr
 
 
@@ -206,9 +246,24 @@ def _spawn_answer(body: dict) -> str:
 
 def test_llm_planned_dataset_is_logged_and_reproduced_without_the_server(tmp_path) -> None:
     with ScriptedServer([_spawn_answer] * 40) as server:
-        out = generate(tmp_path / "llm", "--houses", "1", "--house-source", str(HOUSES),
-                       "--planner", "llm", "--llm-url", server.url, "--llm-model", "test-model",
-                       "--steps", "2", "--views-per-step", "2", *SMALL)  # fmt: skip
+        out = generate(
+            tmp_path / "llm",
+            "--houses",
+            "1",
+            "--house-source",
+            str(HOUSES),
+            "--planner",
+            "llm",
+            "--llm-url",
+            server.url,
+            "--llm-model",
+            "test-model",
+            "--steps",
+            "2",
+            "--views-per-step",
+            "2",
+            *SMALL,
+        )
         asked = len(server.chat_requests)
     assert asked >= 2
     report = validate(out)
@@ -228,9 +283,23 @@ def test_llm_planned_dataset_is_logged_and_reproduced_without_the_server(tmp_pat
 
 def test_llm_server_down_is_one_line_before_any_work(tmp_path) -> None:
     out = tmp_path / "down"
-    res = run_cli("spamem", "generate", "--houses", "1", "--house-source", str(HOUSES),
-                  "--planner", "llm", "--llm-url", "http://127.0.0.1:9/v1", "--llm-model",
-                  "m", "--out", str(out), "--quiet")  # fmt: skip
+    res = run_cli(
+        "spamem",
+        "generate",
+        "--houses",
+        "1",
+        "--house-source",
+        str(HOUSES),
+        "--planner",
+        "llm",
+        "--llm-url",
+        "http://127.0.0.1:9/v1",
+        "--llm-model",
+        "m",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert res.returncode != 0
     assert len(res.stderr.strip().splitlines()) == 1 and "no LLM server" in res.stderr
     assert not (out / "shards").exists() or not any((out / "shards").iterdir())
@@ -246,9 +315,28 @@ NOTHING_AT_1 = (
 def _llm_args(server: ScriptedServer, *extra: str) -> list[str]:
     """Two steps, 2 decisions per step, 2 answers per decision: a step whose answers are all
     prose takes 4 requests and ends the draw."""
-    return ["--houses", "1", "--house-source", str(HOUSES), "--planner", "llm", "--llm-url",
-            server.url, "--llm-model", "test-model", "--steps", "2", "--views-per-step", "2",
-            "--llm-attempts", "2", "--recoveries", "2", *extra, *SMALL]  # fmt: skip
+    return [
+        "--houses",
+        "1",
+        "--house-source",
+        str(HOUSES),
+        "--planner",
+        "llm",
+        "--llm-url",
+        server.url,
+        "--llm-model",
+        "test-model",
+        "--steps",
+        "2",
+        "--views-per-step",
+        "2",
+        "--llm-attempts",
+        "2",
+        "--recoveries",
+        "2",
+        *extra,
+        *SMALL,
+    ]
 
 
 def _spawn_at_step_1(body: dict) -> str:
@@ -264,8 +352,15 @@ def test_a_planner_that_never_answers_fails_its_house_even_with_keep_short(tmp_p
     --keep-short does not keep a sequence without actions."""
     out = tmp_path / "none"
     with ScriptedServer([PROSE] * 12) as server:
-        res = run_cli("spamem", "generate", "--out", str(out), "--seed", "5",
-                      *_llm_args(server, "--redraws", "1", "--keep-short"))  # fmt: skip
+        res = run_cli(
+            "spamem",
+            "generate",
+            "--out",
+            str(out),
+            "--seed",
+            "5",
+            *_llm_args(server, "--redraws", "1", "--keep-short"),
+        )
         seeds = [body["seed"] for body in server.chat_requests]
     assert res.returncode == 1, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
@@ -295,9 +390,20 @@ def test_a_sequence_without_actions_is_drawn_again_and_replayed_byte_for_byte(tm
     assert meta["actions"] >= 1 and meta["states"] == meta["actions"] + 1
     assert meta["planner"]["llm"]["seed"] == seeds[4] != seeds[0]
     assert len(log) == len(seeds) - 4  # the dropped draw's decisions are not stored
-    again = generate(tmp_path / "replay", "--houses", "1", "--planner", f"replay:{out}",
-                     "--steps", "2", "--views-per-step", "2", "--recoveries", "2",
-                     *SMALL)  # fmt: skip
+    again = generate(
+        tmp_path / "replay",
+        "--houses",
+        "1",
+        "--planner",
+        f"replay:{out}",
+        "--steps",
+        "2",
+        "--views-per-step",
+        "2",
+        "--recoveries",
+        "2",
+        *SMALL,
+    )
     assert shard_digests(again) == shard_digests(out)
 
 
@@ -322,18 +428,40 @@ def test_a_planner_that_gets_nothing_after_an_action_fails_unless_keep_short(tmp
 
 
 def test_llm_needs_url_and_model(tmp_path) -> None:
-    res = run_cli("spamem", "generate", "--houses", "1", "--planner", "llm", "--out",
-                  str(tmp_path / "x"))  # fmt: skip
+    res = run_cli(
+        "spamem", "generate", "--houses", "1", "--planner", "llm", "--out", str(tmp_path / "x")
+    )
     assert res.returncode != 0 and "--llm-url and --llm-model" in res.stderr
 
 
 def test_generated_houses_match_the_houses_pipeline(tmp_path) -> None:
     """--house-source generate makes the same house as 'dataforge houses generate' with the
     same seed and unit id."""
-    sp = generate(tmp_path / "sp", "--houses", "1", "--room-spec", "kitchen", "--steps", "1",
-                  "--views-per-step", "2", *SMALL)  # fmt: skip
-    res = run_cli("houses", "generate", "--count", "1", "--room-spec", "kitchen", "--seed", "5",
-                  "--out", str(tmp_path / "h"), "--quiet")  # fmt: skip
+    sp = generate(
+        tmp_path / "sp",
+        "--houses",
+        "1",
+        "--room-spec",
+        "kitchen",
+        "--steps",
+        "1",
+        "--views-per-step",
+        "2",
+        *SMALL,
+    )
+    res = run_cli(
+        "houses",
+        "generate",
+        "--count",
+        "1",
+        "--room-spec",
+        "kitchen",
+        "--seed",
+        "5",
+        "--out",
+        str(tmp_path / "h"),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     made = json.loads((tmp_path / "h" / "houses" / "house-000000.json").read_text())
     with open_dataset(sp) as ds:
@@ -349,10 +477,33 @@ def test_llm_planner_against_a_real_local_server(tmp_path) -> None:
     from llm_local import llama_server
 
     with llama_server(tmp_path, n_ctx=8192, max_tokens=160) as (client, _):
-        llm = ["--planner", "llm", "--llm-url", client.settings.url, "--llm-model", "smollm2",
-               "--llm-max-tokens", "160", "--llm-attempts", "2", "--recoveries", "2"]  # fmt: skip
-        out = generate(tmp_path / "real", "--houses", "1", "--house-source", str(HOUSES), *llm,
-                       "--steps", "1", "--views-per-step", "2", *SMALL)  # fmt: skip
+        llm = [
+            "--planner",
+            "llm",
+            "--llm-url",
+            client.settings.url,
+            "--llm-model",
+            "smollm2",
+            "--llm-max-tokens",
+            "160",
+            "--llm-attempts",
+            "2",
+            "--recoveries",
+            "2",
+        ]
+        out = generate(
+            tmp_path / "real",
+            "--houses",
+            "1",
+            "--house-source",
+            str(HOUSES),
+            *llm,
+            "--steps",
+            "1",
+            "--views-per-step",
+            "2",
+            *SMALL,
+        )
     assert validate(out).ok
     with open_dataset(out) as ds:
         ep = ds["house-000000/seq-00"]

@@ -20,8 +20,21 @@ from dataforge.store import open_dataset
 from dataforge.validation import validate
 
 pytestmark = pytest.mark.slow
-SEQ_ARGS = ["--houses", "1", "--room-spec", "kitchen", "--sequences-per-house", "2", "--steps",
-            "5", "--views-per-step", "4", "--resolution", "96x72", "--quiet"]  # fmt: skip
+SEQ_ARGS = [
+    "--houses",
+    "1",
+    "--room-spec",
+    "kitchen",
+    "--sequences-per-house",
+    "2",
+    "--steps",
+    "5",
+    "--views-per-step",
+    "4",
+    "--resolution",
+    "96x72",
+    "--quiet",
+]
 
 
 def cli(*args: str) -> Any:
@@ -42,8 +55,18 @@ def tasks(sequences: Path) -> Path:
     """The paper's fixed stream (``--frames stream``): every question kept, so the answers'
     bookkeeping is checked on all of them."""
     out = sequences.parent / "tasks"
-    cli("spamem", "tasks", str(sequences), "--out", str(out), "--seed", "0", "--frames", "stream",
-        "--quiet")  # fmt: skip
+    cli(
+        "spamem",
+        "tasks",
+        str(sequences),
+        "--out",
+        str(out),
+        "--seed",
+        "0",
+        "--frames",
+        "stream",
+        "--quiet",
+    )
     return out
 
 
@@ -177,9 +200,11 @@ def test_l1_answers_agree_with_the_raw_arrays(sequences: Path, tasks: Path) -> N
                     for oid in on
                     if oid in ids
                     and (inst == ids[oid]).sum() >= least
-                    and any(o["id"] == oid and o["object_type"] == r["context"]["category"]
-                            for o in graph["objects"])
-                ]  # fmt: skip
+                    and any(
+                        o["id"] == oid and o["object_type"] == r["context"]["category"]
+                        for o in graph["objects"]
+                    )
+                ]
                 assert r["answer"] == len(present)
             elif r["task"] == "SOR":
                 types = {o["id"]: o["object_type"] for o in graph["objects"]}
@@ -191,15 +216,20 @@ def test_l1_answers_agree_with_the_raw_arrays(sequences: Path, tasks: Path) -> N
 def test_memory_answers_agree_with_the_world_graphs(sequences: Path, tasks: Path) -> None:
     recs = [r for r in records(tasks) if r["level"] == 2 and r["modality"] == "rgb"]
     with open_dataset(sequences) as ds:
-        graphs = {e: graphs_by_step(ds[e]["graphs"].read(), ds[e]["graph_index"].read())
-                  for e in ds.manifest.episodes}  # fmt: skip
+        graphs = {
+            e: graphs_by_step(ds[e]["graphs"].read(), ds[e]["graph_index"].read())
+            for e in ds.manifest.episodes
+        }
 
     def holds(eid: str, s: int, oid: str) -> bool:
         return any(o["id"] == oid for o in graphs[eid][s]["objects"])
 
     def on(eid: str, s: int, rec: str) -> dict[str, str]:
-        return {o["id"]: o["object_type"] for o in graphs[eid][s]["objects"]
-                if (o.get("element_id") or o.get("parent_id")) == rec}  # fmt: skip
+        return {
+            o["id"]: o["object_type"]
+            for o in graphs[eid][s]["objects"]
+            if (o.get("element_id") or o.get("parent_id")) == rec
+        }
 
     checked = Counter()
     for r in recs:
@@ -249,13 +279,38 @@ def test_oracle_scores_perfectly_and_baselines_do_not(tasks: Path, tmp_path: Pat
 
 def test_same_seed_same_files_and_options(sequences: Path, tasks: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    cli("spamem", "tasks", str(sequences), "--out", str(again), "--seed", "0", "--frames",
-        "stream", "--quiet")  # fmt: skip
+    cli(
+        "spamem",
+        "tasks",
+        str(sequences),
+        "--out",
+        str(again),
+        "--seed",
+        "0",
+        "--frames",
+        "stream",
+        "--quiet",
+    )
     assert files_of(again) == files_of(tasks)
     small = tmp_path / "small"
-    cli("spamem", "tasks", str(sequences), "--out", str(small), "--levels", "3", "--horizon",
-        "long", "--modality", "rgb", "--frames", "stream", "--stream-view", "180:crouching",
-        "--quiet")  # fmt: skip
+    cli(
+        "spamem",
+        "tasks",
+        str(sequences),
+        "--out",
+        str(small),
+        "--levels",
+        "3",
+        "--horizon",
+        "long",
+        "--modality",
+        "rgb",
+        "--frames",
+        "stream",
+        "--stream-view",
+        "180:crouching",
+        "--quiet",
+    )
     recs = records(small)
     assert recs and {(r["level"], r["horizon"], r["modality"]) for r in recs} == {
         (3, "long", "rgb")
@@ -264,8 +319,16 @@ def test_same_seed_same_files_and_options(sequences: Path, tasks: Path, tmp_path
         vps = ds[recs[0]["episode"]].metadata["viewpoints"][0]
     view = recs[0]["frames"][0]["view"]
     assert vps[view]["azimuth_deg"] == 180 and vps[view]["height"] == "crouching"
-    bad = run_cli("spamem", "tasks", str(sequences), "--out", str(tmp_path / "bad"),
-                  "--stream-view", "45:standing", "--quiet")  # fmt: skip
+    bad = run_cli(
+        "spamem",
+        "tasks",
+        str(sequences),
+        "--out",
+        str(tmp_path / "bad"),
+        "--stream-view",
+        "45:standing",
+        "--quiet",
+    )
     assert bad.returncode != 0 and "no view at azimuth 45" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
 
