@@ -3,10 +3,14 @@ collection, tasks, evaluation, scores, baselines and the findingdory-train expor
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from dataforge.cli.evaluation import evaluation_options, evaluation_run
 from dataforge.cli.generation import generation_command
 from dataforge.pipelines.findingdory import COLLECT, PIPELINE, TASKS
+from dataforge.pipelines.findingdory.evaluate import EVAL_DEFAULTS
 
 
 @click.group()
@@ -75,16 +79,6 @@ findingdory_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
 @findingdory.command()
 @click.argument("tasks_dir", metavar="TASKS_DIR", type=click.Path(file_okay=False))
 @click.option(
-    "--llm-url", required=True, help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1."
-)
-@click.option("--llm-model", required=True, help="Model name the server serves.")
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Predictions JSONL ({id, frame_indices, error, raw}); an existing file is resumed.",
-)
-@click.option(
     "--frames",
     type=click.IntRange(min=1),
     default=96,
@@ -101,47 +95,6 @@ findingdory_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
 )
 @click.option("--templates", default=None, help="Only these templates, e.g. T01,T31.")
 @click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Requests in flight at once.",
-)
-@click.option(
-    "--rate",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="At most this many requests per second.",
-)
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0),
-    default=2,
-    show_default=True,
-    help="Retries of a request that timed out, lost its connection or got HTTP 5xx.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=300.0,
-    show_default=True,
-    help="Seconds to wait for one reply.",
-)
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=256,
-    show_default=True,
-    help="Answer length limit (upstream: 256 new tokens).",
-)
-@click.option(
-    "--data-root",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Where the experience dataset is now, when it was moved; it must be the "
-    "one the tasks recorded (its manifest's sha256).",
-)
-@click.option(
     "--parse",
     type=click.Choice(["upstream", "strict"]),
     default="upstream",
@@ -151,37 +104,28 @@ findingdory_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
     "the frames scored as frame 0) or strict (JSON, integers; else scored as wrong). "
     "Recorded in every prediction.",
 )
-@click.option("--quiet", is_flag=True, help="No progress output.")
-def evaluate(tasks_dir: str, **kw: object) -> None:
+@evaluation_options(
+    out_help="Predictions JSONL ({id, frame_indices, error, raw}).",
+    data_root_help="Where the experience dataset is now, when it was moved.",
+    defaults=EVAL_DEFAULTS,
+)
+def evaluate(tasks_dir: str, **kw: Any) -> None:
     """Ask a video-language model on an OpenAI-compatible server (vLLM serving Qwen2.5-VL,
     InternVL, ...) every task of TASKS_DIR (dataforge findingdory tasks) with the day's frames,
     and write the frames it picks to --out for 'dataforge findingdory score'. Rerunning the same
     command resumes. Example: dataforge findingdory evaluate fd/tasks --llm-url
     http://127.0.0.1:8000/v1 --llm-model Qwen/Qwen2.5-VL-7B-Instruct --out preds.jsonl"""
-    from dataforge.llm.client import LLMSettings
-    from dataforge.outputs import check_output_file
     from dataforge.pipelines.findingdory.evaluate import run_evaluate
 
-    check_output_file(str(kw["out"]), "--out", inputs=[tasks_dir, kw["data_root"]])  # type: ignore[list-item]
-    settings = LLMSettings(
-        url=str(kw["llm_url"]),
-        model=str(kw["llm_model"]),
-        timeout_s=float(kw["timeout"]),  # type: ignore[arg-type]
-        max_tokens=int(kw["max_tokens"]),
-    )  # type: ignore[call-overload]
+    run = evaluation_run(kw, inputs=[tasks_dir])
     line = run_evaluate(
         tasks_dir,
-        settings=settings,
-        out=str(kw["out"]),
-        frames=int(kw["frames"]),  # type: ignore[call-overload]
-        max_side=int(kw["max_side"]),  # type: ignore[call-overload]
+        run,
+        frames=int(kw["frames"]),
+        max_side=int(kw["max_side"]),
         templates=_templates(kw["templates"]),
-        workers=int(kw["workers"]),  # type: ignore[call-overload]
-        rate=kw["rate"],
-        retries=int(kw["retries"]),  # type: ignore[arg-type, call-overload]
         data_root=kw["data_root"],
-        parse=str(kw["parse"]),  # type: ignore[arg-type]
-        quiet=bool(kw["quiet"]),
+        parse=str(kw["parse"]),
     )
     click.echo(line)
 

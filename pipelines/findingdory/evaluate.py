@@ -44,15 +44,12 @@ from typing import Any
 import json5
 import numpy as np
 
-from dataforge.errors import DataforgeError, DatasetError, UsageError
+from dataforge.errors import DatasetError, UsageError
 from dataforge.inputs import Inputs, check_source_dataset
 from dataforge.llm.answers import AnswerError, parse_json_answer, strip_reasoning
-from dataforge.llm.batch import RateGate, answer_all, load_done
-from dataforge.llm.client import ChatClient, LLMSettings
-from dataforge.store.lock import FileLock
+from dataforge.llm.evaluate import EvalDefaults, EvalRun, evaluate
 
 RAW_LIMIT = 2000
-SERVER_HINT = "start one (docs/llm.md) or check --llm-url"
 _SCHEMA = {"type": "object", "required": ["frame_indices"]}
 EPISODE_CACHE = 2  # episodes whose encoded frames are kept (tasks come episode by episode)
 PARSE_MODES = ("upstream", "strict")
@@ -285,40 +282,31 @@ def experience_root(inputs: Mapping[str, Any], location: str, data_root: Path | 
     return check_source_dataset(inputs, location, root, fix)
 
 
+EVAL_DEFAULTS = EvalDefaults(max_tokens=256, max_tokens_note="upstream: 256 new tokens")
+"""The evaluation run's defaults, but upstream's answer length (``max_new_tokens: 256``)."""
+
+
 def run_evaluate(
     tasks_dir: str | Path,
+    run: EvalRun,
     *,
-    settings: LLMSettings,
-    out: str | Path,
     frames: int = 96,
     max_side: int = 320,
     templates: Sequence[str] | None = None,
-    workers: int = 1,
-    rate: float | None = None,
-    retries: int = 2,
     data_root: str | Path | None = None,
     parse: str = "upstream",
-    quiet: bool = False,
 ) -> str:
-    """Ask the model every task of ``tasks_dir`` not yet in ``out``; return a summary line.
-    A server that is down fails before any work; tasks without a reply fail after the others
-    are written (one line each)."""
+    """Ask the model every task of ``tasks_dir`` not yet in ``run.out``
+    (:func:`dataforge.llm.evaluate.evaluate`); return a summary line. The experience dataset
+    is checked before the server is asked."""
     from dataforge.pipelines.findingdory.tasks import EXPERIENCE
     from dataforge.pipelines.findingdory.tasks import PIPELINE as TASKS_PIPELINE
     from dataforge.store import open_dataset
     from dataforge.store.manifest import read_manifest
 
-    tasks_dir, out = Path(tasks_dir), Path(out)
-    if (
-        frames < 1
-        or max_side < 16
-        or workers < 1
-        or retries < 0
-        or (rate is not None and rate <= 0)
-    ):
-        raise UsageError(
-            "--frames >= 1, --max-side >= 16, --workers >= 1, --retries >= 0, --rate > 0"
-        )
+    tasks_dir = Path(tasks_dir)
+    if frames < 1 or max_side < 16:
+        raise UsageError("--frames >= 1, --max-side >= 16")
     if parse not in PARSE_MODES:
         raise UsageError(f"--parse is one of {', '.join(PARSE_MODES)}, got {parse!r}")
     recorded = read_manifest(tasks_dir, verify=True).inputs  # the digests below are the tasks'
@@ -337,38 +325,16 @@ def run_evaluate(
         )
     root = experience_root(recorded, EXPERIENCE, Path(data_root) if data_root else None)
     source = Frames(root, frames, max_side)
-    lock = FileLock(out)
-    client = ChatClient(settings, hint=SERVER_HINT)
     try:
-        lock.acquire()  # one run per --out: a second one would ask every task again
-        client.check()
-        done = load_done(out)
-        todo = [t for t in items if t["id"] not in done]
-        result = answer_all(
-            todo,
-            client=client,
+        result = evaluate(
+            items,
+            run,
             messages=lambda t: build_messages(t, source),
             record=lambda t, text: _record(source, t, text, parse),
-            out=out,
             label="findingdory evaluate",
-            total=len(items),
-            workers=workers,
-            gate=RateGate(rate),
-            retries=retries,
-            quiet=quiet,
+            noun="tasks",
         )
     finally:
-        client.close()
         source.close()
-        lock.release()
-    if result.failed:
-        raise DataforgeError(
-            f"{result.failed} of {len(todo)} tasks got no answer from {settings.url} (last "
-            f"error: {result.last_error or 'none'}); rerun the same command to resume"
-        )
-    return (
-        f"findingdory evaluate: {len(items)} tasks: {result.answered} answered, "
-        f"{result.malformed} {'malformed' if parse == 'strict' else 'unusable or clipped'} "
-        f"(--parse {parse}), {len(items) - len(todo)} skipped (already in "
-        f"{out})"
-    )
+    unusable = "malformed" if parse == "strict" else "unusable or clipped"
+    return f"{result.line(unusable)} (--parse {parse})"

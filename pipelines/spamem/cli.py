@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from dataforge.cli.evaluation import evaluation_options, evaluation_run
 from dataforge.cli.generation import generation_command
 from dataforge.pipelines.spamem import PIPELINE, TASKS
 
@@ -114,92 +117,28 @@ def score(tasks_dir: str, predictions: str, **kw: object) -> None:
 @spamem.command()
 @click.argument("tasks_dir", type=click.Path(file_okay=False))
 @click.option(
-    "--llm-url", required=True, help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1."
-)
-@click.option("--llm-model", required=True, help="Model name the server serves.")
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Predictions JSONL ({id, answer, error, raw}); an existing file is resumed.",
-)
-@click.option(
     "--max-images",
     type=click.IntRange(min=1),
     default=None,
     help="At most K images per question, spread over the sequence, always with the last.",
 )
 @click.option("--tasks", default=None, help="Answer only these tasks, e.g. SOR,VGL,TL.")
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Requests in flight at once.",
+@evaluation_options(
+    out_help="Predictions JSONL ({id, answer, error, raw}).",
+    data_root_help="Where the sequences dataset is now (it, or the folder holding it), when the "
+    "tasks directory was moved.",
 )
-@click.option(
-    "--rate",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="At most R requests per second over all workers (default: no limit).",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=120.0,
-    show_default=True,
-    help="Seconds to wait for one answer.",
-)
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0),
-    default=2,
-    show_default=True,
-    help="Retries of a request that timed out, lost its connection or got HTTP 5xx.",
-)
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=512,
-    show_default=True,
-    help="Answer length limit (raise it for reasoning models).",
-)
-@click.option(
-    "--data-root",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Where the sequences dataset is now (it, or the folder holding it), when the tasks "
-    "directory was moved; it must be the one the tasks recorded (its manifest's sha256).",
-)
-@click.option("--quiet", is_flag=True, help="No progress output.")
-def evaluate(tasks_dir: str, **kw: object) -> None:
+def evaluate(tasks_dir: str, **kw: Any) -> None:
     """Ask a vision-language model on an OpenAI-compatible server (vLLM serving InternVL,
     LLaVA, Qwen-VL, ...) the questions in TASKS_DIR (dataforge spamem tasks), with their frames
     as PNG images; write one prediction per question to --out for 'dataforge spamem score'.
     Rerunning the same command resumes. Example: dataforge spamem evaluate tasks/ --llm-url
     http://127.0.0.1:8000/v1 --llm-model OpenGVLab/InternVL3-8B --out preds.jsonl"""
-    from dataforge.llm.client import LLMSettings
-    from dataforge.outputs import check_output_file
     from dataforge.pipelines.spamem.evaluate import run_evaluate
 
-    check_output_file(str(kw["out"]), "--out", inputs=[tasks_dir, kw["data_root"]])  # type: ignore[list-item]
-    settings = LLMSettings(
-        url=str(kw["llm_url"]),
-        model=str(kw["llm_model"]),
-        timeout_s=float(kw["timeout"]),  # type: ignore[arg-type]
-        max_tokens=int(kw["max_tokens"]),  # type: ignore[call-overload]
-    )
+    run = evaluation_run(kw, inputs=[tasks_dir])
     tasks = [t.strip() for t in str(kw["tasks"]).split(",") if t.strip()] if kw["tasks"] else None
-    summary = run_evaluate(
-        tasks_dir,
-        settings=settings,
-        out=str(kw["out"]),
-        max_images=kw["max_images"],  # type: ignore[arg-type]
-        tasks=tasks,
-        workers=int(kw["workers"]),  # type: ignore[call-overload]
-        rate=kw["rate"],  # type: ignore[arg-type]
-        retries=int(kw["retries"]),  # type: ignore[call-overload]
-        data_root=kw["data_root"],  # type: ignore[arg-type]
-        quiet=bool(kw["quiet"]),
+    result = run_evaluate(
+        tasks_dir, run, max_images=kw["max_images"], tasks=tasks, data_root=kw["data_root"]
     )
-    click.echo(summary.line())
+    click.echo(result.line())

@@ -45,16 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import DataforgeError, DatasetError, MalformedInputError, UsageError
+from dataforge.errors import DatasetError, MalformedInputError, UsageError
 from dataforge.inputs import Inputs, check_source_dataset
 from dataforge.llm.answers import AnswerError, parse_json_answer, strip_reasoning
-from dataforge.llm.batch import RateGate, answer_all, load_done
-from dataforge.llm.client import ChatClient, LLMSettings
+from dataforge.llm.evaluate import EvalResult, EvalRun, evaluate
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.records import load_questions
 from dataforge.pipelines.spamem.tasks import PIPELINE as TASKS_PIPELINE
 from dataforge.store import open_dataset
-from dataforge.store.lock import FileLock
 from dataforge.store.manifest import read_manifest
 from dataforge.store.reader import Dataset
 
@@ -64,7 +62,6 @@ RAW_LIMIT = 2000
 """Characters of the model's reply kept in a prediction record's ``raw``."""
 IMAGE_CACHE = 128
 """Encoded frames kept in memory (questions of one sequence share most of their frames)."""
-SERVER_HINT = "start one (docs/llm.md) or check --llm-url"
 _ANSWER_SCHEMA = {"type": "object", "required": ["answer"]}
 
 
@@ -78,23 +75,6 @@ class FrameGroup:
     view: int
     rgb: bool
     depth: bool
-
-
-@dataclass(frozen=True)
-class EvalSummary:
-    total: int  # questions selected
-    answered: int  # written with a well-formed answer
-    malformed: int  # written with answer null
-    skipped: int  # already in --out
-    failed: int  # no answer from the server: not written
-    out: str
-
-    def line(self) -> str:
-        return (
-            f"spamem evaluate: {self.total} questions: {self.answered} answered, "
-            f"{self.malformed} malformed, {self.skipped} skipped (already in {self.out}), "
-            f"{self.failed} failed"
-        )
 
 
 # -- questions --------------------------------------------------------------------------------
@@ -329,34 +309,24 @@ def prediction(question: Mapping[str, Any], text: str) -> dict[str, Any]:
     return {"id": question["id"], "answer": answer, "error": error, "raw": text[:RAW_LIMIT]}
 
 
-# -- output -----------------------------------------------------------------------------------
-
-
 # -- the run ----------------------------------------------------------------------------------
 
 
 def run_evaluate(
     tasks_dir: str | Path,
+    run: EvalRun,
     *,
-    settings: LLMSettings,
-    out: str | Path,
     max_images: int | None = None,
     tasks: Sequence[str] | None = None,
-    workers: int = 1,
-    rate: float | None = None,
-    retries: int = 2,
     data_root: str | Path | None = None,
-    quiet: bool = False,
-) -> EvalSummary:
-    """Answer the questions of ``tasks_dir`` not yet in ``out`` with the model of ``settings``,
-    appending one prediction record per question to ``out``. Raises a one-line
-    :class:`DataforgeError` when the server is down (before any work) or when some questions got
-    no answer (after the others were written)."""
-    tasks_dir, out = Path(tasks_dir), Path(out)
+) -> EvalResult:
+    """Answer the questions of ``tasks_dir`` not yet in ``run.out`` with the model of
+    ``run.settings``, appending one prediction record per question
+    (:func:`dataforge.llm.evaluate.evaluate`). Every frame's dataset is checked before the
+    server is asked."""
+    tasks_dir = Path(tasks_dir)
     if max_images is not None and max_images < 1:
         raise UsageError(f"--max-images must be >= 1, got {max_images}")
-    if workers < 1 or retries < 0 or (rate is not None and rate <= 0):
-        raise UsageError("--workers must be >= 1, --retries >= 0 and --rate > 0")
     questions = load_questions(tasks_dir, tasks)
     if not questions:
         raise UsageError(
@@ -364,47 +334,19 @@ def run_evaluate(
             + (f" for tasks {', '.join(tasks)}" if tasks else "")
         )
     frames = FrameSource(tasks_dir, Path(data_root) if data_root is not None else None)
-    lock = FileLock(out)
-    client = ChatClient(settings, hint=SERVER_HINT)
     try:
         refs = {f["dataset"]: q["id"] for q in reversed(questions) for f in q["frames"]}
         for ref in sorted(refs):
             frames.check_ref(ref, refs[ref])
         for ref in sorted(refs):
             frames.dataset(ref)  # a missing or different dataset fails here, in one line
-        lock.acquire()  # one run per --out: a second one would ask every question again
-        client.check()
-        done = load_done(out)
-        todo = [q for q in questions if q["id"] not in done]
-        result = answer_all(
-            todo,
-            client=client,
+        return evaluate(
+            questions,
+            run,
             messages=lambda q: build_messages(q, frames, max_images),
             record=prediction,
-            out=out,
             label="spamem evaluate",
-            total=len(questions),
-            workers=workers,
-            gate=RateGate(rate),
-            retries=retries,
-            quiet=quiet,
+            noun="questions",
         )
     finally:
-        client.close()
         frames.close()
-        lock.release()
-    summary = EvalSummary(
-        len(questions),
-        result.answered,
-        result.malformed,
-        len(questions) - len(todo),
-        result.failed,
-        str(out),
-    )
-    if summary.failed:
-        raise DataforgeError(
-            f"{summary.failed} of {len(todo)} questions got no answer from "
-            f"{settings.url} (last error: {result.last_error or 'none'}); "
-            "rerun the same command to resume"
-        )
-    return summary

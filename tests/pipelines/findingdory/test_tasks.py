@@ -273,6 +273,7 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
 ) -> None:
     pytest.importorskip("jsonschema", reason="the LLM client needs the 'llm' extra (jsonschema)")
     from dataforge.llm import LLMSettings
+    from dataforge.llm.evaluate import EvalRun
     from dataforge.pipelines.findingdory.evaluate import run_evaluate, sample_frames
 
     all_tasks = [t for _, t in _tasks(tasks_dir) if t["template"] in ("T01", "T05", "T52")]
@@ -285,12 +286,10 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
     settings = LLMSettings(url=scripted_server.url, model="test-model")
     line = run_evaluate(
         tasks_dir,
-        settings=settings,
-        out=out,
+        EvalRun(settings, out, quiet=True),
         frames=8,
         max_side=64,
         templates=["T01", "T05", "T52"],
-        quiet=True,
     )
     assert f"{len(all_tasks)} tasks" in line
     recs = [json.loads(x) for x in out.read_text().splitlines()]
@@ -310,12 +309,10 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
     before = len(scripted_server.chat_requests)
     run_evaluate(
         tasks_dir,
-        settings=settings,
-        out=out,
+        EvalRun(settings, out, quiet=True),
         frames=8,
         max_side=64,
         templates=["T01", "T05", "T52"],
-        quiet=True,
     )
     assert len(scripted_server.chat_requests) == before
     report = run_score(tasks_dir, out, allow_missing=True)
@@ -326,17 +323,15 @@ def test_evaluate_maps_picks_to_frames_and_resumes(
     strict = tmp_path / "strict.jsonl"
     run_evaluate(
         tasks_dir,
-        settings=settings,
-        out=strict,
+        EvalRun(settings, strict, quiet=True),
         frames=8,
         max_side=64,
         templates=["T01"],
         parse="strict",
-        quiet=True,
     )
     recs = [json.loads(x) for x in strict.read_text().splitlines()]
     assert all(r["frame_indices"] == [-1] and r["parse"] == "strict" for r in recs)
     assert run_score(tasks_dir, strict, allow_missing=True)["parse"] == {"strict": len(t01)}
     with pytest.raises(UsageError, match="--parse"):
-        run_evaluate(tasks_dir, settings=settings, out=strict, parse="lenient", quiet=True)
+        run_evaluate(tasks_dir, EvalRun(settings, strict, quiet=True), parse="lenient")
     assert np.isfinite(report["scores"]["solvable"]["overall"]["HL-SR"]["mean"] or 0.0)

@@ -22,6 +22,7 @@ from scripted_llm import Delay, ScriptedServer, Status, scripted_server_fixture 
 from dataforge.cli.main import main
 from dataforge.errors import DataforgeError, DatasetError, InputNotFoundError, UsageError
 from dataforge.llm import LLMSettings
+from dataforge.llm.evaluate import EvalResult, EvalRun
 from dataforge.pipelines.spamem import evaluate as ev
 from dataforge.store import open_dataset
 from dataforge.store.hashing import sha256_file
@@ -159,9 +160,10 @@ def settings(server: ScriptedServer, **kw: Any) -> LLMSettings:
     return LLMSettings(url=server.url, model="test-model", **kw)
 
 
-def run(tasks_dir: Path, server: ScriptedServer, out: Path, **kw: Any) -> ev.EvalSummary:
+def run(tasks_dir: Path, server: ScriptedServer, out: Path, **kw: Any) -> EvalResult:
     s = settings(server, timeout_s=kw.pop("timeout_s", 5.0))
-    return ev.run_evaluate(tasks_dir, settings=s, out=out, quiet=True, **kw)
+    shared = {k: kw.pop(k) for k in ("workers", "rate", "retries") if k in kw}
+    return ev.run_evaluate(tasks_dir, EvalRun(s, out, quiet=True, **shared), **kw)
 
 
 def preds(out: Path) -> dict[str, dict]:
@@ -395,12 +397,12 @@ def test_server_down_or_wrong_model_fails_in_one_line_before_any_work(
     out = tmp_path / "sub" / "preds.jsonl"
     down = LLMSettings(url=f"http://127.0.0.1:{free_port()}/v1", model="test-model")
     with pytest.raises(DataforgeError, match=r"no LLM server at .*connection refused") as err:
-        ev.run_evaluate(tasks, settings=down, out=out, quiet=True)
+        ev.run_evaluate(tasks, EvalRun(down, out, quiet=True))
     assert "\n" not in str(err.value)
     assert not out.exists()
     wrong = LLMSettings(url=scripted_server.url, model="other")
     with pytest.raises(DataforgeError, match="does not serve model 'other'"):
-        ev.run_evaluate(tasks, settings=wrong, out=out, quiet=True)
+        ev.run_evaluate(tasks, EvalRun(wrong, out, quiet=True))
     assert not scripted_server.chat_requests and not out.exists()
 
 
