@@ -532,9 +532,11 @@ def _resolve(
             f"for episodes not in {directory} ({ids_text(unknown)})"
         )
     if ambiguous:
+        n = len(ambiguous)
         raise UsageError(
-            f"{path}: {len(ambiguous)} trajector{'y' if len(ambiguous) == 1 else 'ies'} name no "
-            f"scene, and several scenes of {directory} have their id ({ids_text(ambiguous)}): "
+            f"{path}: {n} trajector{'y names' if n == 1 else 'ies name'} no scene, and several "
+            f"scenes of {directory} have {'its' if n == 1 else 'their'} id "
+            f"({ids_text(ambiguous)}): "
             "episode ids restart at 0 in each scene, as habitat-lab numbers them; give each "
             "record the scene_id of its episode"
         )
@@ -567,7 +569,8 @@ def _check_starts(
             f"{path}: {n} trajector{'y does' if n == 1 else 'ies do'} not start at the start "
             f"of the episode {'it names' if n == 1 else 'they name'} "
             f"({ids_text([w for w, _ in wrong])}; the first is {wrong[0][1]:.2f} m away, more "
-            f"than {START_TOL_M:g} m): are they keyed by another episode's scene and id?"
+            f"than {START_TOL_M:g} m): {'is it' if n == 1 else 'are they'} keyed by another "
+            "episode's scene and id?"
         )
 
 

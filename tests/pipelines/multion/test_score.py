@@ -386,7 +386,7 @@ def test_records_name_their_scene_as_habitat_does(tmp_path: Path, room: NavGrid)
     ("records", "error"),
     [
         # an id both scenes have, and no scene: which episode is meant cannot be known
-        ([{"episode_id": 0, "actions": [F]}], "name no scene, and several scenes of"),
+        ([{"episode_id": 0, "actions": [F]}], "1 trajectory names no scene, and several scenes of"),
         ([{"scene_id": "procthor/elsewhere.json", "episode_id": 0, "actions": [F]}], "not in"),
         (
             [
@@ -406,7 +406,7 @@ def test_records_name_their_scene_as_habitat_does(tmp_path: Path, room: NavGrid)
                 }
             ],
             r"1 trajectory does not start at the start of the episode it names \(episode id 1 "
-            r"of scene-b; the first is 2.50 m away",
+            r"of scene-b; the first is 2.50 m away, more than 0.05 m\): is it keyed by another",
         ),
         ([{"scene_id": 7, "episode_id": 1, "actions": [F]}], "scene_id must be a string"),
     ],
