@@ -23,8 +23,10 @@ The ``checks`` module provides ``INVARIANTS`` (``{key: description}``) and any o
 or None, key, message)]``, ``stats(ds) -> PipelineStats``, ``preview_frames(ep, count) ->
 list[int]``, ``preview(ep, path, step)`` (the pipeline's own ``inspect --preview`` picture, e.g.
 all views of one step; ``step`` None: the pipeline's choice) and ``plot(stats, path)`` (its own
-``stats --plot`` figure from the :class:`~dataforge.stats.DatasetStats`). Hooks read the dataset
-and must not modify anything.
+``stats --plot`` figure from the :class:`~dataforge.stats.DatasetStats`). ``ep`` is a
+:class:`~dataforge.store.reader.StoredEpisode` and ``ds`` a :class:`~dataforge.store.reader.Dataset`
+(the aliases :data:`EpisodeCheck` ... :data:`Plot` below). Hooks read the dataset and must not
+modify anything.
 """
 
 from __future__ import annotations
@@ -36,17 +38,26 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dataforge.config import PipelineConfig
 from dataforge.errors import DataforgeError, MissingDependencyError
 
-EpisodeCheck = Callable[[Any], Iterable[tuple[str, str]]]
-DatasetCheck = Callable[[Any], Iterable[tuple[str | None, str, str]]]
-StatsFn = Callable[[Any], "PipelineStats"]
-PreviewFrames = Callable[[Any, int], list[int]]
-Preview = Callable[[Any, Path, "int | None"], None]
-Plot = Callable[[Any, Path], None]
+if TYPE_CHECKING:  # for annotations only: importing them would load the store, numpy, the runner
+    import click
+
+    from dataforge.inputs import Inputs
+    from dataforge.run.job import Job
+    from dataforge.stats import DatasetStats
+    from dataforge.store.reader import Dataset, StoredEpisode
+
+# The hooks of a pipeline's checks module (see the module docstring).
+EpisodeCheck = Callable[["StoredEpisode"], Iterable[tuple[str, str]]]
+DatasetCheck = Callable[["Dataset"], Iterable[tuple[str | None, str, str]]]
+StatsFn = Callable[["Dataset"], "PipelineStats"]
+PreviewFrames = Callable[["StoredEpisode", int], list[int]]
+Preview = Callable[["StoredEpisode", Path, "int | None"], None]
+Plot = Callable[["DatasetStats", Path], None]
 PIPELINES_PACKAGE = "dataforge.pipelines"
 
 
@@ -147,7 +158,9 @@ class Pipeline:
             ) from exc
         return getattr(mod, attr) if attr else mod
 
-    def job(self, config: Any, *, seed: int, fmt: str, inputs: Any = None) -> Any:
+    def job(
+        self, config: PipelineConfig, *, seed: int, fmt: str, inputs: Inputs | None = None
+    ) -> Job:
         """The pipeline's :class:`~dataforge.run.Job` for ``config``."""
         from dataforge.inputs import Inputs
 
@@ -183,7 +196,7 @@ class Pipeline:
             return list(self.tiny.data)
         return [rel for rel in self.tiny.data if not (Path(data_dir) / rel).exists()]
 
-    def command_group(self) -> Any:
+    def command_group(self) -> click.Command:
         return self._load(self.cli)
 
     @cached_property

@@ -29,7 +29,7 @@ def describe(values: Sequence[float]) -> dict[str, float | int]:
 
 @dataclass
 class DatasetStats:
-    dataset: dict[str, Any]
+    dataset: dict[str, str | int]  # name, pipeline, format, seed and counts of the dataset
     counts: dict[str, Any] = field(default_factory=dict)
     distributions: dict[str, list[float]] = field(default_factory=dict)
 

@@ -32,7 +32,7 @@ from dataforge.progress import Progress
 from dataforge.store.hashing import Tree, entry_inside, read_inside, scan_tree
 from dataforge.store.layout import CONTROL_DIR, JOURNAL_FILE, MANIFEST, RUN_FILE, entry_kind
 from dataforge.store.manifest import Manifest, check_digest, path_problems
-from dataforge.store.reader import Dataset
+from dataforge.store.reader import Dataset, StoredEpisode
 
 
 class InvariantHooks(Protocol):
@@ -42,7 +42,7 @@ class InvariantHooks(Protocol):
     def invariants(self) -> Mapping[str, str]: ...
 
     @property
-    def check_episode(self) -> Callable[[Any], Iterable[tuple[str, str]]] | None: ...
+    def check_episode(self) -> Callable[[StoredEpisode], Iterable[tuple[str, str]]] | None: ...
 
     @property
     def check_dataset(

@@ -13,11 +13,19 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from dataforge.registry import PipelineStats
+from dataforge.store.manifest import Manifest
+from dataforge.store.reader import Dataset, StoredEpisode
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
+
+    from dataforge.pipelines.findingdory.config import EpisodesConfig
+    from dataforge.pipelines.findingdory.plan import EpisodePlan
 
 INVARIANTS = {
     "plans": "every episode plan parses; its rearrangement count is in --rearrangements and "
@@ -42,7 +50,7 @@ TOL_M = 1e-4
 YAW_TOL_DEG = 0.01
 
 
-def _config(manifest: Any) -> Any:
+def _config(manifest: Manifest) -> EpisodesConfig:
     from dataforge.pipelines.findingdory.config import EpisodesConfig
 
     return EpisodesConfig.from_dict(dict(manifest.config))
@@ -58,10 +66,37 @@ def viewpoint_table(
     return views, idx, {r["id"]: views[idx == k] for k, r in enumerate(receptacles)}
 
 
+class CheckScene(Protocol):
+    """What the checks ask of a stored scene rebuilt for checking: :class:`_Scene` (the
+    embedded world) or :class:`.habitat_checks.HabitatCheckScene` (an HSSD scene)."""
+
+    receptacles: list[dict[str, Any]]
+    footprints: dict[str, BaseGeometry]
+    views: np.ndarray
+    view_index: np.ndarray
+    by_receptacle: dict[str, np.ndarray]
+
+    def allows(self, receptacle_category: str, category: str) -> str: ...
+
+    def category_of(self, asset: str) -> str | None: ...
+
+    def off_largest(self, points: np.ndarray) -> list[int]: ...
+
+    def distance(self, a: Any, b: Any) -> float: ...
+
+    def reference(self, point: Any) -> np.ndarray | None: ...
+
+    def replay(self, plan: EpisodePlan) -> Iterator[str]: ...
+
+    def close(self) -> None: ...
+
+
 class _Scene:
     """A stored scene rebuilt for checking: house, grid, receptacle footprints."""
 
-    def __init__(self, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any):
+    def __init__(
+        self, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: EpisodesConfig
+    ):
 
         from dataforge.pipelines.findingdory.creation import EXCLUDED_RECEPTACLES
         from dataforge.world.assets import load_catalogue
@@ -117,7 +152,7 @@ class _Scene:
 
         return reference_point(SimpleNamespace(grid=self.grid, walls=self.walls), point)
 
-    def replay(self, plan: Any) -> Iterator[str]:
+    def replay(self, plan: EpisodePlan) -> Iterator[str]:
         from dataforge.world.house import HouseObject
         from dataforge.world.placement import World
 
@@ -147,7 +182,7 @@ class _Scene:
 def check_scene(
     arrays: Mapping[str, np.ndarray],
     meta: Mapping[str, Any],
-    cfg: Any,
+    cfg: EpisodesConfig,
     scenes_root: Path | None = None,
 ) -> Iterator[tuple[str, str]]:
     """``(invariant, message)`` for one stored scene (``scenes_root``: where a Habitat
@@ -160,8 +195,11 @@ def check_scene(
 
 
 def _open_scene(
-    arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any, scenes_root: Path | None
-) -> Any:
+    arrays: Mapping[str, np.ndarray],
+    meta: Mapping[str, Any],
+    cfg: EpisodesConfig,
+    scenes_root: Path | None,
+) -> CheckScene:
     from dataforge.pipelines.findingdory.day_world import is_habitat
 
     if is_habitat(meta):
@@ -172,7 +210,10 @@ def _open_scene(
 
 
 def _scene_checks(
-    scene: Any, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], cfg: Any
+    scene: CheckScene,
+    arrays: Mapping[str, np.ndarray],
+    meta: Mapping[str, Any],
+    cfg: EpisodesConfig,
 ) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.plan import EpisodePlan
 
@@ -204,7 +245,7 @@ def _scene_checks(
             yield "poses", f"{eid}: {msg}"
 
 
-def _viewpoint_checks(scene: _Scene, cfg: Any) -> Iterator[tuple[str, str]]:
+def _viewpoint_checks(scene: CheckScene, cfg: EpisodesConfig) -> Iterator[tuple[str, str]]:
     import shapely
 
     n = len(scene.receptacles)
@@ -230,7 +271,7 @@ def _viewpoint_checks(scene: _Scene, cfg: Any) -> Iterator[tuple[str, str]]:
             yield "viewpoints", f"{r['id']}: {len(far)} viewpoints beyond reach ({d.max():.3f} m)"
 
 
-def _plan_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
+def _plan_problems(scene: CheckScene, plan: EpisodePlan, cfg: EpisodesConfig) -> Iterator[str]:
     lo, hi = cfg.rearrangements
     n = len(plan.rearrangements)
     if not lo <= n <= hi:
@@ -264,7 +305,7 @@ def _plan_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
         yield "object ids repeat"
 
 
-def _spot_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
+def _spot_problems(scene: CheckScene, plan: EpisodePlan, cfg: EpisodesConfig) -> Iterator[str]:
     from dataforge.nav.follower import heading_to, wrap
     from dataforge.pipelines.findingdory.metrics import ROBOT_AT_OBJECT
 
@@ -294,7 +335,7 @@ def _spot_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
                     yield f"{r.object}: {kind} spot yaw {s.yaw} does not face the object"
 
 
-def _pose_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
+def _pose_problems(scene: CheckScene, plan: EpisodePlan, cfg: EpisodesConfig) -> Iterator[str]:
     for name, spot in (("start", plan.start), ("end", plan.end)):
         if scene.off_largest(np.asarray([spot.position], dtype=np.float64)):
             yield f"the {name} pose is not on the largest navigable component"
@@ -312,7 +353,7 @@ def _pose_problems(scene: _Scene, plan: Any, cfg: Any) -> Iterator[str]:
             yield f"end {d:.2f} m from the last place spot (< {cfg.walk_away_m})"
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+def check_dataset(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
     cfg = _config(ds.manifest)
     where = (ds.manifest.inputs or {}).get("locations", {}).get("scenes")
     scenes_root = Path(where) if where else None
@@ -330,7 +371,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
 # -- statistics and the preview --------------------------------------------------------------
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     rejected: Counter[str] = Counter()
     categories: Counter[str] = Counter()
     pairs: Counter[str] = Counter()
@@ -369,7 +410,7 @@ def stats(ds: Any) -> PipelineStats:
     )
 
 
-def preview(ep: Any, path: Path, step: int | None) -> None:
+def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
     """A plan view of the scene: receptacles, viewpoints, and episode ``step`` (default 0)'s
     rearrangements as arrows from start to goal, with the start and end poses."""
     from dataforge.pipelines.findingdory.figures import plan_figure

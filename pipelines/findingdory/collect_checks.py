@@ -7,11 +7,16 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dataforge.registry import PipelineStats
+from dataforge.store.manifest import Manifest
+from dataforge.store.reader import Dataset, StoredEpisode
+
+if TYPE_CHECKING:
+    from dataforge.pipelines.findingdory.config import CollectConfig
 
 CARRIED_MM = 1200  # a carried object's pixels are this close (day_world.CARRY_OFFSET: 0.75 m)
 INVARIANTS = {
@@ -40,13 +45,13 @@ POS_TOL = 2e-6
 YAW_TOL = 2e-6
 
 
-def _cfg(manifest: Any) -> Any:
+def _cfg(manifest: Manifest) -> CollectConfig:
     from dataforge.pipelines.findingdory.config import CollectConfig
 
     return CollectConfig.from_dict(dict(manifest.config))
 
 
-def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     cfg = _cfg(ep._dataset.manifest)
     yield from _replay(ep, cfg)
     yield from _clock(ep, cfg)
@@ -54,7 +59,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     yield from _visibility(ep)
 
 
-def _replay(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
+def _replay(ep: StoredEpisode, cfg: CollectConfig) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.oracle import (
         ARM,
         DESNAP,
@@ -123,7 +128,7 @@ def _replay(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
             return
 
 
-def _clock(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
+def _clock(ep: StoredEpisode, cfg: CollectConfig) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.log import Clock
 
     clock = Clock(cfg.day_start, cfg.day_end, cfg.day_steps)
@@ -134,7 +139,7 @@ def _clock(ep: Any, cfg: Any) -> Iterator[tuple[str, str]]:
         yield "clock", f"frames {bad[:3].tolist()}: clock {got[bad[0]]} != {want[bad[0]]}"
 
 
-def _log(ep: Any) -> Iterator[tuple[str, str]]:
+def _log(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.log import EpisodeLog
     from dataforge.pipelines.findingdory.oracle import DESNAP, PHASES, SNAP
 
@@ -181,7 +186,7 @@ def desnap_frame(actions: np.ndarray, place: tuple[int, int]) -> int:
     return place[0] + int(np.argmax(actions[place[0] : place[1] + 1] == DESNAP))
 
 
-def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
+def _visibility(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.log import EpisodeLog
 
     cfg = _cfg(ep._dataset.manifest)
@@ -216,7 +221,7 @@ def _visibility(ep: Any) -> Iterator[tuple[str, str]]:
     del n
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+def check_dataset(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
     from dataforge.pipelines.findingdory.collect import VIDEOS_DIR
 
     cfg = _cfg(ds.manifest)
@@ -246,7 +251,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
                 yield eid, "videos", problem
 
 
-def video_stamps(ds: Any, eid: str, clean: bool) -> str | None:
+def video_stamps(ds: Dataset, eid: str, clean: bool) -> str | None:
     """What is wrong with the first, middle and last frames of ``eid``'s video, or None: each
     must be the stored frame stamped from the stored clock and its frame number
     (:func:`.collect.video_frame`), up to the codec's error; where the stamps change pixels it
@@ -299,7 +304,7 @@ def _wrap(d: float) -> float:
 SUBSAMPLE = 96  # frames of the authors' subsampled videos (findingdory-train's README)
 
 
-def caught(ep: Any, k: int = SUBSAMPLE) -> list[tuple[bool, bool]]:
+def caught(ep: StoredEpisode, k: int = SUBSAMPLE) -> list[tuple[bool, bool]]:
     """Per interaction of a collected day, whether a ``k``-frame subsample (upstream's,
     :func:`.evaluate.sample_frames`, which the findingdory-train export keeps) holds a frame
     that shows it happen: for the pick, a frame of the pick routine before the SNAP with the
@@ -327,7 +332,7 @@ def caught(ep: Any, k: int = SUBSAMPLE) -> list[tuple[bool, bool]]:
     return out
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     frames: list[float] = []
     rearr: list[float] = []
     actions: Counter[str] = Counter()
@@ -365,7 +370,7 @@ def stats(ds: Any) -> PipelineStats:
     )
 
 
-def preview(ep: Any, path: Path, step: int | None) -> None:
+def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
     """The day's keyframes: the spawn, the frame before each pick and each place frame, and the
     last frame, with their clocks (``--step``: ignored)."""
     from dataforge.pipelines.findingdory.figures import keyframes_figure

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dataforge.errors import UsageError
 
+if TYPE_CHECKING:
+    from dataforge.store.reader import StoredEpisode
 
-def plan_figure(ep: Any, path: Path, row: int) -> None:
+
+def plan_figure(ep: StoredEpisode, path: Path, row: int) -> None:
     """Episode ``row`` of a stored scene on the house's plan: receptacle viewpoints (grey),
     each rearrangement as a numbered arrow from the object's start to its goal, the
     distractors (x), the start pose and the walk-away end pose (triangles)."""
@@ -94,7 +97,7 @@ def plan_figure(ep: Any, path: Path, row: int) -> None:
     plt.close(fig)
 
 
-def keyframes_figure(ep: Any, path: Path) -> None:
+def keyframes_figure(ep: StoredEpisode, path: Path) -> None:
     """One row of keyframes of a collected day: the spawn, the frame before each pick, each
     place frame and the last frame, titled with the frame, clock and what happens."""
     import matplotlib
@@ -131,7 +134,7 @@ def keyframes_figure(ep: Any, path: Path) -> None:
     plt.close(fig)
 
 
-def task_figure(ep: Any, path: Path, row: int) -> None:
+def task_figure(ep: StoredEpisode, path: Path, row: int) -> None:
     """Task ``row`` of a tasks record: its instruction and up to six valid goal frames per
     subgoal, read from the experience dataset the tasks were made from."""
     import matplotlib

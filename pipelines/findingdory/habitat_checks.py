@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from shapely.geometry import Polygon
+
+if TYPE_CHECKING:
+    from dataforge.pipelines.findingdory.config import EpisodesConfig
+    from dataforge.pipelines.findingdory.plan import EpisodePlan
 
 TOL_M = 1e-4
 
@@ -28,7 +32,7 @@ class HabitatCheckScene:
         self,
         arrays: Mapping[str, np.ndarray],
         meta: Mapping[str, Any],
-        cfg: Any,
+        cfg: EpisodesConfig,
         scenes_root: Path | None,
     ) -> None:
         from dataforge.pipelines.findingdory.checks import viewpoint_table
@@ -80,7 +84,7 @@ class HabitatCheckScene:
 
         return reference_point(self.world, point)
 
-    def replay(self, plan: Any) -> Iterator[str]:
+    def replay(self, plan: EpisodePlan) -> Iterator[str]:
         world = self.world
         world.reset()
         handles: dict[str, str] = {}

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.registry import PipelineStats
+from dataforge.store.reader import Dataset, StoredEpisode
 
 INVARIANTS = {
     "templates": "every one of the 60 templates is instantiated or skipped with a reason in each "
@@ -26,7 +27,7 @@ INVARIANTS = {
 }
 
 
-def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.goal_frames import labels, valid_frames
     from dataforge.pipelines.findingdory.templates import load_templates
 
@@ -69,7 +70,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
     yield from _teleport(ep, meta)
 
 
-def _teleport(ep: Any, meta: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def _teleport(ep: StoredEpisode, meta: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """Build the world from the stored house JSON (an HSSD scene: from its data folder and the
     stored final objects; not the replay that made the checks),
     teleport to the first valid frame of the first solvable robot_at_* task, render and check
@@ -101,7 +102,7 @@ def _teleport(ep: Any, meta: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield "valid_frames", f"{task['id']}: frame {f}, teleported to, fails {task['predicate']}"
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+def check_dataset(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
     from dataforge.pipelines.findingdory.tasks import TASKS_FILE, tasks_file
 
     path = ds.root / TASKS_FILE
@@ -112,7 +113,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
         yield None, "files", f"{TASKS_FILE} differs from the stored tasks"
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     by_cat: Counter[str] = Counter()
     solvable: Counter[str] = Counter()
     skipped: Counter[str] = Counter()
@@ -141,7 +142,7 @@ def stats(ds: Any) -> PipelineStats:
     )
 
 
-def preview(ep: Any, path: Path, step: int | None) -> None:
+def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
     """Task ``step`` (default 0) of the episode: its instruction and up to six of its valid
     goal frames per subgoal, from the experience dataset."""
     from dataforge.pipelines.findingdory.figures import task_figure

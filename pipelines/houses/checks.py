@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 
 from dataforge.errors import DataforgeError
 from dataforge.registry import PipelineStats
+from dataforge.store.reader import Dataset, StoredEpisode
 
 INVARIANTS = {
     "loads": "the stored house is ProcTHOR house JSON that loads, every assetId in procthor's "
@@ -26,7 +26,7 @@ INVARIANTS = {
 }
 
 
-def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.houses.generate import house_counts, surface_counts
     from dataforge.world.assets import load_catalogue
     from dataforge.world.house import load_house
@@ -65,7 +65,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
         yield "metadata", "metadata reachable_per_room differs from the house's"
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+def check_dataset(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
     for ep in ds.episodes():
         rel = ep.metadata.get("file", "")
         path = ds.root / rel
@@ -75,7 +75,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
             yield ep.id, "house-file", f"{rel} differs from the stored house"
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     specs: Counter[str] = Counter()
     room_types: Counter[str] = Counter()
     rooms, objects, small, reachable, rejected = [], [], [], [], 0

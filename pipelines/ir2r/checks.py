@@ -11,6 +11,7 @@ import numpy as np
 from dataforge.pipelines.ir2r.episodes import instr_id
 from dataforge.pipelines.ir2r.table import table1
 from dataforge.registry import PipelineStats
+from dataforge.store.reader import Dataset, StoredEpisode
 
 INVARIANTS = {
     "sets-cover": "every path of a kept scene is in exactly one set, or listed as dropped",
@@ -24,8 +25,11 @@ INVARIANTS = {
     "episode-ids": "episode ids are unique; discrete ids are '<path_id>_<instruction>'",
 }
 
+# one tour of a set: its episode id, metadata, path ids and instruction indices
+_Tour = tuple[str, dict[str, Any], np.ndarray, np.ndarray]
 
-def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+
+def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     arr = ep.read()
     meta = ep.metadata
     pids, instr, cost = arr["path_id"], arr["instruction"], arr["transition_m"]
@@ -48,12 +52,11 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
         yield "episode-ids", "episode_ids and path_id differ in length"
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+def check_dataset(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
     discrete = not ds.manifest.config.get("continuous", False)
-    sets: dict[tuple[str, int], list[tuple[Any, dict[str, Any], np.ndarray, np.ndarray]]]
-    sets = defaultdict(list)
+    sets: dict[tuple[str, int], list[_Tour]] = defaultdict(list)
     scene_info: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    seen_ids: dict[Any, str] = {}
+    seen_ids: dict[str, str] = {}
     for ep in ds.episodes():
         meta = ep.metadata
         pids, instr = ep["path_id"].read(), ep["instruction"].read()
@@ -71,12 +74,12 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
     yield from _check_scenes(sets, scene_info)
 
 
-def json_key(value: Any) -> str:
+def json_key(value: object) -> str:
     return f"{type(value).__name__}:{value}"
 
 
 def _check_sets(
-    sets: dict[tuple[str, int], list[Any]],
+    sets: dict[tuple[str, int], list[_Tour]],
 ) -> Iterator[tuple[str | None, str, str]]:
     for (scene, s), tours in sorted(sets.items()):
         first_id, meta, order, _ = tours[0]
@@ -107,7 +110,7 @@ def _check_sets(
 
 
 def _check_scenes(
-    sets: dict[tuple[str, int], list[Any]], scene_info: dict[str, list[dict[str, Any]]]
+    sets: dict[tuple[str, int], list[_Tour]], scene_info: dict[str, list[dict[str, Any]]]
 ) -> Iterator[tuple[str | None, str, str]]:
     members: dict[str, list[int]] = defaultdict(list)
     for (scene, _), tours in sets.items():
@@ -129,7 +132,7 @@ def _check_scenes(
             yield None, "sets-cover", msg
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     t = table1(ds)
     transitions: list[float] = []
     totals: list[float] = []

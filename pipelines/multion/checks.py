@@ -17,12 +17,18 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dataforge.errors import UsageError
 from dataforge.registry import PipelineStats
+from dataforge.stats import DatasetStats
+from dataforge.store.manifest import Manifest
+from dataforge.store.reader import Dataset, StoredEpisode
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["INVARIANTS", "check_dataset", "check_scene", "plot", "stats"]
 
@@ -60,14 +66,14 @@ PAPER_MINIVAL = "the challenge's 3-ON minival: 9.4-41.2 m, mean 23.0"
 LONG_M = 30.0  # stats: the share of episodes longer than this (the minival's: 24 %)
 
 
-def _ids(ids: Iterable[Any]) -> str:
+def _ids(ids: Iterable[object]) -> str:
     """``episode 7`` / ``episodes 3, 5, 9 and 12 more``."""
-    ids = [str(i) for i in ids]
-    if len(ids) == 1:
-        return f"episode {ids[0]}"
-    head = ", ".join(ids[:SHOW_IDS])
-    more = len(ids) - SHOW_IDS
-    return f"episodes {head}" + (f" and {more} more" if more > 0 else "") + f" ({len(ids)})"
+    names = [str(i) for i in ids]
+    if len(names) == 1:
+        return f"episode {names[0]}"
+    head = ", ".join(names[:SHOW_IDS])
+    more = len(names) - SHOW_IDS
+    return f"episodes {head}" + (f" and {more} more" if more > 0 else "") + f" ({len(names)})"
 
 
 def _bad(ids: np.ndarray, mask: np.ndarray) -> list[int]:
@@ -262,7 +268,7 @@ def _normalised(doc: Any) -> Any:
     return json.loads(json.dumps(doc))
 
 
-def _check_split_file(ds: Any, split: str) -> Iterator[tuple[str | None, str, str]]:
+def _check_split_file(ds: Dataset, split: str) -> Iterator[tuple[str | None, str, str]]:
     from dataforge.pipelines.multion.cylinders import CATEGORIES
     from dataforge.pipelines.multion.episodes import split_file
 
@@ -284,7 +290,7 @@ def _check_split_file(ds: Any, split: str) -> Iterator[tuple[str | None, str, st
 
 
 def _check_content(
-    ds: Any, split: str, eid: str, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
+    ds: Dataset, split: str, eid: str, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
 ) -> Iterator[str]:
     """Problems of one scene's content file and house file (messages)."""
     from dataforge.pipelines.multion.episodes import content_file, document, episode_dicts
@@ -342,14 +348,14 @@ def _check_content(
 
 
 def _open_space(
-    meta: Mapping[str, Any], house: bytes, config: Mapping[str, Any], manifest: Any
+    meta: Mapping[str, Any], house: bytes, config: Mapping[str, Any], manifest: Manifest
 ) -> Any:
     from dataforge.pipelines.multion.scenes import scenes_root, stored_space
 
     return stored_space(dict(meta), house, dict(config), scenes_root(manifest))
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+def check_dataset(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
     from dataforge.pipelines.multion.episodes import content_file
 
     config = dict(ds.manifest.config)
@@ -387,7 +393,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
 # -- statistics and the plot -------------------------------------------------------------------
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     config = ds.manifest.config
     rejected: Counter[str] = Counter()
     abandoned: Counter[str] = Counter()
@@ -510,14 +516,14 @@ def comparison_text(c: dict[str, Any] | str) -> str:
     )
 
 
-def plot(stats: Any, path: Path) -> None:
+def plot(stats: DatasetStats, path: Path) -> None:
     """:func:`fig5` written to ``path``."""
     from dataforge.viz.plots import save_figure
 
     save_figure(fig5(stats), path)
 
 
-def fig5(stats: Any) -> Any:
+def fig5(stats: DatasetStats) -> Figure:
     """The paper's Fig. 5: the fraction of episodes per 2 m bin of total geodesic, beside the
     released 3-ON minival file's when it is found (see :func:`minival_path`), with the KS
     comparison of :func:`minival_comparison` (a matplotlib figure)."""
@@ -570,7 +576,7 @@ def fig5(stats: Any) -> Any:
 # -- inspect --preview ---------------------------------------------------------------------------
 
 
-def preview(ep: Any, path: Path, step: int | None) -> None:
+def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
     """Episode ``step`` (a row of the scene's table; default 0) on the house map: the start and
     its heading, the goal cylinders in order and the shortest path through them, beside what
     the agent sees at the start (256 x 256, 79 degrees, the challenge's camera)."""

@@ -13,6 +13,7 @@ import numpy as np
 
 from dataforge.pipelines.multion.agent import FOUND, rollout, start_pose, yaw_from_rotation
 from dataforge.registry import PipelineStats
+from dataforge.store.reader import Dataset, StoredEpisode
 
 INVARIANTS = {
     "replay": "the actions, replayed from the episode's start through the motion model (cylinders "
@@ -22,10 +23,13 @@ INVARIANTS = {
     "success": "every episode finds all its goals in order within the step limit, the last action "
     "being the last FOUND",
 }
-_CACHE: OrderedDict[tuple[str, str], Any] = OrderedDict()
+# (episodes dataset, scene) -> the scene's navigable space, arrays and the episodes' config
+_CACHE: OrderedDict[tuple[str, str], tuple[Any, dict[str, np.ndarray], dict[str, Any]]] = (
+    OrderedDict()
+)
 
 
-def _scene(ep: Any) -> tuple[Any, dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
+def _scene(ep: StoredEpisode) -> tuple[Any, dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
     """The episodes dataset's stored scene of ``ep``: its space, arrays, and the episodes'
     and the oracle's configs (cached for the scenes last used)."""
     from dataforge.pipelines.multion.scenes import stored_space
@@ -58,7 +62,7 @@ def _row(arrays: dict[str, np.ndarray], episode_id: str) -> int:
     return int(hits[0])
 
 
-def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     meta = ep.metadata
     try:
         space, arrays, config, oracle = _scene(ep)
@@ -104,7 +108,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
         yield "success", f"{len(actions)} actions, over the limit of {oracle['max_steps']}"
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     lengths: list[float] = []
     ratio: list[float] = []
     ends: dict[str, int] = {}
@@ -130,7 +134,7 @@ def stats(ds: Any) -> PipelineStats:
     )
 
 
-def preview(ep: Any, path: Path, step: int | None) -> None:
+def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
     """The episode on the house map (shortest path, the oracle's path) beside its frames at the
     start and at each FOUND (``step``: unused)."""
     from dataforge.pipelines.multion.figures import episode_figure, shortest_route
@@ -159,12 +163,12 @@ def preview(ep: Any, path: Path, step: int | None) -> None:
         title=f"{ep.id}: {len(actions)} actions, path {meta['path_length_m']:.1f} m, geodesic "
         f"{meta['geodesic_distance_m']:.1f} m ({meta['ended']})",
         shortest=shortest_route(grid, [start, *goals]),
-        walked=ep["position"].read(),
+        walked=list(ep["position"].read()),
         frames=frames,
         frame_titles=titles,
     )
 
 
-def preview_frames(ep: Any, count: int) -> list[int]:
+def preview_frames(ep: StoredEpisode, count: int) -> list[int]:
     n = int(ep["action"].shape[0]) + 1
     return [round(k * (n - 1) / max(count - 1, 1)) for k in range(min(count, n))]

@@ -22,6 +22,7 @@ from dataforge.pipelines.robomme.seeds import DIFFICULTY_CYCLE, scheme_seed
 from dataforge.pipelines.robomme.suites import PAPER_AVG_STEPS, TASK_SUITES
 from dataforge.registry import PipelineStats
 from dataforge.store.formats.hdf5_shard import refuse_outside_data
+from dataforge.store.reader import Dataset, StoredEpisode
 
 # Franka Panda joint limits (rad), as in ManiSkill's panda_v3.urdf.
 PANDA_LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
@@ -53,7 +54,7 @@ INVARIANTS = {
 }
 
 
-def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     meta = ep.metadata
     n = int(meta["steps"])
     arrays = {name: ep[name].read() for name in STEP_FIELDS}
@@ -99,7 +100,9 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
         yield "seed", msg
 
 
-def _check_subgoals(sg: np.ndarray, online: np.ndarray, spans: list[dict], n: int) -> Iterator[str]:
+def _check_subgoals(
+    sg: np.ndarray, online: np.ndarray, spans: list[dict[str, Any]], n: int
+) -> Iterator[str]:
     if len(sg) and (sg.min() < 0 or sg.max() >= len(spans) or np.any(np.diff(sg) < 0)):
         yield "subgoal indices are out of range or decreasing"
         return
@@ -126,8 +129,8 @@ def _check_seed(meta: dict[str, Any]) -> Iterator[str]:
         yield f"seed {meta['requested_seed']} is not the scheme's {want}"
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
-    by_task: dict[str, list[Any]] = defaultdict(list)
+def check_dataset(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
+    by_task: dict[str, list[StoredEpisode]] = defaultdict(list)
     for ep in ds.episodes():
         by_task[ep.metadata["task"]].append(ep)
     for task, eps in sorted(by_task.items()):
@@ -147,7 +150,7 @@ def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
                 yield from ((ep.id, "h5", m) for m in _compare_h5(f, ep))
 
 
-def _compare_h5(f: h5py.File, ep: Any) -> Iterator[str]:
+def _compare_h5(f: h5py.File, ep: StoredEpisode) -> Iterator[str]:
     """Every stored per-step value of ``ep`` against its group in the task's HDF5 file."""
     meta = ep.metadata
     name = f"episode_{meta['episode']}"
@@ -180,7 +183,7 @@ def _compare_h5(f: h5py.File, ep: Any) -> Iterator[str]:
                 return
 
 
-def preview_frames(ep: Any, count: int) -> list[int]:
+def preview_frames(ep: StoredEpisode, count: int) -> list[int]:
     """Preview frames: the first step of each subgoal (keyframes) and the last step, thinned
     evenly to ``max(count, 4)``."""
     meta = ep.metadata
@@ -191,7 +194,7 @@ def preview_frames(ep: Any, count: int) -> list[int]:
     return frames
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     episodes: Counter[str] = Counter()
     steps: Counter[str] = Counter()
     by_difficulty: dict[str, Counter[str]] = defaultdict(Counter)

@@ -19,6 +19,7 @@ from dataforge.pipelines.spamem.figures import plot, preview
 from dataforge.registry import PipelineStats
 from dataforge.render.camera import unproject
 from dataforge.render.masks import mask_boxes
+from dataforge.store.reader import Dataset, StoredEpisode
 from dataforge.world.boxes import OrientedBox, rotation_matrix
 from dataforge.world.settle import SETTLED_M
 from dataforge.world.vectors import Vec3
@@ -73,7 +74,7 @@ def graph_keys(graph: dict[str, Any]) -> set[str]:
     return keys | {_structure_key(n) for n in graph["structure"]}
 
 
-def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     meta = ep.metadata
     views, states = int(meta["views_per_state"]), int(meta["states"])
     rows = views * states
@@ -206,7 +207,7 @@ def _check_windows(
             return
 
 
-def _floor_y(ep: Any) -> float:
+def _floor_y(ep: StoredEpisode) -> float:
     """The floor height the cameras stood on (as the capture computed it)."""
     from dataforge.world.house import load_house
     from dataforge.world.navigation import house_floor_y
@@ -293,7 +294,7 @@ def _check_target(rec: dict[str, Any], graph: dict[str, Any]) -> Iterator[tuple[
 
 
 def _check_acted(
-    ep: Any,
+    ep: StoredEpisode,
     steps: list[dict[str, Any]],
     graphs: list[dict[str, Any]],
     box2d: np.ndarray,
@@ -389,7 +390,7 @@ def _check_depth(
             return
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     houses: set[str] = set()
     actions: Counter[str] = Counter()
     receptacles: Counter[str] = Counter()
@@ -481,7 +482,7 @@ def _azimuth_gap(vp: dict[str, Any]) -> float:
     return abs((float(vp["bearing_deg"]) - float(vp["azimuth_deg"]) + 180.0) % 360.0 - 180.0)
 
 
-def preview_frames(ep: Any, count: int) -> list[int]:
+def preview_frames(ep: StoredEpisode, count: int) -> list[int]:
     """The views of the first action's state (step 1, else step 0)."""
     views, states = int(ep.metadata["views_per_state"]), int(ep.metadata["states"])
     s = 1 if states > 1 else 0

@@ -4,13 +4,17 @@ panels beside the dataset's (``stats --plot``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PIL import Image, ImageDraw
 from scipy import ndimage
 
 from dataforge.errors import UsageError
+
+if TYPE_CHECKING:
+    from dataforge.stats import DatasetStats
+    from dataforge.store.reader import StoredEpisode
 
 # The paper's statistics (§10, Fig. 14): actions, and the top receptacles its text names.
 PAPER_ACTIONS = {"spawn": 14536, "place": 12540, "remove": 6144}
@@ -58,7 +62,7 @@ def outline(rgb: np.ndarray, mask: np.ndarray, width: int = 2) -> np.ndarray:
     return out
 
 
-def step_sheet(ep: Any, step: int | None = None) -> Image.Image:
+def step_sheet(ep: StoredEpisode, step: int | None = None) -> Image.Image:
     """The views of ``step`` (default: the first action) as rows of heights x columns of
     azimuths, the step's target outlined, the action written above."""
     meta = ep.metadata
@@ -98,11 +102,11 @@ def step_sheet(ep: Any, step: int | None = None) -> Image.Image:
     return sheet
 
 
-def preview(ep: Any, path: Path, step: int | None = None) -> None:
+def preview(ep: StoredEpisode, path: Path, step: int | None = None) -> None:
     step_sheet(ep, step).save(path)
 
 
-def plot(stats: Any, path: Path) -> None:
+def plot(stats: DatasetStats, path: Path) -> None:
     """Fig. 14-style panels: action shares, top receptacles, top objects; the paper's beside
     the dataset's where the paper gives numbers."""
     import matplotlib

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image, ImageDraw
 
 from dataforge.pipelines.spamem.tasks import SEQUENCES, episode_records
+
+if TYPE_CHECKING:
+    from dataforge.store.reader import StoredEpisode
 
 TILE_W, CAPTION_H, COLS = 256, 30, 4
 BOX = (255, 40, 40)
@@ -36,7 +39,7 @@ def _tile(
     return out
 
 
-def preview(ep: Any, path: Path, step: int | None) -> None:
+def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
     """Write the picture (``step``: unused: the stream row shows every step)."""
     from dataforge.pipelines.spamem.sequence_view import SequenceView
     from dataforge.store import open_dataset

@@ -7,13 +7,17 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.records import question_problem
 from dataforge.pipelines.spamem.tasks import episode_records, question_lines
 from dataforge.registry import PipelineStats
 from dataforge.store.hashing import sha256_file
+from dataforge.store.reader import Dataset, StoredEpisode
+
+if TYPE_CHECKING:
+    from dataforge.pipelines.spamem.evaluate import FrameSource
 
 INVARIANTS = {
     "records": "every question record names a known level, task, horizon and modality, its "
@@ -58,7 +62,7 @@ def record_problem(r: dict[str, Any], episode: str) -> str | None:
     return None
 
 
-def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     seen: set[str] = set()
     for i, r in enumerate(episode_records(ep)):
         problem = record_problem(r, ep.id)
@@ -69,14 +73,14 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
         seen.add(r.get("id", ""))
 
 
-def check_dataset(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+def check_dataset(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
     """The files against the shards' records, by sha256 (one streaming pass); every record's
     evidence against its frames and their box tables (:func:`evidence_problem`)."""
     yield from _check_files(ds)
     yield from _check_evidence(ds)
 
 
-def _check_evidence(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+def _check_evidence(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
     from dataforge.pipelines.spamem.evaluate import FrameSource
 
     try:
@@ -98,7 +102,7 @@ def _check_evidence(ds: Any) -> Iterator[tuple[str | None, str, str]]:
             source.close()
 
 
-def _box_table(source: Any, r: dict[str, Any]) -> Boxes | None:
+def _box_table(source: FrameSource, r: dict[str, Any]) -> Boxes | None:
     """(step, view) -> instance ids of the box table of record ``r``'s sequence, None when its
     dataset cannot be opened."""
     try:
@@ -114,7 +118,7 @@ def _box_table(source: Any, r: dict[str, Any]) -> Boxes | None:
     return lambda step, view: ids.get(step * views + view, set())
 
 
-def _check_files(ds: Any) -> Iterator[tuple[str | None, str, str]]:
+def _check_files(ds: Dataset) -> Iterator[tuple[str | None, str, str]]:
     want: dict[str, Any] = {}
     for rel, line in question_lines(ds):
         want.setdefault(rel, hashlib.sha256()).update(line)
@@ -127,7 +131,7 @@ def _check_files(ds: Any) -> Iterator[tuple[str | None, str, str]]:
             yield None, "files", f"{rel} differs from the shards' records"
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     """Questions per file and per task, answer distributions (how often a set is empty, a count
     0, and the share of the most frequent answer: the blind baseline's ceiling), skips, and per
     task x horizon x level the share of records whose every gold item has evidence (a frame
@@ -183,13 +187,13 @@ def _cell_order(cell: str) -> tuple[int, int, str]:
     return list(qa.TASKS).index(task), list(qa.HORIZONS).index(horizon), level
 
 
-def _answer_key(a: Any) -> str:
+def _answer_key(a: object) -> str:
     import json
 
     return json.dumps(a, sort_keys=True, separators=(",", ":"))
 
 
-def preview(ep: Any, path: Any, step: int | None) -> None:
+def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
     from dataforge.pipelines.spamem.task_figures import preview as draw
 
     draw(ep, path, step)

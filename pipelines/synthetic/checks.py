@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 
 from dataforge.pipelines.synthetic.config import FLOOR_ID
 from dataforge.pipelines.synthetic.scene import unproject
 from dataforge.registry import PipelineStats
+from dataforge.store.reader import Dataset, StoredEpisode
 
 SURFACE_TOL_M = 2e-3
 SAMPLES_PER_FRAME = 64
@@ -24,7 +24,7 @@ INVARIANTS = {
 }
 
 
-def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
+def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     arr = ep.read()
     meta = ep.metadata
     spheres = {s["instance"]: s for s in meta["spheres"]}
@@ -83,7 +83,7 @@ def check_episode(ep: Any) -> Iterator[tuple[str, str]]:
                 yield "visible-mask", msg
 
 
-def stats(ds: Any) -> PipelineStats:
+def stats(ds: Dataset) -> PipelineStats:
     scenes: set[str] = set()
     frames = 0
     coverage: list[float] = []
