@@ -136,6 +136,11 @@ class StoredEpisode(Mapping[str, LazyArray]):
         return len(self._dataset.schema)
 
     @property
+    def dataset(self) -> Dataset:
+        """The dataset the episode is in (its manifest, schema, root)."""
+        return self._dataset
+
+    @property
     def metadata(self) -> dict[str, Any]:
         return self._dataset._shard_metadata(self.location.shard)[self.id]
 

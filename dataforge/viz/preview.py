@@ -45,7 +45,7 @@ def contact_sheet(
 ) -> Image.Image:
     """Draw ``episode``'s image-like arrays at up to ``frames`` evenly spaced frames, or at
     ``indices`` (a pipeline's choice, e.g. keyframes)."""
-    schema = episode._dataset.schema
+    schema = episode.dataset.schema
     names = [n for n in schema if _is_image(schema[n])]
     if not names:
         raise ValueError(f"episode {episode.id!r} has no image-like arrays (kind rgb/depth/mask)")

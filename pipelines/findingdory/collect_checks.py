@@ -52,7 +52,7 @@ def _cfg(manifest: Manifest) -> CollectConfig:
 
 
 def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
-    cfg = _cfg(ep._dataset.manifest)
+    cfg = _cfg(ep.dataset.manifest)
     yield from _replay(ep, cfg)
     yield from _clock(ep, cfg)
     yield from _log(ep)
@@ -189,7 +189,7 @@ def desnap_frame(actions: np.ndarray, place: tuple[int, int]) -> int:
 def _visibility(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     from dataforge.pipelines.findingdory.log import EpisodeLog
 
-    cfg = _cfg(ep._dataset.manifest)
+    cfg = _cfg(ep.dataset.manifest)
     try:
         log = EpisodeLog.from_dict(ep.metadata["log"])
     except Exception:

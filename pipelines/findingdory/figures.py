@@ -113,7 +113,7 @@ def keyframes_figure(ep: StoredEpisode, path: Path) -> None:
     log = ep.metadata["log"]
     n = len(ep["rgb"])
     minutes = ep["clock"].read()
-    drawn = not rgb_is_clean(ep._dataset.manifest.config)
+    drawn = not rgb_is_clean(ep.dataset.manifest.config)
     picks: list[tuple[int, str]] = [(0, "spawn")]
     names = {o["id"]: o["category"] for o in log["objects"]}
     for i in log["interactions"]:
@@ -152,7 +152,7 @@ def task_figure(ep: StoredEpisode, path: Path, row: int) -> None:
     if not 0 <= row < len(tasks):
         raise UsageError(f"--step {row}: episode {ep.id} has tasks 0..{len(tasks) - 1}")
     task = tasks[row]
-    loc = ep._dataset.manifest.inputs.get("locations", {}).get("experience")
+    loc = ep.dataset.manifest.inputs.get("locations", {}).get("experience")
     if not loc:
         raise UsageError("the tasks' experience dataset location is not recorded")
     out = check_output_file(Path(path), "preview")

@@ -85,7 +85,7 @@ def _teleport(ep: StoredEpisode, meta: dict[str, Any]) -> Iterator[tuple[str, st
     from dataforge.pipelines.findingdory.day_world import scenes_root_of
     from dataforge.pipelines.findingdory.goal_frames import stored_world
 
-    world, cam = stored_world(ep, scenes_root_of(ep._dataset.manifest))
+    world, cam = stored_world(ep, scenes_root_of(ep.dataset.manifest))
     f = task["valid_frames"][0][0]
     pose = ep["frame_pose"].read()[f : f + 1]
     views = ep["viewpoints"].read().astype(np.float64)

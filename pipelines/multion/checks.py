@@ -585,7 +585,7 @@ def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
     from dataforge.pipelines.multion.figures import episode_figure, shortest_route
     from dataforge.pipelines.multion.scenes import scenes_root, stored_space
 
-    config = dict(ep._dataset.manifest.config)
+    config = dict(ep.dataset.manifest.config)
     arrays = {k: ep[k].read() for k in ep}
     n = len(arrays["episode_id"])
     row = 0 if step is None else int(step)
@@ -593,7 +593,7 @@ def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
         raise UsageError(f"--step {row}: scene {ep.id} has episodes 0..{n - 1}")
     meta = ep.metadata
     space = stored_space(
-        meta, arrays["house_json"].tobytes(), config, scenes_root(ep._dataset.manifest)
+        meta, arrays["house_json"].tobytes(), config, scenes_root(ep.dataset.manifest)
     )
     goals = arrays["goal_position"][row]
     start = arrays["start_position"][row]

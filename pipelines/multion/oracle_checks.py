@@ -35,7 +35,7 @@ def _scene(ep: StoredEpisode) -> tuple[Any, dict[str, np.ndarray], dict[str, Any
     from dataforge.pipelines.multion.scenes import stored_space
     from dataforge.store import open_dataset
 
-    manifest = ep._dataset.manifest
+    manifest = ep.dataset.manifest
     root = str(manifest.inputs.get("locations", {}).get("episodes", ""))
     scene = ep.metadata["scene"]
     key = (root, scene)

@@ -44,7 +44,7 @@ def preview(ep: StoredEpisode, path: Path, step: int | None) -> None:
     from dataforge.pipelines.spamem.sequence_view import SequenceView
     from dataforge.store import open_dataset
 
-    root = ep._dataset.manifest.inputs.get("locations", {}).get(SEQUENCES)
+    root = ep.dataset.manifest.inputs.get("locations", {}).get(SEQUENCES)
     recs = episode_records(ep)
     with open_dataset(root) as ds:
         seq_ep = ds[ep.id]
