@@ -52,7 +52,8 @@ rules as that module: only these names exist (any other attribute of the module,
 * a region: ``id``, ``category.name()``, ``poly_loop_points`` (``magnum.Vector2`` x, z),
   ``floor_height``, ``extrusion_height``;
 * ``PathFinder`` adds ``get_island(pt) -> int`` (-1 off the navmesh), ``num_islands`` and
-  ``island_area(island_index=-1)`` (-1: all islands) to :class:`fake_habitat_sim.PathFinder`.
+  ``island_area(island_index=-1)`` (-1: all islands) to :class:`fake_habitat_sim.PathFinder`
+  (after ``recompute_navmesh`` or ``load_nav_mesh``).
 
 :func:`magnum` gives the ``magnum`` stand-in: ``Vector3(x, y, z)`` (numbers only; it is
 :class:`fake_habitat_sim.Vector3`'s subclass: indexes and converts with ``np.asarray``, no
@@ -313,6 +314,13 @@ class PathFinder(base.PathFinder):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._areas: list[float] = []
+
+    def load_nav_mesh(self, path: Any = None, **kwargs: Any) -> bool:
+        if not super().load_nav_mesh(path, **kwargs):
+            return False
+        mesh = self._loaded()
+        self._build(float(mesh.y), mesh.rects.tolist())  # the islands of a loaded navmesh too
+        return True
 
     def _build(self, floor_y: float, rects: list[list[float]]) -> None:
         mesh = base._Mesh(floor_y, rects)

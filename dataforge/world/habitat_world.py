@@ -6,7 +6,8 @@ Written against habitat-sim 0.3.3's API as ``docs/habitat_world.md`` records it 
 
 * Rendering (§1-2): RGB / depth / instance / semantic frames from dataforge camera poses. Every
   rigid object's ``semantic_id`` is its instance id; the stage (walls, floors) is 0.
-* Navigation (§3): reachable positions on the navmesh lattice, geodesics.
+* Navigation (§3): reachable positions on the navmesh lattice, geodesics and paths, all through
+  :class:`~dataforge.nav.pathfinder.NavmeshPathfinder` and its off-mesh rule.
 * Receptacles (§4, :mod:`dataforge.world.habitat_receptacles`): each rigid object with
   ``receptacle_mesh_*`` user subconfigs and a category in ``HabitatScene.receptacle_categories``
   is a receptacle; :meth:`HabitatWorld.receptacles` lists them.
@@ -45,6 +46,7 @@ from numpy.typing import ArrayLike
 from shapely.geometry import Polygon
 
 from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.nav.pathfinder import NavmeshPathfinder
 from dataforge.render.renderer import Frame
 from dataforge.world.graph import (
     M2_TO_CM2,
@@ -73,7 +75,6 @@ from dataforge.world.placement import PlacementResult
 from dataforge.world.scene import InstanceIds, SemanticTable
 
 __all__ = [
-    "STRETCH",
     "HabitatAgent",
     "HabitatReceptacle",
     "HabitatScene",
@@ -179,15 +180,14 @@ def hfov_deg(vfov_deg: float, width: int, height: int) -> float:
 
 @dataclass(frozen=True)
 class HabitatAgent:
-    """The navmesh agent (§2): FindingDory's Stretch by default."""
+    """The navmesh agent (§2): radius and height (m), largest step up (m) and steepest slope
+    (degrees) it walks. The defaults are habitat-sim's own (``NavMeshSettings.set_defaults``,
+    ``AgentConfiguration``); a benchmark passes its own robot."""
 
-    radius: float = 0.25
-    height: float = 1.41
-    max_climb: float = 0.01
-    max_slope: float = 5.0
-
-
-STRETCH = HabitatAgent()
+    radius: float = 0.1
+    height: float = 1.5
+    max_climb: float = 0.2
+    max_slope: float = 45.0
 
 
 @dataclass(frozen=True)
@@ -215,8 +215,11 @@ def _plane(image: np.ndarray) -> np.ndarray:
 class HabitatWorld:
     """A :class:`~dataforge.world.backends.WorldBackend` over habitat-sim (module docstring).
 
-    ``sim``: an already built ``habitat_sim.Simulator`` to share (its scene is then changed with
-    ``reconfigure`` and it is not closed here); without one, one is built and owned."""
+    ``agent``: the navmesh agent (:class:`HabitatAgent`; habitat-sim's defaults when not
+    given). ``sim``: an already built ``habitat_sim.Simulator`` to share (its scene is then
+    changed with ``reconfigure`` and it is not closed here); without one, one is built and
+    owned. ``nav``: the navmesh's :class:`~dataforge.nav.pathfinder.NavmeshPathfinder` (habitat's
+    frame), through which every geodesic, path and lattice point goes."""
 
     name = "habitat"
 
@@ -227,7 +230,7 @@ class HabitatWorld:
         width: int = 640,
         height: int = 480,
         vfov_deg: float = 90.0,
-        agent: HabitatAgent = STRETCH,
+        agent: HabitatAgent | None = None,
         sim: Any = None,
         gpu_device_id: int = 0,
     ) -> None:
@@ -239,7 +242,7 @@ class HabitatWorld:
         self._hs = hs
         self._mn = Magnum(magnum)
         self.scene = scene
-        self.agent = agent
+        self.agent = HabitatAgent() if agent is None else agent
         self.size = (int(width), int(height), float(vfov_deg))
         self.hfov_deg = hfov_deg(vfov_deg, width, height)
         self.ids = InstanceIds()
@@ -309,6 +312,7 @@ class HabitatWorld:
             raise UsageError(
                 f"habitat-sim could not build a navmesh for scene {self.scene.scene_id!r}"
             )
+        self.nav = NavmeshPathfinder(self.sim.pathfinder, habitat_sim=self._hs)
         self._positions.clear()
 
     def _label_objects(self) -> None:
@@ -367,48 +371,25 @@ class HabitatWorld:
         return self._positions[key].copy()
 
     def _lattice(self, step: float, start: Any, all_components: bool) -> np.ndarray:
-        pf = self.sim.pathfinder
-        keep = None
         if start is not None:
-            snapped = np.asarray(pf.snap_point(to_hab(start).astype(np.float32)), np.float64)
-            if not np.all(np.isfinite(snapped)):
+            island = self.nav.island_of(to_hab(start))
+            if island is None:  # off the navmesh (the pathfinder's off-mesh rule)
                 return np.zeros((0, 3))
-            keep = pf.get_island(snapped.astype(np.float32))
-        elif not all_components:
-            n = pf.num_islands
-            if n == 0:
+        elif all_components:
+            island = None
+        else:
+            island = self.nav.largest_island()
+            if island is None:
                 return np.zeros((0, 3))
-            keep = max(range(n), key=lambda k: (pf.island_area(k), -k))
-        lo, hi = (np.asarray(v, np.float64) for v in pf.get_bounds())
-        xs = np.arange(math.ceil(lo[0] / step - 1e-9), math.floor(hi[0] / step + 1e-9) + 1) * step
-        zs = np.arange(math.ceil(lo[2] / step - 1e-9), math.floor(hi[2] / step + 1e-9) + 1) * step
-        out = []
-        for z in zs:
-            for x in xs:
-                q = np.array([x, lo[1], z], np.float32)
-                p = np.asarray(pf.snap_point(q), np.float64)
-                if not np.all(np.isfinite(p)) or math.hypot(p[0] - x, p[2] - z) > 1e-2:
-                    continue
-                q = np.array([x, p[1], z], np.float32)
-                if not pf.is_navigable(q):
-                    continue
-                if keep is not None and pf.get_island(q) != keep:
-                    continue
-                out.append(to_df([x, float(p[1]), z]))  # the lattice's exact x, z
-        pts = np.array(out, dtype=np.float64).reshape(-1, 3)
+        pts = self.nav.lattice(step, island=island)
+        pts[:, 2] *= -1  # to dataforge's frame (the lattice's exact x, z kept)
         return pts[np.lexsort((pts[:, 0], pts[:, 2]))] if len(pts) else pts
 
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
-        """Geodesics (m) on the navmesh between dataforge points; ``inf`` when a point does not
-        snap to the navmesh or no path joins them (other island)."""
-        from dataforge.nav.oracle import pathfinder_distances
-
-        return pathfinder_distances(
-            self._hs,
-            self.sim.pathfinder,
-            [to_hab(p) for p in sources],
-            [to_hab(p) for p in targets],
-        )
+        """Geodesics (m) on the navmesh between dataforge points; ``inf`` when a point is off
+        the navmesh or no path joins them (other island): the off-mesh rule of
+        :mod:`dataforge.nav.pathfinder`."""
+        return self.nav.distances([to_hab(p) for p in sources], [to_hab(p) for p in targets])
 
     def navigator(self) -> NavMeshPaths:
         """Paths and straight-line clearance on the navmesh, in the shape a
@@ -868,9 +849,8 @@ class HabitatWorld:
 class NavMeshPaths:
     """:meth:`HabitatWorld.navigator`: ``shortest_path``, ``segment_clear``, ``distances`` and
     ``distance`` over the navmesh (dataforge frame), what ``GreedyFollower`` and the goal
-    checks ask of a navigation grid."""
-
-    STEP_M = 0.05  # segment_clear samples the segment this finely (the navmesh's cell size)
+    checks ask of a navigation grid; each is the world's
+    :class:`~dataforge.nav.pathfinder.NavmeshPathfinder` with the frames converted."""
 
     def __init__(self, world: HabitatWorld) -> None:
         self.world = world
@@ -883,26 +863,14 @@ class NavMeshPaths:
 
     def shortest_path(self, a: Sequence[float], b: Sequence[float]) -> list[np.ndarray]:
         """Waypoints of the pathfinder's shortest path from ``a`` to ``b`` (both snapped to the
-        navmesh); ``[]`` when there is none."""
-        hs, pf = self.world._hs, self.world.sim.pathfinder
-        path = hs.ShortestPath()
-        path.requested_start = to_hab(a).astype(np.float32)
-        path.requested_end = to_hab(b).astype(np.float32)
-        if not pf.find_path(path) or not np.isfinite(path.geodesic_distance):
-            return []
-        return [to_df(np.asarray(p, dtype=np.float64)) for p in path.points]
+        navmesh); ``[]`` when either is off it or there is no path."""
+        return [to_df(p) for p in self.world.nav.shortest_path(to_hab(a), to_hab(b))]
 
     def segment_clear(self, p: Sequence[float], q: Sequence[float]) -> bool:
         """Whether the straight segment ``p`` -> ``q`` stays on the navmesh: every sample
-        :data:`STEP_M` apart (and both ends) is navigable at ``p``'s height."""
-        pf = self.world.sim.pathfinder
-        a, b = to_hab(p), to_hab(q)
-        n = max(1, math.ceil(math.hypot(b[0] - a[0], b[2] - a[2]) / self.STEP_M))
-        for t in np.linspace(0.0, 1.0, n + 1):
-            x = a + (b - a) * t
-            if not pf.is_navigable(np.array([x[0], a[1], x[2]], np.float32)):
-                return False
-        return True
+        :data:`~dataforge.nav.pathfinder.SEGMENT_STEP_M` apart (and both ends) is navigable at
+        ``p``'s height."""
+        return self.world.nav.segment_clear(to_hab(p), to_hab(q))
 
 
 def _not_a_receptacle(receptacle_id: str, object_id: str) -> PlacementResult:

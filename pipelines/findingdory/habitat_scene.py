@@ -36,6 +36,25 @@ from dataforge.world.scene_sources import HssdLayout
 
 SIGHT_INSET_M = 0.05  # the sight target: this far inside the footprint's nearest point
 SIGHT_BELOW_TOP_M = 0.02  # and this far below the furniture's top
+# The Stretch as habitat's navmesh agent (upstream config/agents/stretch.yaml; the paper's
+# low-level policy appendix: 1.41 m tall); its base radius is EpisodesConfig.agent_radius.
+STRETCH_HEIGHT_M = 1.41
+STRETCH_MAX_CLIMB_M = 0.01
+STRETCH_MAX_SLOPE_DEG = 5.0
+
+
+def stretch_agent(radius: float) -> Any:
+    """The Stretch as a :class:`~dataforge.world.habitat_world.HabitatAgent` with base radius
+    ``radius`` (the episodes' ``agent_radius``, 0.25 m): what every FindingDory habitat world is
+    built with."""
+    from dataforge.world.habitat_world import HabitatAgent
+
+    return HabitatAgent(
+        radius=float(radius),
+        height=STRETCH_HEIGHT_M,
+        max_climb=STRETCH_MAX_CLIMB_M,
+        max_slope=STRETCH_MAX_SLOPE_DEG,
+    )
 
 
 def open_habitat_world(layout: HssdLayout, scene_id: str, cfg: EpisodesConfig) -> Any:
@@ -61,16 +80,12 @@ def open_scene(
     vfov_deg: float,
     agent_radius: float,
 ) -> Any:
-    """A ``HabitatWorld`` of one HSSD scene with the layout's categories and object configs.
+    """A ``HabitatWorld`` of one HSSD scene with the layout's categories and object configs,
+    the Stretch (:func:`stretch_agent`) as its navmesh agent and the given camera.
     ``stored``: the scene instance JSON stored with the records; a folder whose instance
     differs is a :class:`DatasetError` (the records were made in another scene)."""
     from dataforge.errors import DatasetError
-    from dataforge.world.habitat_world import (
-        HabitatAgent,
-        HabitatScene,
-        HabitatWorld,
-        read_categories,
-    )
+    from dataforge.world.habitat_world import HabitatScene, HabitatWorld, read_categories
 
     if stored is not None and scene_instance_bytes(layout, scene_id) != bytes(stored):
         raise DatasetError(
@@ -89,7 +104,7 @@ def open_scene(
         width=width,
         height=height,
         vfov_deg=vfov_deg,
-        agent=HabitatAgent(radius=agent_radius),
+        agent=stretch_agent(agent_radius),
     )
 
 

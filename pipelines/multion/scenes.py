@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dataforge.errors import InputNotFoundError, UsageError
+from dataforge.errors import UsageError
 
 SAME_FLOOR_M = 0.5  # habitat's episode generators: points within 0.5 m in height share a floor
 ISLAND_RADIUS_LIMIT = 1.5  # habitat's pointnav generator: starts on islands at least this big
@@ -112,51 +112,32 @@ class GridSpace:
 
 
 class HabitatSpace:
-    """A Habitat scene's navmesh through habitat-sim's ``PathFinder`` (the real API; needs
-    habitat-sim). Points come from ``get_random_navigable_point`` (float32, uniform over the
-    navmesh's area), kept on islands of radius at least 1.5 m (habitat's episode generators'
-    rule, ``island_radius``). ``seed`` comes from the unit's stream; habitat-sim's
-    ``PathFinder.seed`` seeds the C library's process-wide ``rand`` (``srand``), so the points
-    are deterministic while one space at a time samples in a process (the runner's units run
-    one after another in a worker). ``floor_y`` is the navmesh's lowest height (its bounds)."""
+    """A Habitat scene's navmesh through :class:`~dataforge.nav.pathfinder.NavmeshPathfinder`
+    (habitat-sim's ``PathFinder``; needs habitat-sim). Points come from
+    ``get_random_navigable_point`` (float32, uniform over the navmesh's area), kept on islands of
+    radius at least 1.5 m (habitat's episode generators' rule, ``island_radius``). ``seed``
+    comes from the unit's stream; habitat-sim's ``PathFinder.seed`` seeds the C library's
+    process-wide ``rand`` (``srand``), so the points are deterministic while one space at a
+    time samples in a process (the runner's units run one after another in a worker).
+    ``floor_y`` is the navmesh's lowest height (its bounds). Distances follow the pathfinder's
+    off-mesh rule, habitat-sim's own: both points snapped to the navmesh as ``find_path`` snaps
+    them (no limit but Detour's query box), ``inf`` for a point with nothing to snap to or a
+    pair no path joins."""
 
     kind = "habitat"
 
     def __init__(self, navmesh: Path, seed: int) -> None:
-        from dataforge.nav.oracle import HabitatOracle
+        from dataforge.nav.pathfinder import NavmeshPathfinder
 
-        hs = HabitatOracle.require()
-        self._hs = hs
-        navmesh = Path(navmesh)
-        if not navmesh.is_file():
-            raise InputNotFoundError(f"{navmesh}: scene navmesh not found")
-        self.pathfinder = hs.PathFinder()
-        if not self.pathfinder.load_nav_mesh(str(navmesh)):
-            raise InputNotFoundError(f"{navmesh}: habitat-sim could not load this navmesh")
-        self.pathfinder.seed(int(seed) % 2**32)  # an uint32 in the bindings
+        self.pathfinder = NavmeshPathfinder.load(navmesh, seed=seed)
         self.rooms: list[tuple[str, str]] = []
-        lower, _ = self.pathfinder.get_bounds()
-        self.floor_y = float(np.asarray(lower, dtype=np.float64)[1])
+        self.floor_y = float(self.pathfinder.bounds()[0][1])
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
-        for _ in range(100):
-            p = np.asarray(self.pathfinder.get_random_navigable_point(), dtype=np.float32)
-            if not np.all(np.isfinite(p)):
-                continue  # habitat-sim's NaN point: no polygon found in max_tries
-            if self.pathfinder.island_radius(p) >= ISLAND_RADIUS_LIMIT:
-                return p.astype(np.float64)
-        raise UsageError(
-            f"this navmesh gave no point on an island of radius {ISLAND_RADIUS_LIMIT} m or more "
-            "in 100 draws"
-        )
+        return self.pathfinder.sample(min_island_radius=ISLAND_RADIUS_LIMIT)
 
     def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
-        path = self._hs.ShortestPath()
-        path.requested_start = np.asarray(a, dtype=np.float32)
-        path.requested_end = np.asarray(b, dtype=np.float32)
-        if not self.pathfinder.find_path(path):
-            return math.inf
-        return float(path.geodesic_distance)
+        return self.pathfinder.distance(a, b)
 
     def same_floor(self, a: Sequence[float], b: Sequence[float]) -> bool:
         return abs(float(a[1]) - float(b[1])) <= SAME_FLOOR_M
@@ -168,7 +149,7 @@ class HabitatSpace:
         return np.full(len(points), -1, dtype=np.int64)
 
     def navigable(self, point: Sequence[float]) -> bool:
-        return bool(self.pathfinder.is_navigable(np.asarray(point, dtype=np.float32)))
+        return self.pathfinder.is_navigable(point)
 
     def reachable_with(
         self, start: Sequence[float], goals: Sequence[Sequence[float]], block_radius: float

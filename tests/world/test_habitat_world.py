@@ -252,6 +252,50 @@ def test_distances_are_the_pathfinders(world: HabitatWorld, hs: ModuleType) -> N
     assert np.all(np.isinf(d[2]))  # off the navmesh
 
 
+def test_off_mesh_points_follow_the_pathfinders_rule(world: HabitatWorld, hs: ModuleType) -> None:
+    """habitat-sim's own snap, as upstream's geodesic_distance -> find_path: room A's navmesh ends
+    at x = 2.75 (3 m less the agent radius), so points 0.25 m and 0.75 m past it both snap onto
+    it, and one 1 m above the floor snaps straight down; one 2.25 m past it (room B starts at
+    10.25) has nothing in Detour's query box (2 m in x and z) and is off the mesh (inf, no path,
+    no island), as for find_path alone."""
+    a, edge = (0.0, 0.0, 0.0), (2.75, 0.0, 0.0)
+    near, far, above, past = (3.0, 0.0, 0.0), (3.5, 0.0, 0.0), (1.0, 1.0, 0.0), (5.0, 0.0, 0.0)
+    nav = world.navigator()
+    d = world.distances([a], [edge, near, far, above, past])[0]
+    assert d[0] == pytest.approx(2.75, abs=0.05) and d[1] == d[0] and d[2] == d[0]
+    assert d[3] == pytest.approx(1.0, abs=0.05)  # from the snapped (1, 0, 0)
+    assert math.isinf(d[4])
+    pf = world.sim.pathfinder
+
+    def raw(p: tuple[float, float, float]) -> float:  # find_path alone on the raw points
+        path = hs.ShortestPath()
+        path.requested_start, path.requested_end = to_hab(a), to_hab(p)
+        return float(path.geodesic_distance) if pf.find_path(path) else math.inf
+
+    assert d[2] == pytest.approx(raw(far)) and math.isinf(raw(past))
+    np.testing.assert_allclose(nav.shortest_path(a, near)[-1], edge, atol=1e-5)
+    np.testing.assert_allclose(nav.shortest_path(a, far)[-1], edge, atol=1e-5)
+    np.testing.assert_allclose(nav.shortest_path(above, a)[0], (1.0, 0.0, 0.0), atol=1e-5)
+    assert nav.shortest_path(a, past) == [] and nav.shortest_path(past, a) == []
+    assert nav.distance(far, a) == d[2] and math.isinf(nav.distance(past, a))
+    assert len(world.reachable_positions(0.5, start=near)) == 121
+    assert len(world.reachable_positions(0.5, start=far)) == 121
+    assert len(world.reachable_positions(0.5, start=past)) == 0
+
+
+def test_the_default_agent_is_habitat_sims(hs: ModuleType, scene: HabitatScene) -> None:
+    w = HabitatWorld(scene, width=W, height=H, vfov_deg=VFOV)
+    try:
+        assert w.agent == HabitatAgent(radius=0.1, height=1.5, max_climb=0.2, max_slope=45.0)
+        agent_cfg = w.sim.config.agents[0]
+        assert (agent_cfg.radius, agent_cfg.height) == (0.1, 1.5)
+        # the navmesh is eroded by 0.1 m: room A's lattice reaches x = +-2.5 and no further
+        assert np.max(np.abs(w.reachable_positions(0.5)[:, 0])) == 2.5
+        assert w.nav.snap(to_hab((2.9, 0.0, 0.0))) is not None  # on the mesh (edge 2.9)
+    finally:
+        w.close()
+
+
 def test_goal_check_against_a_box(world: HabitatWorld) -> None:
     cam = goals.AgentCamera(height_m=1.0)
     seen = goals.check_pose(world, (0, 0, 0), 0.0, cam, (CHAIR,), (0, 1, 2))

@@ -173,7 +173,7 @@ def test_episodes_follow_the_pairing_rules(made: tuple[Path, Path]) -> None:
 
 
 def test_pick_spots_show_their_objects(made: tuple[Path, Path], hs: ModuleType) -> None:
-    from dataforge.pipelines.findingdory.habitat_scene import open_habitat_world
+    from dataforge.pipelines.findingdory.habitat_scene import open_habitat_world, stretch_agent
     from dataforge.world.goals import coverage_of, instance_ids_of
     from dataforge.world.scene_sources import hssd_layout
 
@@ -182,6 +182,11 @@ def test_pick_spots_show_their_objects(made: tuple[Path, Path], hs: ModuleType) 
     cfg = EpisodesConfig(split="val")
     world = open_habitat_world(hssd_layout(data), SCENE, cfg)
     try:
+        # the Stretch is FindingDory's to pass: core's default agent is habitat-sim's
+        assert world.agent == stretch_agent(cfg.agent_radius)
+        assert (world.agent.height, world.agent.max_climb) == (1.41, 0.01)
+        agent_cfg = world.sim.config.agents[0]
+        assert (agent_cfg.radius, agent_cfg.height) == (0.25, 1.41)
         plan = plans[0]
         handles = {}
         for obj, rid in plan.spawns():

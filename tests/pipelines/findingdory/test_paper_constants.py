@@ -18,9 +18,9 @@ from clihelpers import cli_config
 from dataforge.pipelines.findingdory import metrics
 from dataforge.pipelines.findingdory.cli import findingdory
 from dataforge.pipelines.findingdory.config import CollectConfig, EpisodesConfig, TasksConfig
+from dataforge.pipelines.findingdory.habitat_scene import stretch_agent
 from dataforge.pipelines.findingdory.log import Clock
 from dataforge.pipelines.findingdory.templates import ATTRIBUTES, load_templates
-from dataforge.world.habitat_world import HabitatAgent
 
 
 def episodes_defaults() -> EpisodesConfig:
@@ -60,10 +60,12 @@ def test_the_stretch_head_camera() -> None:
 
 
 def test_the_stretch_navmesh_agent() -> None:
-    agent = HabitatAgent()  # what habitat_scene.open_scene builds, with the episodes' radius
+    agent = stretch_agent(episodes_defaults().agent_radius)  # what habitat_scene.open_scene builds
     assert (agent.radius, agent.height) == (0.25, 1.41), (
         "paper (low-level policy appendix) / spec: Stretch 1.41 m tall, base radius 0.25 m"
     )
+    # upstream config/agents/stretch.yaml (docs/habitat_world.md §2 "Navmesh")
+    assert (agent.max_climb, agent.max_slope) == (0.01, 5.0)
 
 
 def test_discrete_actions_and_the_frame_cap() -> None:

@@ -178,6 +178,23 @@ def test_geodesics_bend_and_stop_between_islands(habitat: ModuleType, tmp_path: 
     # round the L's inner corner (8, 2): two straight runs (within a few cells), not 11.3 m
     assert space.distance(a, b) == pytest.approx(2 * math.hypot(7.0, 1.0), abs=0.3)
     assert space.distance(a, [-4.5, FLOOR_A, -4.5]) == math.inf  # the tiny island
+    # the pathfinder's off-mesh rule is habitat-sim's own snap, as find_path alone: 0.3 m and 1 m
+    # off the corridor (z <= 2) snap onto its edge (5, 2), straight from a: hypot(4, 1)
+    edge = space.distance(a, [5.0, FLOOR_A, 2.0])
+    assert edge == pytest.approx(math.hypot(4.0, 1.0), abs=0.1)
+    for z in (2.3, 3.0):
+        assert space.distance(a, [5.0, FLOOR_A, z]) == edge
+        assert edge == pytest.approx(geodesic(habitat, navmesh, a, [5.0, FLOOR_A, z]))
+    # 2.5 m off the corridor, 1.5 m off the L's far arm (z >= 6): Detour's query box (2 m each way
+    # in x and z) holds only the arm: the point snaps to (5, 6), round the corners (8, 2), (8, 6)
+    # (14.07 m; the stand-in's 10 cm grid, hugging two corners and an edge, within 0.5 m)
+    arm = space.distance(a, [5.0, FLOOR_A, 4.5])
+    assert arm == pytest.approx(geodesic(habitat, navmesh, a, [5.0, FLOOR_A, 4.5]))
+    assert arm == pytest.approx(math.hypot(7.0, 1.0) + 4.0 + 3.0, abs=0.5)
+    assert arm > space.distance(a, [5.0, FLOOR_A, 2.0]) + 9.0  # not the corridor's edge
+    # 2.5 m off the corridor the other way: nothing in the box, inf as for find_path alone
+    assert math.isinf(geodesic(habitat, navmesh, a, [5.0, FLOOR_A, -2.5]))
+    assert space.distance(a, [5.0, FLOOR_A, -2.5]) == math.inf
     assert not space.navigable([5.0, FLOOR_A, 5.0])  # a hole in the L
     assert space.navigable([5.0, FLOOR_A, 1.0])
     assert not space.navigable([5.0, FLOOR_A + 1.0, 1.0])  # above the floor
