@@ -33,14 +33,14 @@ def generation_command(
     pipeline: Pipeline,
     *,
     help: str,
-    name: str = "generate",
     after: After | None = None,
-    argument: str | None = None,
 ) -> click.Command:
-    """The generation command of ``pipeline``: parse the options into its config, build its
-    job (reading and recording the inputs), run it into ``--out``, print the report.
-    ``argument``: an input location given as the command's argument instead of an option
-    (e.g. the dataset a pipeline works on: ``dataforge multion oracle DIR``)."""
+    """The generation command of ``pipeline`` (named ``pipeline.command`` in its benchmark's
+    group): parse the options into its config, build its job (reading and recording the
+    inputs), run it into ``--out``, print the report. ``pipeline.argument``: an input location
+    given as the command's argument instead of an option (e.g. the dataset a stage works on:
+    ``dataforge multion oracle DIR``)."""
+    name, argument = pipeline.command, pipeline.argument
 
     def command(**kw: Any) -> None:
         from dataforge.inputs import Inputs

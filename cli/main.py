@@ -26,18 +26,18 @@ DATASET_COMMANDS: dict[str, str] = {
 }
 
 
-def lazy_commands(*, listed: bool = False) -> dict[str, str]:
-    """Command name -> "module:attribute": the dataset commands and every registered pipeline
-    (``listed``: only those shown in --help)."""
+def lazy_commands() -> dict[str, str]:
+    """Command name -> "module:attribute": the dataset commands and every registered benchmark's
+    group (a benchmark's further stages are commands in its group: dataforge.registry)."""
     from dataforge.registry import registered
 
-    groups = {name: p.cli for name, p in registered().items() if p.listed or not listed}
+    groups = {name: p.cli for name, p in registered().items() if p.cli is not None}
     return {**DATASET_COMMANDS, **groups}
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(lazy_commands(listed=True)))
+        return sorted(set(super().list_commands(ctx)) | set(lazy_commands()))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         commands = lazy_commands()

@@ -43,7 +43,7 @@ def example_command(pipeline: Pipeline) -> list[str]:
     """The command a golden record is made with: the tiny example with ``--seed 0``."""
     if pipeline.tiny is None:
         raise ValueError(f"pipeline {pipeline.name!r} has no tiny example")
-    return ["dataforge", pipeline.name, *pipeline.tiny.args, "--seed", "0"]
+    return ["dataforge", *pipeline.command_path, *pipeline.tiny.args, "--seed", "0"]
 
 
 def array_digest(a: np.ndarray) -> str:

@@ -1,6 +1,6 @@
 """The pipeline registry: every pipeline declares itself once, with :func:`register`.
 
-``pipelines/<name>/__init__.py`` is a pipeline's whole registration::
+``pipelines/<name>/__init__.py`` is a benchmark's whole registration::
 
     register(Pipeline(
         name="synthetic",
@@ -9,8 +9,24 @@
         build_job="dataforge.pipelines.synthetic.generate:build_job",
         cli="dataforge.pipelines.synthetic.cli:synthetic",        # the click group
         checks="dataforge.pipelines.synthetic.checks",            # invariants, stats, previews
-        tiny=Example(("generate", "--scenes", "2", ...)),
+        tiny=Example("--scenes 2 ..."),                            # after 'synthetic generate'
     ))
+
+**Stages and tools.** A benchmark may make its datasets in several stages, each reading the
+previous one's (MultiON: episodes, then oracle trajectories; FindingDory: episodes, collected
+days, tasks). Each stage is a :class:`Pipeline` of its own (its config, job, checks, tiny
+example and golden record: everything the conformance suite runs), registered with
+``stage_of=`` the benchmark, the ``command`` that makes it in the benchmark's group and the
+input location it takes as that command's ``argument``::
+
+    register(Pipeline(name="multion-oracle", stage_of="multion", command="oracle",
+                      argument="episodes", ..., tiny=Example("--limit 2",
+                      reads=(("episodes", "multion"),))))
+
+so ``dataforge multion oracle DIR`` is the stage's one command. The benchmark's registration
+names its ``tools``: the group's commands that make no dataset (evaluate, score, baseline,
+export, ...). A benchmark's command group holds exactly its stages' commands and its tools
+(``tests/test_registry_stages.py``), and ``dataforge --help`` lists benchmarks only.
 
 The command table of ``dataforge``, ``known_pipelines()``, ``validate``'s invariants,
 ``stats``, ``inspect --preview``, ``dataforge reproduce``, the golden checksums and the
@@ -92,21 +108,26 @@ class InputLocation:
 
 @dataclass(frozen=True)
 class Example:
-    """A small real generation of a pipeline: the arguments after ``dataforge <pipeline>``
-    (its generation command and options; the tests add ``--out``, ``--data-dir``, workers).
+    """A small real generation of a pipeline: the options after its generation command
+    (``dataforge multion generate``; the tests add ``--out``, ``--data-dir``, workers).
     ``data``: files under ``--data-dir`` it reads, so tests skip with a reason when absent.
     A pipeline's ``tiny`` example makes at least two units with two episodes of the same kind;
     it is what the conformance suite runs and what ``tests/golden/<pipeline>.json`` records."""
 
     args: tuple[str, ...] | str  # a string is split as a shell would
     data: tuple[str, ...] = ()
-    # (input location, pipeline): the location is given the tiny dataset of that pipeline (a
-    # pipeline that works on another's datasets, e.g. MultiON's oracle on MultiON episodes)
-    upstream: tuple[tuple[str, str], ...] = ()
+    # (input location, pipeline): the location is given the tiny dataset of that pipeline: the
+    # previous stage's (e.g. MultiON's oracle reads MultiON episodes)
+    reads: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.args, str):
             object.__setattr__(self, "args", tuple(shlex.split(self.args)))
+
+    @property
+    def read_pipelines(self) -> tuple[str, ...]:
+        """The pipelines whose tiny datasets the example reads."""
+        return tuple(name for _, name in self.reads)
 
 
 @dataclass(frozen=True)
@@ -130,20 +151,43 @@ class Pipeline:
     summary: str
     config: type[PipelineConfig]
     build_job: str  # "module:function": (config, *, seed, fmt, inputs) -> dataforge.run.Job
-    cli: str  # "module:attribute": the pipeline's click group
+    cli: str | None = None  # "module:attribute": a benchmark's click group (stages: None)
     checks: str | None = None  # module with INVARIANTS and the hooks
     extra: str | None = None  # the pip extra it needs beyond the core install
     inputs: tuple[InputLocation, ...] = ()
     tiny: Example | None = None
-    # False: a pipeline whose commands live in another pipeline's group (e.g. ``multion
-    # oracle``); its own group still answers to its name but is not listed in --help
-    listed: bool = True
+    # a stage of another benchmark: its generation command is in that benchmark's group
+    stage_of: str | None = None
+    command: str = "generate"  # the generation command's name in the group
+    argument: str | None = None  # an input location taken as the command's argument
+    # a benchmark's commands that make no dataset (evaluate, score, baseline, export, ...)
+    tools: tuple[str, ...] = ()
     # Arrays that a library does not make bit-identical across CPUs: golden tests compare their
     # per-frame channel means within this absolute tolerance instead of their sha256, and the
     # extra files matching ``golden_derived`` (copies of those arrays that validate checks
     # against the shards) through the shards (dataforge/golden.py, docs/development.md).
     golden_tolerance: Mapping[str, float] = field(default_factory=dict)
     golden_derived: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.cli is None) == (self.stage_of is None):
+            raise DataforgeError(
+                f"pipeline {self.name!r}: a benchmark names its cli group, a stage its stage_of"
+            )
+        if self.stage_of is not None and self.tools:
+            raise DataforgeError(f"pipeline {self.name!r}: tools belong to the benchmark")
+        if self.argument is not None and self.argument not in {i.name for i in self.inputs}:
+            raise DataforgeError(f"pipeline {self.name!r}: argument {self.argument!r} is no input")
+
+    @property
+    def benchmark(self) -> str:
+        """The benchmark whose command group holds this pipeline's generation command."""
+        return self.stage_of or self.name
+
+    @property
+    def command_path(self) -> tuple[str, str]:
+        """``dataforge <benchmark> <command>``: the generation command."""
+        return (self.benchmark, self.command)
 
     def _load(self, ref: str) -> Any:
         module, _, attr = ref.partition(":")
@@ -173,19 +217,21 @@ class Pipeline:
         *,
         data_dir: Path | str | None = None,
         seed: int = 0,
-        upstream: Mapping[str, Path | str] | None = None,
+        reads: Mapping[str, Path | str] | None = None,
     ) -> list[str]:
         """The command line (after ``dataforge``) of the tiny example, writing into ``out``;
-        ``upstream``: the tiny datasets of the pipelines the example reads, by pipeline name."""
+        ``reads``: the tiny datasets of the pipelines the example reads, by pipeline name."""
         if self.tiny is None:
             raise DataforgeError(f"pipeline {self.name!r} declares no tiny example")
-        args = [self.name, *self.tiny.args, "--seed", str(seed), "--out", str(out), "--quiet"]
+        args = [*self.command_path, *self.tiny.args, "--seed", str(seed)]
+        args += ["--out", str(out), "--quiet"]
         if self.tiny.data:
             args += ["--data-dir", str(data_dir)]
-        for location, name in self.tiny.upstream:
-            if upstream is None or name not in upstream:
+        for location, name in self.tiny.reads:
+            if reads is None or name not in reads:
                 raise DataforgeError(f"{self.name}'s tiny example reads {name}'s tiny dataset")
-            args += [f"--{location}", str(upstream[name])]
+            given = str(reads[name])
+            args += [given] if location == self.argument else [f"--{location}", given]
         return args
 
     def missing_data(self, data_dir: Path | str | None) -> list[str]:
@@ -196,8 +242,20 @@ class Pipeline:
             return list(self.tiny.data)
         return [rel for rel in self.tiny.data if not (Path(data_dir) / rel).exists()]
 
-    def command_group(self) -> click.Command:
-        return self._load(self.cli)
+    def command_group(self) -> click.Group:
+        """The click group of the benchmark this pipeline belongs to."""
+        benchmark = self if self.stage_of is None else get_pipeline(self.stage_of)
+        if benchmark is None or benchmark.cli is None:
+            raise DataforgeError(f"pipeline {self.name!r}: no benchmark {self.stage_of!r}")
+        return benchmark._load(benchmark.cli)
+
+    def generation_command(self) -> click.Command:
+        """The command that makes this pipeline's datasets (``dataforge multion oracle``)."""
+        return self.command_group().commands[self.command]
+
+    def stages(self) -> list[Pipeline]:
+        """A benchmark's pipelines: itself, then the stages registered with its name."""
+        return [self, *(p for p in registered().values() if p.stage_of == self.name)]
 
     @cached_property
     def hooks(self) -> Hooks:

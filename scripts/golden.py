@@ -35,20 +35,20 @@ def main() -> int:
     pipelines = registered()
     names = list(pipelines) if args.pipelines == "all" else args.pipelines.split(",")
     failed = 0
-    upstream_tmp = tempfile.TemporaryDirectory(prefix="golden-upstream-")
-    upstream: dict[str, Path] = {}
+    read_tmp = tempfile.TemporaryDirectory(prefix="golden-reads-")
+    made: dict[str, Path] = {}
 
     def tiny(name: str) -> Path:
         """The tiny dataset of pipeline ``name`` that another's tiny example reads (made from
         the tiny datasets it reads in turn)."""
-        if name not in upstream:
-            out = Path(upstream_tmp.name) / name
+        if name not in made:
+            out = Path(read_tmp.name) / name
             p = pipelines[name]
-            ups = {up: tiny(up) for _, up in (p.tiny.upstream if p.tiny else ())}
-            cli = p.example_args(out, data_dir=args.data_dir, upstream=ups)
+            reads = {up: tiny(up) for up in (p.tiny.read_pipelines if p.tiny else ())}
+            cli = p.example_args(out, data_dir=args.data_dir, reads=reads)
             subprocess.run([sys.executable, "-m", "dataforge.cli.main", *cli], check=True)
-            upstream[name] = out
-        return upstream[name]
+            made[name] = out
+        return made[name]
 
     for name in names:
         pipeline = pipelines[name]
@@ -60,8 +60,8 @@ def main() -> int:
             continue
         with tempfile.TemporaryDirectory(prefix=f"golden-{name}-") as tmp:
             out = Path(tmp) / "ds"
-            ups = {up: tiny(up) for _, up in pipeline.tiny.upstream}
-            cli = pipeline.example_args(out, data_dir=args.data_dir, upstream=ups)
+            reads = {up: tiny(up) for up in pipeline.tiny.read_pipelines}
+            cli = pipeline.example_args(out, data_dir=args.data_dir, reads=reads)
             r = subprocess.run([sys.executable, "-m", "dataforge.cli.main", *cli], text=True)
             if r.returncode != 0:
                 print(f"{name}: the tiny example failed (exit {r.returncode})")
@@ -76,7 +76,7 @@ def main() -> int:
                 continue
             golden.write(path, golden.record(pipeline, out, command))
             print(f"{name}: wrote {path.relative_to(ROOT)}")
-    upstream_tmp.cleanup()
+    read_tmp.cleanup()
     return 1 if failed else 0
 
 

@@ -62,8 +62,8 @@ def tiny_dataset(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path
             if missing := pipeline.missing_data(data):
                 pytest.skip(f"{name}'s tiny example needs {', '.join(missing)} in {data}")
             out = tmp_path_factory.mktemp(f"tiny-{name}-w{workers}") / "ds"
-            ups = {up: get(up) for _, up in pipeline.tiny.upstream}
-            args = pipeline.example_args(out, data_dir=data, upstream=ups)
+            reads = {up: get(up) for up in pipeline.tiny.read_pipelines}
+            args = pipeline.example_args(out, data_dir=data, reads=reads)
             r = run_cli(*args, "--workers", str(workers), timeout=1800)
             if r.returncode != 0 and "pip install" in r.stderr:
                 if os.environ.get("DATAFORGE_REQUIRE_SIM") == "1":

@@ -17,17 +17,16 @@ PIPELINES = registered()
 
 
 def generation_command(name: str) -> click.Command:
-    pipeline = PIPELINES[name]
-    assert pipeline.tiny is not None
-    group = pipeline.command_group()
-    return group.commands[pipeline.tiny.args[0]]
+    return PIPELINES[name].generation_command()
 
 
 def parsed_config(name: str) -> Any:
     """The config the tiny example's command line makes (parsed by click, as the CLI does)."""
     pipeline = PIPELINES[name]
     command = generation_command(name)
-    ctx = command.make_context(command.name, [*pipeline.tiny.args[1:], "--out", "x"])
+    assert pipeline.tiny is not None
+    given = [f"{loc}-dir" for loc, _ in pipeline.tiny.reads if loc == pipeline.argument]
+    ctx = command.make_context(command.name, [*pipeline.tiny.args, *given, "--out", "x"])
     fields = {f.name for f in dataclasses.fields(pipeline.config)}
     return pipeline.config(**{k: v for k, v in ctx.params.items() if k in fields})
 

@@ -128,8 +128,8 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_files(
     assert pipeline is not None
     root = tmp_path / "killed"
     assert pipeline.tiny is not None
-    ups = {up: tiny_dataset(up) for _, up in pipeline.tiny.upstream}
-    args = pipeline.example_args(root, data_dir=DATA, upstream=ups)
+    reads = {up: tiny_dataset(up) for up in pipeline.tiny.read_pipelines}
+    args = pipeline.example_args(root, data_dir=DATA, reads=reads)
     proc = subprocess.Popen(
         [sys.executable, "-c", PAUSED_RUN, *args],
         stdout=subprocess.PIPE,

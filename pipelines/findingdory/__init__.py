@@ -13,6 +13,8 @@ PIPELINE = register(
         config=EpisodesConfig,
         build_job="dataforge.pipelines.findingdory.generate:build_job",
         cli="dataforge.pipelines.findingdory.cli:findingdory",
+        command="episodes",
+        tools=("evaluate", "score", "baseline", "export"),
         checks="dataforge.pipelines.findingdory.checks",
         extra="procthor",
         inputs=(
@@ -27,8 +29,7 @@ PIPELINE = register(
             ),
         ),
         tiny=Example(
-            "episodes --scenes generate:2 --room-spec kitchen-living-room --episodes 2 "
-            "--rearrangements 2-3"
+            "--scenes generate:2 --room-spec kitchen-living-room --episodes 2 --rearrangements 2-3"
         ),
     )
 )
@@ -39,18 +40,19 @@ COLLECT = register(
         summary="FindingDory oracle experience (time-stamped RGB-D, masks, poses, actions, log)",
         config=CollectConfig,
         build_job="dataforge.pipelines.findingdory.collect:build_job",
-        cli="dataforge.pipelines.findingdory.cli:findingdory_collect",
         checks="dataforge.pipelines.findingdory.collect_checks",
         extra="procthor",
-        listed=False,  # its command is 'dataforge findingdory collect DIR'
+        stage_of="findingdory",
+        command="collect",
+        argument="episodes",
         inputs=(
             InputLocation(
                 "episodes", "The FindingDory episodes to play (dataforge findingdory episodes)."
             ),
         ),
         tiny=Example(
-            "generate --resolution 48x64 --limit 1 --video mp4",
-            upstream=(("episodes", "findingdory"),),
+            "--resolution 48x64 --limit 1 --video mp4",
+            reads=(("episodes", "findingdory"),),
         ),
         # llvmpipe rasterises for the CPU's vector width: edge pixels of masks and depth may
         # differ between CPUs (docs/development.md), so golden tests compare per-frame means
@@ -65,15 +67,16 @@ TASKS = register(
         summary="FindingDory tasks (60 templates, goal entities, predicates, valid goal frames)",
         config=TasksConfig,
         build_job="dataforge.pipelines.findingdory.tasks:build_job",
-        cli="dataforge.pipelines.findingdory.cli:findingdory_tasks",
         checks="dataforge.pipelines.findingdory.tasks_checks",
         extra="procthor",
-        listed=False,  # its command is 'dataforge findingdory tasks DIR'
+        stage_of="findingdory",
+        command="tasks",
+        argument="experience",
         inputs=(
             InputLocation(
                 "experience", "The collected days to make tasks of (dataforge findingdory collect)."
             ),
         ),
-        tiny=Example("generate", upstream=(("experience", "findingdory-collect"),)),
+        tiny=Example("", reads=(("experience", "findingdory-collect"),)),
     )
 )

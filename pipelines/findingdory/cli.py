@@ -27,7 +27,6 @@ def findingdory() -> None:
 findingdory.add_command(
     generation_command(
         PIPELINE,
-        name="episodes",
         help="Draw FindingDory episodes into --out, one work unit per scene (resumable, "
         "deterministic per --seed; draws that fail are counted by reason). Example: "
         "dataforge findingdory episodes --scenes generate:30 --split val --episodes 4 "
@@ -43,18 +42,7 @@ COLLECT_HELP = (
     "top-left and its frame number top-right. Example: dataforge "
     "findingdory collect fd/episodes --video mp4 --out fd/experience"
 )
-findingdory.add_command(
-    generation_command(COLLECT, name="collect", argument="episodes", help=COLLECT_HELP)
-)
-
-
-@click.group(name="findingdory-collect")
-def findingdory_collect() -> None:
-    """FindingDory experience collection (the same as 'dataforge findingdory collect', with
-    --episodes)."""
-
-
-findingdory_collect.add_command(generation_command(COLLECT, help=COLLECT_HELP))
+findingdory.add_command(generation_command(COLLECT, help=COLLECT_HELP))
 
 TASKS_HELP = (
     "Instantiate the 60 templates of the paper's Table 3 from every collected day of DIR into "
@@ -63,17 +51,7 @@ TASKS_HELP = (
     "solvability and tasks.jsonl in the authors' QA fields. Example: dataforge findingdory "
     "tasks fd/experience --out fd/tasks"
 )
-findingdory.add_command(
-    generation_command(TASKS, name="tasks", argument="experience", help=TASKS_HELP)
-)
-
-
-@click.group(name="findingdory-tasks")
-def findingdory_tasks() -> None:
-    """FindingDory tasks (the same as 'dataforge findingdory tasks', with --experience)."""
-
-
-findingdory_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
+findingdory.add_command(generation_command(TASKS, help=TASKS_HELP))
 
 
 @findingdory.command()

@@ -15,8 +15,9 @@ PIPELINE = register(
         config=HousesConfig,
         build_job="dataforge.pipelines.houses.generate:build_job",
         cli="dataforge.pipelines.houses.cli:houses",
+        tools=("assets", "show"),
         checks="dataforge.pipelines.houses.checks",
         extra="procthor",
-        tiny=Example("generate --count 2 --room-spec kitchen"),
+        tiny=Example("--count 2 --room-spec kitchen"),
     )
 )

@@ -13,6 +13,8 @@ PIPELINE = register(
         config=IR2RConfig,
         build_job="dataforge.pipelines.ir2r.generate:build_job",
         cli="dataforge.pipelines.ir2r.cli:ir2r",
+        command="tours",
+        tools=("stats", "plot", "score", "export"),
         checks="dataforge.pipelines.ir2r.checks",
         inputs=(
             InputLocation(
@@ -34,7 +36,7 @@ PIPELINE = register(
             ),
         ),
         tiny=Example(
-            "tours --split val_seen --scans 17DRP5sb8fy,EDJbREhghzL",
+            "--split val_seen --scans 17DRP5sb8fy,EDJbREhghzL",
             data=(
                 "r2r/R2R_val_seen.json",
                 "mp3d_connectivity/17DRP5sb8fy_connectivity.json",

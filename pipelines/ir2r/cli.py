@@ -42,7 +42,6 @@ def _table_row(report: Any, job: Any) -> None:
 ir2r.add_command(
     generation_command(
         PIPELINE,
-        name="tours",
         help="Build the tours of one split into --out: tours_<split>.json plus a validated table.",
         after=_table_row,
     )

@@ -13,6 +13,7 @@ PIPELINE = register(
         config=MultionConfig,
         build_job="dataforge.pipelines.multion.generate:build_job",
         cli="dataforge.pipelines.multion.cli:multion",
+        tools=("score",),
         checks="dataforge.pipelines.multion.checks",
         extra="procthor",
         inputs=(
@@ -32,8 +33,7 @@ PIPELINE = register(
             ),
         ),
         tiny=Example(
-            "generate --m 2 --split val --episodes-per-scene 40 --scenes generate:2 "
-            "--room-spec kitchen"
+            "--m 2 --split val --episodes-per-scene 40 --scenes generate:2 --room-spec kitchen"
         ),
     )
 )
@@ -44,10 +44,11 @@ ORACLE = register(
         summary="MultiON oracle trajectories (actions, poses, egocentric RGB-D and semantics)",
         config=OracleConfig,
         build_job="dataforge.pipelines.multion.oracle:build_job",
-        cli="dataforge.pipelines.multion.cli:multion_oracle",
         checks="dataforge.pipelines.multion.oracle_checks",
         extra="procthor",
-        listed=False,  # its command is 'dataforge multion oracle DIR'
+        stage_of="multion",
+        command="oracle",
+        argument="episodes",
         inputs=(
             InputLocation(
                 "episodes", "The MultiON dataset to follow (dataforge multion generate)."
@@ -59,8 +60,8 @@ ORACLE = register(
             ),
         ),
         tiny=Example(
-            "generate --render rgb,depth,semantic --resolution 64x64 --limit 2",
-            upstream=(("episodes", "multion"),),
+            "--render rgb,depth,semantic --resolution 64x64 --limit 2",
+            reads=(("episodes", "multion"),),
         ),
         # llvmpipe rasterises for the CPU's vector width: with SSE4.1 only, a few edge pixels of
         # the semantic mask (0.02%) and 1 mm of depth differed (docs/development.md), so golden

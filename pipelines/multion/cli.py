@@ -33,17 +33,7 @@ ORACLE_HELP = (
     "--render, egocentric observations (ready-made imitation-learning demonstrations). "
     "Example: dataforge multion oracle multion/ --render rgb,depth --out demos/"
 )
-multion.add_command(
-    generation_command(ORACLE, name="oracle", argument="episodes", help=ORACLE_HELP)
-)
-
-
-@click.group(name="multion-oracle")
-def multion_oracle() -> None:
-    """MultiON oracle trajectories (the same as 'dataforge multion oracle', with --episodes)."""
-
-
-multion_oracle.add_command(generation_command(ORACLE, help=ORACLE_HELP))
+multion.add_command(generation_command(ORACLE, help=ORACLE_HELP))
 
 
 @multion.command()

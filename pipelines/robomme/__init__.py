@@ -14,6 +14,7 @@ PIPELINE = register(
         config=RobommeConfig,
         build_job="dataforge.pipelines.robomme.generate:build_job",
         cli="dataforge.pipelines.robomme.cli:robomme",
+        tools=("tasks",),
         checks="dataforge.pipelines.robomme.checks",
         extra="robomme",
         inputs=(
@@ -23,7 +24,7 @@ PIPELINE = register(
                 "difficulty) episodes, the first --episodes-per-task of each task.",
             ),
         ),
-        tiny=Example("generate --tasks PickXtimes --episodes-per-task 2 --size 32 --format hdf5"),
+        tiny=Example("--tasks PickXtimes --episodes-per-task 2 --size 32 --format hdf5"),
         # lavapipe's rasteriser rounds differently with other CPU vector widths (measured: up to
         # 2 intensity levels on < 0.1% of pixels, 1 mm of depth; physics is bit-identical), so
         # golden tests compare the camera arrays' per-frame means (docs/development.md)

@@ -13,6 +13,7 @@ PIPELINE = register(
         config=SpamemConfig,
         build_job="dataforge.pipelines.spamem.generate:build_job",
         cli="dataforge.pipelines.spamem.cli:spamem",
+        tools=("evaluate", "score", "baseline"),
         checks="dataforge.pipelines.spamem.checks",
         extra="procthor",
         inputs=(
@@ -25,7 +26,7 @@ PIPELINE = register(
             ),
         ),
         tiny=Example(
-            "generate --houses 2 --room-spec kitchen --sequences-per-house 2 --steps 2 "
+            "--houses 2 --room-spec kitchen --sequences-per-house 2 --steps 2 "
             "--views-per-step 4 --resolution 64x48"
         ),
         # llvmpipe JIT-compiles its rasteriser for the CPU: made for SSE4.1 only, 1 colour
@@ -41,15 +42,16 @@ TASKS = register(
         summary="SpaMEM question sets (L1-L3, short/long, RGB/RGB-D) with computed answers",
         config=TasksConfig,
         build_job="dataforge.pipelines.spamem.tasks:build_job",
-        cli="dataforge.pipelines.spamem.cli:spamem_tasks",
         checks="dataforge.pipelines.spamem.tasks_checks",
         extra="procthor",
-        listed=False,  # its command is 'dataforge spamem tasks DIR'
+        stage_of="spamem",
+        command="tasks",
+        argument="sequences",
         inputs=(
             InputLocation(
                 "sequences", "The SpaMEM sequences dataset to question (dataforge spamem generate)."
             ),
         ),
-        tiny=Example("generate", upstream=(("sequences", "spamem"),)),
+        tiny=Example("", reads=(("sequences", "spamem"),)),
     )
 )

@@ -35,15 +35,7 @@ TASKS_HELP = (
     "file per level x task x horizon x modality under questions/, answers computed from the "
     "stored graphs, masks, depths and boxes. Example: dataforge spamem tasks spamem/ --out tasks/"
 )
-spamem.add_command(generation_command(TASKS, name="tasks", argument="sequences", help=TASKS_HELP))
-
-
-@click.group(name="spamem-tasks")
-def spamem_tasks() -> None:
-    """SpaMEM question sets (the same as 'dataforge spamem tasks', with --sequences)."""
-
-
-spamem_tasks.add_command(generation_command(TASKS, help=TASKS_HELP))
+spamem.add_command(generation_command(TASKS, help=TASKS_HELP))
 
 
 @spamem.command()

@@ -14,6 +14,6 @@ PIPELINE = register(
         build_job="dataforge.pipelines.synthetic.generate:build_job",
         cli="dataforge.pipelines.synthetic.cli:synthetic",
         checks="dataforge.pipelines.synthetic.checks",
-        tiny=Example("generate --scenes 2 --episodes-per-scene 2 --frames 3 --resolution 48x36"),
+        tiny=Example("--scenes 2 --episodes-per-scene 2 --frames 3 --resolution 48x36"),
     )
 )

@@ -36,9 +36,7 @@ slow = pytest.mark.slow  # the tiny datasets of five pipelines, made by the real
 Tiny = Callable[..., Path]
 # every generation command that reads something: its tiny example (a new one is covered too)
 DERIVED = sorted(
-    name
-    for name, p in registered().items()
-    if p.tiny is not None and (p.tiny.upstream or p.tiny.data)
+    name for name, p in registered().items() if p.tiny is not None and (p.tiny.reads or p.tiny.data)
 )
 
 
@@ -148,7 +146,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def inputs(tiny_dataset: Tiny, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Copies of the tiny datasets the commands below read, by pipeline."""
     base = tmp_path_factory.mktemp("inputs")
-    names = {up for n in DERIVED for _, up in registered()[n].tiny.upstream}  # type: ignore[union-attr]
+    names = {up for n in DERIVED for up in registered()[n].tiny.read_pipelines}  # type: ignore[union-attr]
     names |= {"spamem-tasks", "findingdory-tasks", "ir2r"}
     return {name: _holder(tiny_dataset(name), base, name) for name in sorted(names)}
 
@@ -187,11 +185,11 @@ def test_a_run_never_writes_into_what_it_reads(
 ) -> None:
     pipeline = registered()[name]
     assert pipeline.tiny is not None
-    ups = {up: inputs[up] for _, up in pipeline.tiny.upstream}
-    # the input the output is placed against: the upstream dataset, else the data folder
-    given = next(iter(ups.values())) if ups else data_dir
+    reads = {up: inputs[up] for up in pipeline.tiny.read_pipelines}
+    # the input the output is placed against: the dataset read, else the data folder
+    given = next(iter(reads.values())) if reads else data_dir
     _check_refusals(
-        lambda out: pipeline.example_args(out, data_dir=data_dir, upstream=ups),
+        lambda out: pipeline.example_args(out, data_dir=data_dir, reads=reads),
         given,
         capsys,
         extra=((), ("--overwrite",)),
@@ -200,7 +198,7 @@ def test_a_run_never_writes_into_what_it_reads(
 
 @slow
 @pytest.mark.parametrize(
-    ("argv", "upstream"),
+    ("argv", "read"),
     [
         (["spamem", "tasks"], "spamem"),
         (["findingdory", "collect"], "findingdory"),
@@ -209,9 +207,9 @@ def test_a_run_never_writes_into_what_it_reads(
     ],
 )
 def test_commands_taking_the_dataset_as_argument(
-    argv: list[str], upstream: str, inputs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+    argv: list[str], read: str, inputs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    given = inputs[upstream]
+    given = inputs[read]
     _check_refusals(
         lambda out: [*argv, given, "--out", out, "--quiet"],
         given,
@@ -219,7 +217,7 @@ def test_commands_taking_the_dataset_as_argument(
         extra=((), ("--overwrite",)),
     )
     # a link to the input is the input
-    link = given.parent.parent / f"{upstream}-link"
+    link = given.parent.parent / f"{read}-link"
     link.symlink_to(given)
     try:
         err = _refused([*argv, link, "--out", given, "--overwrite"], capsys)
