@@ -1,27 +1,30 @@
 """The 16 RoboMME tasks as ManiSkill environments, registered under the ids of the released
-metadata (``PickXtimes``, ...). Importing this package imports ManiSkill."""
+metadata (``PickXtimes``, ...), one module per task: ``<suite>/<task>.py`` (``PickXtimes`` in
+``counting/pick_xtimes.py``), with what a suite's tasks share in ``<suite>/base.py``.
+Importing this package imports ManiSkill."""
 
 from __future__ import annotations
 
 import importlib
+import re
 
 from mani_skill.utils.registration import REGISTERED_ENVS, register_env
 
 from dataforge.pipelines.robomme.suites import TASK_SUITES
 
 MAX_EPISODE_STEPS = 100_000  # episodes end by success or failure, not by a step limit
-_MODULES = {
-    "Counting": "counting",
-    "Permanence": "permanence",
-    "Reference": "reference",
-    "Imitation": "imitation",
-}
+
+
+def _task_module(task: str) -> str:
+    """The module of a task's env class: ``<suite>.<task in snake case>`` in this package
+    (``PickXtimes``: ``dataforge.pipelines.robomme.tasks.counting.pick_xtimes``)."""
+    name = re.sub(r"(?<!^)(?=[A-Z])", "_", task).lower()
+    return f"{__name__}.{TASK_SUITES[task].lower()}.{name}"
 
 
 def task_class(task: str) -> type:
-    suite = TASK_SUITES[task]
-    module = importlib.import_module(f"dataforge.pipelines.robomme.tasks.{_MODULES[suite]}")
-    return getattr(module, task)
+    """The task's env class, importing only its own module (and its suite's ``base``)."""
+    return getattr(importlib.import_module(_task_module(task)), task)
 
 
 def env_id(task: str) -> str:

@@ -147,7 +147,7 @@ def test_put_onto_is_open_from_the_place_keyframe_on() -> None:
 def test_put_down_records_nothing_for_the_rise() -> None:
     """``solve_putdown_whenhold``: "open" at the release height; the rise after opening has no
     record, so the keyframe stays the release pose."""
-    from dataforge.pipelines.robomme.tasks.permanence import RELEASE_Z, put_down
+    from dataforge.pipelines.robomme.tasks.permanence.base import RELEASE_Z, put_down
 
     log = _keyframes(put_down(_hand((0.05, -0.1, 0.2), q=[1.0, 0.0, 0.0, 0.0])))
     assert _flags(log) == [("move", 1.0), ("hold", 1.0), ("move", 1.0)]
@@ -250,9 +250,9 @@ def test_the_task_envs_pass_the_mode_on() -> None:
     """Each task family's layout read (``sample_layout`` / ``upstream_scene``) writes the mode
     the reset was given."""
     from dataforge.pipelines.robomme.seeds import scheme_seed
-    from dataforge.pipelines.robomme.tasks.counting import _Counting
-    from dataforge.pipelines.robomme.tasks.permanence import _Permanence
-    from dataforge.pipelines.robomme.tasks.reference import upstream_scene
+    from dataforge.pipelines.robomme.tasks.counting.base import _Counting
+    from dataforge.pipelines.robomme.tasks.permanence.base import _Permanence
+    from dataforge.pipelines.robomme.tasks.reference.base import upstream_scene
 
     def env(task: str) -> SimpleNamespace:
         return SimpleNamespace(

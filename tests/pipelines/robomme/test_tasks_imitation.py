@@ -222,7 +222,7 @@ def test_movecube_other_manner_fails(make: Any) -> None:
 def test_patternlock_highlights_last_40_steps(make: Any) -> None:
     """Upstream ``step()``: a trace sphere under the tip at z 0.01 on every step the tip is
     below 0.1 m, kept 40 steps; a reached target's red ring shown for 40 steps."""
-    from dataforge.pipelines.robomme.tasks.imitation import HIGHLIGHT_STEPS, REACH_Z, TRACE_Z
+    from dataforge.pipelines.robomme.tasks.imitation.base import HIGHLIGHT_STEPS, REACH_Z, TRACE_Z
 
     rec = record("PatternLock", 0)
     env = make("PatternLock", rec["difficulty"], rec["seed"])

@@ -179,7 +179,7 @@ def test_oracle_succeeds_with_upstreams_texts(make: Any, task: str, episode: int
 
 def head_then_wrong_pick(b: Any) -> Iterator[Subgoal]:
     """The oracle up to the first pick, then a pick of a container that is not the goal."""
-    from dataforge.pipelines.robomme.tasks.permanence import pick_container
+    from dataforge.pipelines.robomme.tasks.permanence.base import pick_container
 
     plan = b.plan()
     for sg in plan:
@@ -261,7 +261,7 @@ def test_grasp_closes_along_the_side_nearest_the_hand(
     box_yaw: float, closing: tuple[float, float], expected: float
 ) -> None:
     """``compute_grasp_info_by_obb(target_closing=the TCP's y axis)``, as solve_pickup_bin."""
-    from dataforge.pipelines.robomme.tasks.permanence import closing_yaw
+    from dataforge.pipelines.robomme.tasks.permanence.base import closing_yaw
 
     got = closing_yaw(box_yaw, np.array([*closing, 0.0]))
     assert np.isclose(np.angle(np.exp(1j * (got - expected))), 0.0, atol=1e-9)

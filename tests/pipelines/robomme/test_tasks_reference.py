@@ -222,7 +222,7 @@ def test_video_repick_fails_on_a_wrong_cube(make: Any) -> None:
 
 
 def test_video_place_button_fails_on_a_wrong_target(make: Any) -> None:
-    from dataforge.pipelines.robomme.tasks.reference import put_onto
+    from dataforge.pipelines.robomme.tasks.reference.base import put_onto
 
     env = reset(make, record("VideoPlaceButton", 0))
     b = env.unwrapped
@@ -246,7 +246,7 @@ def test_video_place_order_fails_on_a_wrong_cube(make: Any) -> None:
 
 # -- the swap path ------------------------------------------------------------------------------
 def test_two_lane_swap_exchanges_on_offset_lanes() -> None:
-    from dataforge.pipelines.robomme.tasks.reference import TwoLaneSwap
+    from dataforge.pipelines.robomme.tasks.reference.base import TwoLaneSwap
 
     class Actor:  # the pose interface TwoLaneSwap uses
         def __init__(self, p: list[float]) -> None:
