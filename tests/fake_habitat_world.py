@@ -2,7 +2,7 @@
 calls.
 
 Builds on :mod:`fake_habitat_sim` (its ``PathFinder`` and ``ShortestPath``) with the simulator
-surface of ``docs/habitat_world.md`` §2-7 that :mod:`dataforge.world.habitat_world` uses. Same
+surface of ``docs/habitat_world.md`` §2-7 that :mod:`dataforge.simulators.habitat` uses. Same
 rules as that module: only these names exist (any other attribute of the module, its ``agent`` /
 ``nav`` / ``geo`` / ``physics`` submodules, the ``magnum`` stand-in or a bound object raises
 ``AttributeError``) and arguments are checked as pybind11 converts them (``TypeError``):

@@ -40,7 +40,7 @@ in height)? :meth:`~NavmeshPathfinder.segment_clear` asks it along a segment.
 Before this module (issue 41), three call sites wrapped the pathfinder separately, all with this
 same no-limit snap in effect, so no call site's results change: ``nav/oracle.py``
 (``HabitatOracle`` / ``pathfinder_distances``: snapped with no limit, ``inf`` when the snap
-failed or ``find_path`` failed); ``world/habitat_world.py`` (distances through
+failed or ``find_path`` failed); ``simulators/habitat.py`` (distances through
 ``pathfinder_distances``; shortest paths and the lattice's start through ``find_path`` /
 ``snap_point`` with no limit); and MultiON's ``HabitatSpace`` (``find_path`` on the raw points:
 habitat-sim's internal snap with no limit; its points are sampled on the navmesh).

@@ -6,7 +6,7 @@ asset alone: :func:`~dataforge.world.shapes.variant_rng`,
 :func:`~dataforge.world.materials.asset_palette`), so an object's appearance is its asset's
 (:func:`object_appearance`, :func:`asset_appearance`, cached per asset). Real meshes from
 ``--assets`` are not read: :meth:`EmbeddedWorld.appearance
-<dataforge.world.backends.EmbeddedWorld.appearance>` says None for an asset they replace.
+<dataforge.simulators.embedded.EmbeddedWorld.appearance>` says None for an asset they replace.
 
 Colour
 ------

@@ -27,7 +27,7 @@ from that pose, nothing in the world moves) and measuring three things (:class:`
 :meth:`GoalCheck.passes` names the checks that fail against thresholds; ``skip`` drops some of
 them (a scorer that ignores coverage or distance). Pipelines hold the thresholds.
 
-Backends: only the :class:`~dataforge.world.backends.WorldBackend` protocol is used, plus the
+Backends: only the :class:`~dataforge.simulators.protocol.WorldBackend` protocol is used, plus the
 backend's instance-id table ``ids`` (an :class:`~dataforge.world.scene.InstanceIds`; both
 backends have one). It is read, never extended, and only after rendering, so a check never
 assigns ids. On the embedded world the table's keys are dataforge's element ids (objects,
@@ -54,7 +54,7 @@ from shapely.ops import unary_union
 from dataforge.errors import UsageError
 from dataforge.nav.grid import NavGrid
 from dataforge.render.renderer import Frame
-from dataforge.world.backends import WorldBackend
+from dataforge.simulators.protocol import WorldBackend
 from dataforge.world.graph import WorldGraph
 from dataforge.world.graph import room_of as _room_containing
 from dataforge.world.scene import InstanceIds

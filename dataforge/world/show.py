@@ -64,7 +64,7 @@ def show_house(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dataforge.world.backends import open_world
+    from dataforge.simulators import open_world
 
     rooms = sorted(house.rooms, key=lambda r: -Polygon(r.polygon_xz).area)[: max(1, views)]
     frames = []

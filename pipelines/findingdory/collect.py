@@ -131,7 +131,7 @@ def produce(
     unit: WorkUnit,
     rng: np.random.Generator,
 ) -> Iterator[Episode]:
-    from dataforge.pipelines.findingdory.day_world import is_habitat, plan_world
+    from dataforge.pipelines.findingdory.day_world import is_habitat, plan_world, room_polygons
     from dataforge.pipelines.findingdory.log import Clock
     from dataforge.pipelines.findingdory.oracle import PHASES, OracleAgent
     from dataforge.pipelines.findingdory.plan import EpisodePlan
@@ -166,7 +166,7 @@ def produce(
     )
     clock = Clock(cfg.day_start, cfg.day_end, cfg.day_steps)
     rooms = [dict(r) for r in meta["rooms"]]
-    polygons = day.rooms()
+    polygons = room_polygons(day)
     room_index = {r["id"]: k for k, r in enumerate(rooms)}
     room_frames: Counter[str] = Counter()
     last: dict[str, Any] = {}
@@ -229,7 +229,7 @@ def produce(
             "rooms": rooms,
             "phases": list(PHASES),
             "instances": day.ids.to_dict(),
-            "semantic_classes": day.semantics(),
+            "semantic_classes": day.semantics.to_dict(),
             "camera": {
                 "width": cam.width,
                 "height": cam.height,

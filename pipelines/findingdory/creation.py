@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shapely
@@ -51,6 +51,9 @@ from dataforge.pipelines.findingdory.config import EpisodesConfig
 from dataforge.pipelines.findingdory.plan import Distractor, EpisodePlan, Rearrangement, Spot
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.house import House, HouseObject
+
+if TYPE_CHECKING:
+    from dataforge.simulators.protocol import WorldBackend
 
 SPOTS = 3  # pick / place spots kept per object
 SPOT_TRIES = 8  # viewpoints rendered per object at most
@@ -148,13 +151,13 @@ class SceneBase:
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
         raise NotImplementedError
 
-    def center(self, backend: Any, object_id: str) -> np.ndarray:
+    def center(self, backend: WorldBackend, object_id: str) -> np.ndarray:
         """The centre of an object's box in the world."""
-        raise NotImplementedError
+        return np.asarray(backend.center(object_id), dtype=np.float64)
 
-    def pose(self, backend: Any, object_id: str) -> tuple[Any, Any]:
+    def pose(self, backend: WorldBackend, object_id: str) -> tuple[Any, Any]:
         """An object's (position, rotation) as the plan records them."""
-        raise NotImplementedError
+        return backend.pose(object_id)
 
     def pick(self, backend: Any, object_id: str) -> Any:
         """Take the object out of play for a place search; what :meth:`put` then moves."""
@@ -178,7 +181,7 @@ class SceneContext(SceneBase):
     receptacles and their viewpoints, the spawnable categories and procthor's statistics."""
 
     def __init__(self, house: House, catalogue: AssetCatalogue, cfg: EpisodesConfig) -> None:
-        from dataforge.world.backends import EmbeddedWorld
+        from dataforge.simulators import EmbeddedWorld
         from dataforge.world.spawnable import receptacle_pairs, small_pickupable_types
         from dataforge.world.surfaces import object_footprint, object_surfaces
         from dataforge.world.viewpoints import WallSight
@@ -244,13 +247,6 @@ class SceneContext(SceneBase):
 
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
         return self.grid.distances(sources, targets)
-
-    def center(self, backend: Any, object_id: str) -> np.ndarray:
-        return np.asarray(backend.world.box(object_id).center, dtype=np.float64)
-
-    def pose(self, backend: Any, object_id: str) -> tuple[Any, Any]:
-        obj = backend.world.object(object_id)
-        return obj.position, obj.rotation
 
     def pick(self, backend: Any, object_id: str) -> HouseObject:
         obj = backend.world.object(object_id)

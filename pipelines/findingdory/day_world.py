@@ -1,13 +1,14 @@
-"""The world of one FindingDory day, whichever backend holds it: a ProcTHOR house on the
-embedded world (:class:`DayWorld`) or an HSSD scene in habitat-sim (:class:`HabitatDay`).
+"""The world of one FindingDory day, whichever simulator holds it: a ProcTHOR house on the
+embedded world or an HSSD scene in habitat-sim, through the one world interface
+(:class:`~dataforge.simulators.protocol.WorldBackend`).
 
 Collection, goal frames, tasks and scores ask the same few things of it: render a pose, the
-instance ids, the world graph, navigation (``nav``: ``shortest_path``, ``segment_clear``,
-``distances``, ``distance``, as a :class:`~dataforge.nav.grid.NavGrid` gives them), take an
-object out (a pick) and put one at a recorded pose (:meth:`place_at`), where objects are, the
-rooms' plan polygons, the small objects the scene itself holds, and the JSON to store with the
-day's records. :func:`plan_world` builds the world of a plan (every object at its start pose),
-:func:`final_world` the world as the day left it.
+instance ids, the world graph, navigation (``nav``), take an object out (``pick``) and put one
+at a recorded pose (``place_at``), where objects are and the rooms. What is FindingDory's own
+is here: the carried object's pose (:func:`carry`), the rooms' plan polygons
+(:func:`room_polygons`), the small objects the house itself holds (:func:`clutter`) and the
+JSON to store with the day's records (:func:`scene_json`). :func:`plan_world` builds the world
+of a plan (every object at its start pose), :func:`final_world` the world as the day left it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, cast
 
 from dataforge.errors import DatasetError
 from dataforge.world.house import HouseObject
+
+if TYPE_CHECKING:
+    from dataforge.simulators.embedded import EmbeddedWorld
+    from dataforge.simulators.habitat import HabitatWorld
+    from dataforge.simulators.protocol import HouseBackend, WorldBackend
 
 HABITAT = "habitat"
 # Where a carried object is drawn: (right, up, forward) metres from the head camera, low in its
@@ -33,170 +37,66 @@ def is_habitat(meta: Mapping[str, Any]) -> bool:
     return (meta.get("origin") or {}).get("source") == HABITAT
 
 
-class DayWorld:
-    """A plan's world on the embedded world (``backend``: an ``EmbeddedWorld``)."""
-
-    def __init__(self, backend: Any, catalogue: Any) -> None:
-        self.backend, self.catalogue = backend, catalogue
-        self._rooms: dict[str, Any] | None = None
-
-    @property
-    def nav(self) -> Any:
-        return self.backend.grid
-
-    @property
-    def ids(self) -> Any:
-        return self.backend.ids
-
-    def render(self, eye: Sequence[float], yaw: float, horizon: float) -> Any:
-        return self.backend.render(eye, yaw, horizon)
-
-    def world_graph(self) -> Any:
-        return self.backend.world_graph()
-
-    def semantics(self) -> dict[str, Any]:
-        return self.backend.scene.semantics.to_dict()
-
-    def has(self, object_id: str) -> bool:
-        return object_id in self.backend.world
-
-    def appearance(self, object_id: str, asset_id: str | None = None) -> dict[str, Any] | None:
-        """The words for how the object is drawn: shape, color, print_or_design, material
-        (:meth:`EmbeddedWorld.appearance`); ``asset_id`` for an object no longer in the
-        world; None when they are not known."""
-        drawn = self.backend.appearance(object_id, asset_id)
-        return None if drawn is None else drawn.words()
-
-    def position(self, object_id: str) -> tuple[float, float, float]:
-        return tuple(self.backend.world.object(object_id).position)
-
-    def center(self, object_id: str) -> tuple[float, float, float]:
-        c = self.backend.world.box(object_id).center
-        return (float(c[0]), float(c[1]), float(c[2]))
-
-    def remove(self, object_id: str) -> None:
-        """A pick: the object leaves the world (:meth:`carry` draws it as carried)."""
-        self.backend.remove(object_id)
-
-    def carry(self, object_id: str | None, yaw: float = 0.0) -> None:
-        """Draw ``object_id`` held in front of the head camera, :data:`CARRY_OFFSET` from it and
-        turning with the base from ``yaw`` (None: nothing held); call before :meth:`remove`."""
-        self.backend.carry(object_id, CARRY_OFFSET, yaw)
-
-    def place_at(self, obj: HouseObject, receptacle_id: str) -> Any:
-        """``obj`` at its recorded pose on ``receptacle_id`` (PlacementResult)."""
-        res = self.backend.world.place_at(obj, receptacle_id)
-        self.backend._changed()  # World.place_at does not mark the backend's scene stale
-        return res
-
-    def rooms(self) -> dict[str, Any]:
-        """Room id -> plan-view polygon (x, z)."""
-        if self._rooms is None:
-            from shapely.geometry import Polygon
-
-            self._rooms = {r.id: Polygon(r.polygon_xz) for r in self.backend.world.house().rooms}
-        return self._rooms
-
-    def floor_y(self) -> float:
-        return float(self.backend.world.house().rooms[0].floor_y)
-
-    def clutter(self, planned: set[str], receptacles: set[str], split: str) -> list[tuple]:
-        """The house's own small pickupable objects resting (through any parents) on one of
-        ``receptacles``, not in ``planned``: (id, type, top-level receptacle, position)."""
-        from dataforge.pipelines.findingdory.creation import EXCLUDED_RECEPTACLES
-        from dataforge.world.spawnable import receptacle_pairs, small_pickupable_types
-
-        pairs = receptacle_pairs(self.catalogue, exclude=EXCLUDED_RECEPTACLES)
-        small = set(small_pickupable_types(self.catalogue, pairs, split))
-        house = self.backend.world.house()
-        parents = {o.id: o.parent_id for o in house.objects}
-        out = []
-        for o in house.objects:
-            if o.id in planned or o.object_type not in small or o.parent_id is None:
-                continue
-            top = o.parent_id
-            while parents.get(top) is not None:
-                top = parents[top]
-            if top in receptacles:
-                out.append((o.id, o.object_type, top, o.position))
-        return out
-
-    def scene_json(self) -> bytes:
-        """The world as it stands, to store with the day's records."""
-        from dataforge.world.scene_sources import house_bytes
-
-        return house_bytes(self.backend.world.house().raw)
-
-    def close(self) -> None:
-        self.backend.close()
+def drawn_words(
+    world: WorldBackend, object_id: str, asset_id: str | None = None
+) -> dict[str, Any] | None:
+    """The words for how the object is drawn: shape, color, print_or_design, material
+    (:meth:`WorldBackend.appearance`); ``asset_id`` for an object no longer in the world; None
+    when they are not known."""
+    drawn = world.appearance(object_id, asset_id)
+    return None if drawn is None else drawn.words()
 
 
-class HabitatDay(DayWorld):
-    """A plan's world in an HSSD scene (``backend``: a ``HabitatWorld``). A picked object is
-    stowed rather than removed, so that it keeps its handle (its id in the plan) when placed."""
+def carry(world: WorldBackend, object_id: str | None, yaw: float = 0.0) -> None:
+    """Draw ``object_id`` held in front of the head camera, :data:`CARRY_OFFSET` from it and
+    turning with the base from ``yaw`` (None: nothing held); call before ``pick``. Not drawn
+    in habitat-sim (a departure: docs/findingdory.md)."""
+    world.carry(object_id, CARRY_OFFSET, yaw)
 
-    def __init__(self, backend: Any, scene_json: bytes) -> None:
-        super().__init__(backend, None)
-        self._json = scene_json
-        self._nav = backend.navigator()
 
-    @property
-    def nav(self) -> Any:
-        return self._nav
+def room_polygons(world: WorldBackend) -> dict[str, Any]:
+    """Room id -> plan-view polygon (x, z)."""
+    from shapely.geometry import Polygon
 
-    def semantics(self) -> dict[str, Any]:
-        return self.backend.semantics.to_dict()
+    return {r.id: Polygon(r.polygon) for r in world.rooms() if len(r.polygon) >= 3}
 
-    def has(self, object_id: str) -> bool:
-        return object_id in self.backend.spawned()
 
-    def appearance(self, object_id: str, asset_id: str | None = None) -> dict[str, Any] | None:
-        return None  # HSSD / OVMM meshes: nothing here reads their colours or shapes
+def clutter(
+    world: WorldBackend, planned: set[str], receptacles: set[str], split: str
+) -> list[tuple]:
+    """The house's own small pickupable objects resting (through any parents) on one of
+    ``receptacles``, not in ``planned``: (id, type, top-level receptacle, position). None in
+    an HSSD scene: its own objects are furniture; the plan spawns every small one."""
+    if world.name == HABITAT:
+        return []
+    from dataforge.pipelines.findingdory.creation import EXCLUDED_RECEPTACLES
+    from dataforge.world.spawnable import receptacle_pairs, small_pickupable_types
 
-    def position(self, object_id: str) -> tuple[float, float, float]:
-        return self.backend.pose(object_id)[0]
+    backend = cast("HouseBackend", world)
+    pairs = receptacle_pairs(backend.catalogue, exclude=EXCLUDED_RECEPTACLES)
+    small = set(small_pickupable_types(backend.catalogue, pairs, split))
+    house = backend.world.house()
+    parents = {o.id: o.parent_id for o in house.objects}
+    out = []
+    for o in house.objects:
+        if o.id in planned or o.object_type not in small or o.parent_id is None:
+            continue
+        top = o.parent_id
+        while (up := parents.get(top)) is not None:
+            top = up
+        if top in receptacles:
+            out.append((o.id, o.object_type, top, o.position))
+    return out
 
-    def center(self, object_id: str) -> tuple[float, float, float]:
-        c = self.backend.center(object_id)
-        return (float(c[0]), float(c[1]), float(c[2]))
 
-    def remove(self, object_id: str) -> None:
-        self.backend.stow(object_id)
+def scene_json(world: WorldBackend, stored: bytes) -> bytes:
+    """The world as it stands, to store with the day's records: the house (embedded), or
+    ``stored``, the scene instance it was rebuilt from (an HSSD scene)."""
+    if world.name == HABITAT:
+        return stored
+    from dataforge.world.scene_sources import house_bytes
 
-    def carry(self, object_id: str | None, yaw: float = 0.0) -> None:
-        """Not drawn in habitat-sim (a departure: docs/findingdory.md)."""
-
-    def place_at(self, obj: HouseObject, receptacle_id: str) -> Any:
-        known = self.backend.holds(obj.id)
-        res = self.backend.place_at(
-            obj.id if known else obj.asset_id, receptacle_id, obj.position, obj.rotation
-        )
-        if res.ok and res.object_id != obj.id:
-            raise DatasetError(
-                f"habitat-sim named {obj.asset_id} {res.object_id!r} where the "
-                f"plan has {obj.id!r}: the scene is not the one the episodes "
-                "were drawn in"
-            )
-        return res
-
-    def rooms(self) -> dict[str, Any]:
-        if self._rooms is None:
-            from shapely.geometry import Polygon
-
-            self._rooms = {
-                r.id: Polygon(r.polygon) for r in self.backend.rooms() if len(r.polygon) >= 3
-            }
-        return self._rooms
-
-    def floor_y(self) -> float:
-        pts = self.backend.reachable_positions()
-        return float(np.median(pts[:, 1])) if len(pts) else 0.0
-
-    def clutter(self, planned: set[str], receptacles: set[str], split: str) -> list[tuple]:
-        return []  # the scene's own objects are furniture; the plan spawns every small one
-
-    def scene_json(self) -> bytes:
-        return self._json
+    return house_bytes(cast("HouseBackend", world).world.house().raw)
 
 
 # -- building a day's world ------------------------------------------------------------------
@@ -211,30 +111,16 @@ def plan_world(
     agent_radius: float,
     scenes_root: Path | None = None,
     catalogue: Any = None,
-) -> DayWorld:
+) -> WorldBackend:
     """The world of ``plan`` (every rearranged object and distractor at its recorded start
     pose) at ``camera``'s image size and field of view. ``scene_json``: the stored house or
     scene instance; ``meta``: a record naming its origin; ``scenes_root``: the HSSD data folder
     of a Habitat scene. Raises :class:`DatasetError` when an object does not rest at its
     recorded pose."""
     if is_habitat(meta):
-        day: DayWorld = _habitat_day(scene_json, meta, camera, agent_radius, scenes_root)
+        day: WorldBackend = _habitat_day(scene_json, meta, camera, agent_radius, scenes_root)
     else:
-        from dataforge.world.assets import load_catalogue
-        from dataforge.world.backends import EmbeddedWorld
-        from dataforge.world.house import load_house
-
-        catalogue = catalogue if catalogue is not None else load_catalogue()
-        house = load_house(json.loads(scene_json), name=plan.scene, catalogue=catalogue)
-        backend = EmbeddedWorld(
-            house,
-            catalogue,
-            width=camera.width,
-            height=camera.height,
-            vfov_deg=camera.vfov_deg,
-            agent_radius=agent_radius,
-        )
-        day = DayWorld(backend, catalogue)
+        day = embedded_world(scene_json, plan.scene, camera, agent_radius, catalogue)
     for obj, rid in plan.spawns():
         if day.has(obj.id):
             day.close()
@@ -248,6 +134,27 @@ def plan_world(
     return day
 
 
+def embedded_world(
+    scene_json: bytes, name: str, camera: Any, agent_radius: float, catalogue: Any = None
+) -> EmbeddedWorld:
+    """The embedded world of a stored house (``scene_json``) at ``camera``'s image size and
+    field of view, its grid for an agent of ``agent_radius``."""
+    from dataforge.simulators import EmbeddedWorld
+    from dataforge.world.assets import load_catalogue
+    from dataforge.world.house import load_house
+
+    catalogue = catalogue if catalogue is not None else load_catalogue()
+    house = load_house(json.loads(scene_json), name=name, catalogue=catalogue)
+    return EmbeddedWorld(
+        house,
+        catalogue,
+        width=camera.width,
+        height=camera.height,
+        vfov_deg=camera.vfov_deg,
+        agent_radius=agent_radius,
+    )
+
+
 def final_world(
     scene_json: bytes,
     meta: Mapping[str, Any],
@@ -258,7 +165,7 @@ def final_world(
     agent_radius: float,
     scenes_root: Path | None = None,
     catalogue: Any = None,
-) -> DayWorld:
+) -> WorldBackend:
     """The plan's world as the day left it: objects placed where placed, a picked object that
     was never placed (the day's frame cap) gone."""
     day = plan_world(
@@ -274,7 +181,7 @@ def final_world(
     for k, r in enumerate(plan.rearrangements):
         if ("pick", k) not in done:
             continue
-        day.remove(r.object)
+        day.pick(r.object)
         if ("place", k) in done:
             obj = HouseObject(r.object, r.asset, r.category, r.goal_position, r.goal_rotation)
             if not day.place_at(obj, r.goal_receptacle).ok:
@@ -322,14 +229,14 @@ def stored_day(
     camera: Any,
     agent_radius: float,
     scenes_root: Path | None,
-) -> HabitatDay:
+) -> HabitatWorld:
     """An HSSD scene's day rebuilt from a tasks record: every object of the metadata's
     ``final_objects`` added in order (so that each gets its handle back), at its final pose or,
     when absent, straight out of the scene."""
     day = _habitat_day(scene_json, meta, camera, agent_radius, scenes_root)
     for o in meta["final_objects"]:
         if not o["present"]:
-            got = day.backend.spawn_stowed(o["asset"])
+            got = day.spawn_stowed(o["asset"])
             ok = got == o["id"]
         else:
             obj = HouseObject(
@@ -357,10 +264,10 @@ def _habitat_day(
     camera: Any,
     agent_radius: float,
     scenes_root: Path | None,
-) -> HabitatDay:
+) -> HabitatWorld:
     from dataforge.pipelines.findingdory.habitat_scene import reopen_scene
 
-    world = reopen_scene(
+    return reopen_scene(
         scenes_root,
         meta,
         scene_json,
@@ -369,4 +276,3 @@ def _habitat_day(
         vfov_deg=camera.vfov_deg,
         agent_radius=agent_radius,
     )
-    return HabitatDay(world, scene_json)

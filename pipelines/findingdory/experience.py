@@ -10,7 +10,7 @@ object's start and goal positions; a room's frames are the frames whose base pos
 ``distance_from_end``: the geodesic from the final pose to each object (its centre snapped to
 navigable space, :func:`dataforge.world.goals.reference_point`) and to each receptacle (its
 nearest viewpoint), what upstream's "farthest from your current location" templates compare.
-Attributes: the words for how each object is drawn (``day.appearance``: shape, colour, print or
+Attributes: the words for how each object is drawn (``drawn_words``: shape, colour, print or
 design, material, per object, :mod:`dataforge.world.appearance`), with functionality (and a
 material the drawing does not name) from the category table (:meth:`.EpisodeLog.with_attributes`).
 """
@@ -30,10 +30,11 @@ from dataforge.pipelines.findingdory.log import (
     LoggedReceptacle,
     LoggedRoom,
 )
+from dataforge.simulators.protocol import WorldBackend
 
 
 def episode_log(
-    day: Any,
+    day: WorldBackend,
     plan: Any,
     meta: Mapping[str, Any],
     views: np.ndarray,
@@ -47,10 +48,11 @@ def episode_log(
     """See the module docstring. ``day``: the day's world (:mod:`.day_world`); ``views``: the
     scene's viewpoints with their receptacle index as a 4th column; ``meta``: the episodes
     dataset's scene metadata."""
+    from dataforge.pipelines.findingdory.day_world import clutter, drawn_words, room_polygons
     from dataforge.world.goals import reference_point
     from dataforge.world.graph import room_of
 
-    polygons = day.rooms()
+    polygons = room_polygons(day)
 
     def room(p: Sequence[float]) -> str | None:
         return room_of((float(p[0]), float(p[1]), float(p[2])), polygons)
@@ -85,16 +87,16 @@ def episode_log(
         )
         interactions.append(Interaction(r.object, pick, place))
         final[r.object] = r.goal_position
-        drawn[r.object] = day.appearance(r.object, r.asset)
+        drawn[r.object] = drawn_words(day, r.object, r.asset)
     for d in plan.distractors:
         planned.add(d.object)
         objects.append(LoggedObject(d.object, d.category, False, d.receptacle))
         final[d.object] = d.position
-        drawn[d.object] = day.appearance(d.object, d.asset)
-    for oid, kind, top, position in day.clutter(planned, rec_ids, split):
+        drawn[d.object] = drawn_words(day, d.object, d.asset)
+    for oid, kind, top, position in clutter(day, planned, rec_ids, split):
         objects.append(LoggedObject(oid, kind, False, top))
         final[oid] = position
-        drawn[oid] = day.appearance(oid)
+        drawn[oid] = drawn_words(day, oid)
     receptacles = tuple(LoggedReceptacle(r["id"], r["category"], r.get("room")) for r in recs)
     rooms = tuple(
         LoggedRoom(str(r["id"]), str(r["name"]), int(room_frames.get(r["id"], 0)))
@@ -104,7 +106,7 @@ def episode_log(
     grid = day.nav
     found: dict[str, float | None] = {}
     for oid, pos in final.items():
-        ref = reference_point(day.backend, pos)
+        ref = reference_point(day, pos)
         if ref is not None:
             found[oid] = _finite(grid.distances([end], [ref])[0, 0])
     for k, r in enumerate(recs):

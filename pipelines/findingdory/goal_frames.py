@@ -34,7 +34,6 @@ frame is a label only where its checks pass, so every label also passes teleport
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +41,10 @@ from typing import Any
 
 import numpy as np
 
+from dataforge.pipelines.findingdory.day_world import room_polygons
 from dataforge.pipelines.findingdory.metrics import THRESHOLDS
 from dataforge.pipelines.findingdory.templates import PREDICATES
+from dataforge.simulators.protocol import WorldBackend
 
 DISTANCE, ANGLE, COVERAGE = 1, 2, 4
 ALL = DISTANCE | ANGLE | COVERAGE
@@ -60,13 +61,13 @@ class Entity:
         return {"id": self.id, "kind": self.kind, "point": list(self.point)}
 
 
-def entities_of(day: Any, ids: Sequence[str], log: Any) -> list[Entity]:
+def entities_of(day: WorldBackend, ids: Sequence[str], log: Any) -> list[Entity]:
     """The entities named ``ids`` (objects, receptacles or rooms of ``log``) with their centres
     in the day's world (:mod:`.day_world`)."""
     kinds = {o.id: "object" for o in log.objects}
     kinds.update({r.id: "receptacle" for r in log.receptacles})
     kinds.update({r.id: "room" for r in log.rooms})
-    rooms = day.rooms()
+    rooms = room_polygons(day)
     out = []
     for eid in ids:
         kind = kinds[eid]
@@ -80,7 +81,7 @@ def entities_of(day: Any, ids: Sequence[str], log: Any) -> list[Entity]:
 
 
 def frame_checks(
-    day: Any,
+    day: WorldBackend,
     entities: Sequence[Entity],
     poses: np.ndarray,
     rooms: np.ndarray,
@@ -111,7 +112,7 @@ def frame_checks(
         t = limits[k]
         assert t is not None
         if e.kind == "object":
-            ref = reference_point(day.backend, e.point)
+            ref = reference_point(day, e.point)
             d = np.full(n, np.inf) if ref is None else grid.distances([ref], list(pos))[0]
             near = d <= t.max_distance_m
         else:
@@ -200,12 +201,12 @@ def _near_viewpoints(grid: Any, pos: np.ndarray, views: np.ndarray, radius: floa
     return out
 
 
-def stored_world(ep: Any, scenes_root: Path | None = None) -> tuple[Any, Any]:
+def stored_world(ep: Any, scenes_root: Path | None = None) -> tuple[WorldBackend, Any]:
     """The day's world of a tasks record as the day left it (its stored house JSON, not the
     replay that made the checks; for an HSSD scene, the scene rebuilt from ``scenes_root`` with
     the stored final objects) and the head camera, for teleport-and-check renders."""
     from dataforge.pipelines.findingdory.config import HeadCamera
-    from dataforge.pipelines.findingdory.day_world import DayWorld, is_habitat, stored_day
+    from dataforge.pipelines.findingdory.day_world import embedded_world, is_habitat, stored_day
 
     meta = ep.metadata
     cam = HeadCamera(**meta["camera"])
@@ -213,18 +214,4 @@ def stored_world(ep: Any, scenes_root: Path | None = None) -> tuple[Any, Any]:
     raw = ep["house_json"].read().tobytes()
     if is_habitat(meta):
         return stored_day(raw, meta, camera=cam, agent_radius=radius, scenes_root=scenes_root), cam
-    from dataforge.world.assets import load_catalogue
-    from dataforge.world.backends import EmbeddedWorld
-    from dataforge.world.house import load_house
-
-    catalogue = load_catalogue()
-    house = load_house(json.loads(raw), name=ep.id, catalogue=catalogue)
-    world = EmbeddedWorld(
-        house,
-        catalogue,
-        width=cam.width,
-        height=cam.height,
-        vfov_deg=cam.vfov_deg,
-        agent_radius=radius,
-    )
-    return DayWorld(world, catalogue), cam
+    return embedded_world(raw, ep.id, cam, radius), cam

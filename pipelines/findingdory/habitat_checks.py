@@ -6,7 +6,7 @@ The same invariants as :mod:`.checks` with the Habitat world's answers: pairing 
 category on every receptacle (:mod:`.habitat_scene`), navigability means being a point of the
 viewpoint lattice on the largest navmesh island, geodesics are the navmesh's, and the replay
 puts every object at its recorded pose on its receptacle and tests support and contacts
-(``HabitatWorld.place_at``).
+(``HabitatWorld.place_pose``).
 """
 
 from __future__ import annotations
@@ -89,13 +89,13 @@ class HabitatCheckScene:
         world.reset()
         handles: dict[str, str] = {}
         for obj, rid in plan.spawns():
-            res = world.place_at(obj.asset_id, rid, obj.position, obj.rotation)
+            res = world.place_pose(obj.asset_id, rid, obj.position, obj.rotation)
             if not res.ok:
                 yield f"{obj.id} does not rest on {rid} at its recorded pose ({res.status})"
                 return
             handles[obj.id] = res.object_id
         for r in plan.rearrangements:
-            res = world.place_at(
+            res = world.place_pose(
                 handles[r.object], r.goal_receptacle, r.goal_position, r.goal_rotation
             )
             if not res.ok:

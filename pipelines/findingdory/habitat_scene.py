@@ -1,7 +1,7 @@
 """FindingDory episode creation on HSSD scenes with OVMM objects (``--scenes habitat:DIR``).
 
 The same draws as :mod:`.creation` (:func:`~.creation.draw_episode`) over
-:class:`~dataforge.world.habitat_world.HabitatWorld` instead of the embedded world. What
+:class:`~dataforge.simulators.habitat.HabitatWorld` instead of the embedded world. What
 differs from a ProcTHOR house:
 
 * **Receptacles** are the scene's furniture with ``receptacle_mesh_*`` support surfaces and a
@@ -44,10 +44,10 @@ STRETCH_MAX_SLOPE_DEG = 5.0
 
 
 def stretch_agent(radius: float) -> Any:
-    """The Stretch as a :class:`~dataforge.world.habitat_world.HabitatAgent` with base radius
+    """The Stretch as a :class:`~dataforge.simulators.habitat.HabitatAgent` with base radius
     ``radius`` (the episodes' ``agent_radius``, 0.25 m): what every FindingDory habitat world is
     built with."""
-    from dataforge.world.habitat_world import HabitatAgent
+    from dataforge.simulators.habitat import HabitatAgent
 
     return HabitatAgent(
         radius=float(radius),
@@ -85,7 +85,7 @@ def open_scene(
     ``stored``: the scene instance JSON stored with the records; a folder whose instance
     differs is a :class:`DatasetError` (the records were made in another scene)."""
     from dataforge.errors import DatasetError
-    from dataforge.world.habitat_world import HabitatScene, HabitatWorld, read_categories
+    from dataforge.simulators.habitat import HabitatScene, HabitatWorld, read_categories
 
     if stored is not None and scene_instance_bytes(layout, scene_id) != bytes(stored):
         raise DatasetError(
@@ -190,12 +190,6 @@ class HabitatSceneContext(SceneBase):
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
         return self.backend.distances(sources, targets)
 
-    def center(self, backend: Any, object_id: str) -> np.ndarray:
-        return np.asarray(backend.center(object_id), dtype=np.float64)
-
-    def pose(self, backend: Any, object_id: str) -> tuple[Any, Any]:
-        return backend.pose(object_id)
-
     def pick(self, backend: Any, object_id: str) -> str:
         return object_id
 
@@ -206,7 +200,7 @@ class HabitatSceneContext(SceneBase):
         """Nothing to undo: the next :meth:`put` moves the object again."""
 
     def small_objects(self, backend: Any) -> list[str]:
-        from dataforge.world.habitat_world import object_shortname
+        from dataforge.simulators.habitat import object_shortname
 
         small = set(self.types)
         return [h for h in backend.spawned() if self.templates.get(object_shortname(h)) in small]

@@ -56,9 +56,10 @@ from typing import Any
 from dataforge.errors import DatasetError, UsageError
 from dataforge.nav.follower import GreedyFollower, Pose2D, heading_to, wrap
 from dataforge.pipelines.findingdory.config import HeadCamera
-from dataforge.pipelines.findingdory.day_world import DayWorld
+from dataforge.pipelines.findingdory.day_world import carry
 from dataforge.pipelines.findingdory.plan import EpisodePlan, Rearrangement, Spot
 from dataforge.render.renderer import Frame
+from dataforge.simulators.protocol import WorldBackend
 from dataforge.world.goals import coverage_of, instance_ids_of
 from dataforge.world.house import HouseObject
 
@@ -114,7 +115,7 @@ class OracleAgent:
 
     def __init__(
         self,
-        day: DayWorld,
+        day: WorldBackend,
         plan: EpisodePlan,
         *,
         camera: HeadCamera,
@@ -199,8 +200,8 @@ class OracleAgent:
             if not self._visible(r.object):
                 self.blind_picks += 1
         yield from self._arm()  # reach out: the object still in view
-        self.day.carry(r.object, self._yaw)  # in hand from the SNAP frame on
-        self.day.remove(r.object)  # magic grasp: the object leaves the world
+        carry(self.day, r.object, self._yaw)  # in hand from the SNAP frame on
+        self.day.pick(r.object)  # magic grasp: the object leaves the world
         yield self._emit(SNAP)
         self._event("pick", k, r.object, r.start_receptacle)
 
@@ -224,7 +225,7 @@ class OracleAgent:
                 f"{self.plan.scene}: {r.object} does not rest on "
                 f"{r.goal_receptacle} at its goal pose ({res.status})"
             )
-        self.day.carry(None)
+        carry(self.day, None)
         yield self._emit(DESNAP)
         yield from self._arm()  # draw the arm back: the object in view where it was put
         self._event("place", k, r.object, r.goal_receptacle)

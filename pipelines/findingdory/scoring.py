@@ -18,11 +18,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dataforge.errors import MalformedInputError, UsageError
+from dataforge.pipelines.findingdory.day_world import room_polygons
 from dataforge.pipelines.findingdory.goal_frames import BITS
 from dataforge.pipelines.findingdory.metrics import (
     LL_MAX_STEPS,
@@ -36,6 +37,9 @@ from dataforge.pipelines.findingdory.metrics import (
     success_rates,
     summarize,
 )
+
+if TYPE_CHECKING:
+    from dataforge.simulators.protocol import WorldBackend
 
 
 def frame_results(
@@ -66,13 +70,13 @@ class EpisodeTasks:
     entity_distance: dict[str, float | None] = field(default_factory=dict)  # from the start
     entity_point: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     _grid: Any = None
-    _day: Any = None
+    _day: tuple[WorldBackend, Any] | None = None
 
     @property
     def frames(self) -> int:
         return len(self.poses)
 
-    def day(self) -> tuple[Any, Any]:
+    def day(self) -> tuple[WorldBackend, Any]:
         """The stored final world and head camera (:func:`.goal_frames.stored_world`), built
         once; :meth:`close` closes it."""
         if self._day is None:
@@ -326,7 +330,7 @@ def _low_level(
     idx = ep.ep["viewpoint_receptacle"].read()
     by_rec = {rid: views[idx == k] for k, rid in enumerate(meta["receptacles"])}
     poses = np.column_stack([pos[kept], yaws[kept]]) if kept else np.zeros((0, 4))
-    rooms = _rooms_of(backend.rooms(), poses, meta["rooms"])
+    rooms = _rooms_of(room_polygons(backend), poses, meta["rooms"])
     bits = frame_checks(backend, ents, poses, rooms, meta["rooms"], by_rec, camera)
     index = {e.id: k for k, e in enumerate(ents)}
     step_results: list[dict[str, tuple[str, ...]]] = [{} for _ in range(len(pos))]

@@ -90,7 +90,12 @@ def produce(
     rng: np.random.Generator,
 ) -> Iterator[Episode]:
     from dataforge.pipelines.findingdory.collect import VIDEOS_DIR
-    from dataforge.pipelines.findingdory.day_world import final_objects, final_world, is_habitat
+    from dataforge.pipelines.findingdory.day_world import (
+        final_objects,
+        final_world,
+        is_habitat,
+        scene_json,
+    )
     from dataforge.pipelines.findingdory.goal_frames import (
         counts_from,
         entities_of,
@@ -169,7 +174,7 @@ def produce(
         "checks": bits.reshape(-1),
         "frame_pose": poses,
         "frame_distance": np.where(np.isfinite(dist), dist, np.inf).astype(np.float32),
-        "house_json": np.frombuffer(day.scene_json(), dtype=np.uint8),
+        "house_json": np.frombuffer(scene_json(day, raw), dtype=np.uint8),
         "viewpoints": views.astype(np.float32),
         "viewpoint_receptacle": view_rec.astype(np.int16),
     }

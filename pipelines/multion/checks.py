@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dataforge.errors import UsageError
+from dataforge.nav.space import SampleSpace
 from dataforge.registry import PipelineStats
 from dataforge.stats import DatasetStats
 from dataforge.store.manifest import Manifest
@@ -87,7 +88,7 @@ def check_scene(
     arrays: Mapping[str, np.ndarray],
     metadata: Mapping[str, Any],
     config: Mapping[str, Any],
-    space: Any | None,
+    space: SampleSpace | None,
 ) -> Iterator[tuple[str, str]]:
     """``(key, message)`` for the invariants of one stored scene that need no other file:
     goals, rotation, separation, and with its navigable ``space`` (None: not rebuilt)
@@ -161,7 +162,7 @@ def _space_checks(
     arrays: Mapping[str, np.ndarray],
     metadata: Mapping[str, Any],
     config: Mapping[str, Any],
-    space: Any,
+    space: SampleSpace,
 ) -> Iterator[tuple[str, str]]:
     n, m = goals.shape[:2]
     lo, hi = float(config.get("min_geodesic", 0.0)), float(config.get("max_geodesic", math.inf))
@@ -204,7 +205,7 @@ def _space_checks(
     yield from _room_checks(ids, start, goals, arrays, metadata, space)
 
 
-def _room_indices(space: Any, points: np.ndarray) -> np.ndarray:
+def _room_indices(space: SampleSpace, points: np.ndarray) -> np.ndarray:
     """``space.room_index`` of every point (vectorised in the embedded world)."""
     house = getattr(space, "house", None)
     if house is not None:
@@ -220,7 +221,7 @@ def _room_checks(
     goals: np.ndarray,
     arrays: Mapping[str, np.ndarray],
     metadata: Mapping[str, Any],
-    space: Any,
+    space: SampleSpace,
 ) -> Iterator[tuple[str, str]]:
     n, m = goals.shape[:2]
     count = len(metadata.get("rooms") or [])

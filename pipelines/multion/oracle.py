@@ -48,6 +48,7 @@ import numpy as np
 from dataforge.errors import DatasetError, UsageError
 from dataforge.inputs import Inputs
 from dataforge.nav.follower import Pose2D
+from dataforge.nav.space import SampleSpace
 from dataforge.pipelines.multion.agent import (
     FOUND,
     MOVE_FORWARD,
@@ -136,7 +137,7 @@ def headings(turn: float) -> list[int]:
 
 
 def follow(
-    space: Any,
+    space: SampleSpace,
     move_grid: Any,
     start: Pose2D,
     goals: Sequence[Sequence[float]] | Sequence[np.ndarray],
@@ -237,7 +238,7 @@ def _next_action(
 
 
 def search_leg(
-    space: Any,
+    space: SampleSpace,
     grid: Any,
     pose: Pose2D,
     goal: np.ndarray,

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from dataforge.errors import DataforgeError
+from dataforge.nav.space import Point, SampleSpace
 
 GOAL_TRIES = 50  # candidate points per goal before the episode is drawn again
 MAX_FAILURES = 1000  # abandoned episodes in a row before the scene is declared impossible
@@ -104,7 +104,9 @@ class Tally:
         }
 
 
-def draw_episode(space: Any, rules: Rules, rng: np.random.Generator, tally: Tally) -> Drawn | None:
+def draw_episode(
+    space: SampleSpace, rules: Rules, rng: np.random.Generator, tally: Tally
+) -> Drawn | None:
     """One episode drawn under ``rules`` (see the module docstring), or None (abandoned)."""
     start = space.sample(rng)
     points = [start]
@@ -142,7 +144,7 @@ def draw_episode(space: Any, rules: Rules, rng: np.random.Generator, tally: Tall
 
 
 def draw_episodes(
-    space: Any, rules: Rules, rng: np.random.Generator, n: int
+    space: SampleSpace, rules: Rules, rng: np.random.Generator, n: int
 ) -> tuple[list[Drawn], Tally]:
     """``n`` episodes (see the module docstring); :class:`SceneTooSmall` when ``MAX_FAILURES``
     episodes in a row are abandoned."""
@@ -168,6 +170,6 @@ def draw_episodes(
     return out, tally
 
 
-def _too_close(a: Sequence[float], b: Sequence[float], limit: float) -> bool:
+def _too_close(a: Point, b: Point, limit: float) -> bool:
     """Within ``limit`` (inclusive, as a blocked disc's edge is) in the x/z plane."""
     return math.hypot(float(a[0]) - float(b[0]), float(a[2]) - float(b[2])) <= limit

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.errors import UsageError
+from dataforge.nav.space import Point
 
 SAME_FLOOR_M = 0.5  # habitat's episode generators: points within 0.5 m in height share a floor
 ISLAND_RADIUS_LIMIT = 1.5  # habitat's pointnav generator: starts on islands at least this big
@@ -51,13 +52,13 @@ class GridSpace:
         i, j = self.cells[int(rng.integers(len(self.cells)))]
         return np.round(self.grid.center((int(i), int(j)), self.floor_y), 6)
 
-    def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
+    def distance(self, a: Point, b: Point) -> float:
         return self.geodesics.distance(a, b)
 
-    def same_floor(self, a: Sequence[float], b: Sequence[float]) -> bool:
+    def same_floor(self, a: Point, b: Point) -> bool:
         return abs(float(a[1]) - float(b[1])) <= SAME_FLOOR_M
 
-    def room_index(self, point: Sequence[float]) -> int:
+    def room_index(self, point: Point) -> int:
         """Index into ``rooms`` of the room holding ``point`` (-1: none)."""
         return int(self.room_indices(np.asarray(point, dtype=np.float64).reshape(1, 3))[0])
 
@@ -70,7 +71,7 @@ class GridSpace:
             return np.zeros(0, dtype=np.int64)
         return np.asarray(rooms_of(self.house, pts[:, [0, 2]]), dtype=np.int64)
 
-    def navigable(self, point: Sequence[float]) -> bool:
+    def navigable(self, point: Point) -> bool:
         return self.geodesics.contains(point)
 
     def move_grid(self, goals: Sequence[Sequence[float]], config: Mapping[str, Any]) -> Any:
@@ -83,7 +84,7 @@ class GridSpace:
         return self.grid.with_discs_blocked(goals, radius)
 
     def reachable_with(
-        self, start: Sequence[float], goals: Sequence[Sequence[float]], block_radius: float
+        self, start: Point, goals: Sequence[Point] | np.ndarray, block_radius: float
     ) -> bool:
         """Whether, with a round obstacle of ``block_radius`` (cylinder + agent radius) around
         every goal, the start stays navigable and every goal can be walked up to: a free cell
@@ -136,23 +137,23 @@ class HabitatSpace:
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         return self.pathfinder.sample(min_island_radius=ISLAND_RADIUS_LIMIT)
 
-    def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
+    def distance(self, a: Point, b: Point) -> float:
         return self.pathfinder.distance(a, b)
 
-    def same_floor(self, a: Sequence[float], b: Sequence[float]) -> bool:
+    def same_floor(self, a: Point, b: Point) -> bool:
         return abs(float(a[1]) - float(b[1])) <= SAME_FLOOR_M
 
-    def room_index(self, point: Sequence[float]) -> int:
+    def room_index(self, point: Point) -> int:
         return -1
 
     def room_indices(self, points: np.ndarray) -> np.ndarray:
         return np.full(len(points), -1, dtype=np.int64)
 
-    def navigable(self, point: Sequence[float]) -> bool:
+    def navigable(self, point: Point) -> bool:
         return self.pathfinder.is_navigable(point)
 
     def reachable_with(
-        self, start: Sequence[float], goals: Sequence[Sequence[float]], block_radius: float
+        self, start: Point, goals: Sequence[Point] | np.ndarray, block_radius: float
     ) -> bool:
         """Habitat's navmesh is not rebuilt around the cylinders (as in the reference): always
         True."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from dataforge.render.camera import thor_camera_pose
 from dataforge.render.masks import mask_boxes
 from dataforge.render.renderer import Frame, depth_mm, to_uint16
 from dataforge.world.viewpoints import Viewpoint, WallSight, orbit_viewpoints
+
+if TYPE_CHECKING:
+    from dataforge.simulators.protocol import HouseBackend
 
 CAMERA_HEIGHTS_M = {"standing": 1.576, "crouching": 0.901}
 VIEW_COLUMNS = (
@@ -125,7 +128,7 @@ def close_share(depth: np.ndarray) -> float:
 
 
 def capture(
-    backend: Any,
+    backend: HouseBackend,
     grid: Any,
     sight: WallSight,
     target: Sequence[float],

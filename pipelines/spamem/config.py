@@ -7,7 +7,7 @@ from typing import Any
 
 from dataforge.config import PipelineConfig, option, parse_size, show_size
 from dataforge.errors import UsageError
-from dataforge.world.backends import SIMS
+from dataforge.simulators import HOUSE_SIMS as SIMS
 from dataforge.world.procgen import SPLITS
 
 PLANNERS = ("heuristic", "llm", "replay:DIR")

@@ -60,7 +60,9 @@ if TYPE_CHECKING:
     from dataforge.pipelines.spamem.planner import Planner
     from dataforge.pipelines.spamem.rules import Rules
     from dataforge.pipelines.spamem.sequence import Scene, SequenceRun
-    from dataforge.world.backends import WorldSession
+    from dataforge.simulators.protocol import HouseBackend
+    from dataforge.simulators.session import WorldSession
+    from dataforge.world.assets import AssetCatalogue
     from dataforge.world.house import House
 
 PIPELINE = "spamem"
@@ -70,13 +72,13 @@ PAPER = (
     "Environments (see ../shared/papers/spamem.txt)."
 )
 SOFT_RESET_EVERY = 5  # houses per worker between simulator soft resets (§8.5)
-_sessions: dict[tuple[Any, ...], Any] = {}  # this worker process's simulator, across houses
+_sessions: dict[tuple[Any, ...], WorldSession] = {}  # this worker process's simulators
 
 
-def world_session(cfg: SpamemConfig, catalogue: Any) -> Any:
-    """The worker's :class:`~dataforge.world.backends.WorldSession` for these settings (one
+def world_session(cfg: SpamemConfig, catalogue: AssetCatalogue) -> WorldSession:
+    """The worker's :class:`~dataforge.simulators.session.WorldSession` for these settings (one
     AI2-THOR controller per worker, soft-reset every five houses; the embedded world: fresh)."""
-    from dataforge.world.backends import WorldSession
+    from dataforge.simulators.session import WorldSession
 
     w, h = cfg.resolution
     key = (cfg.sim, w, h, cfg.fov)
@@ -303,9 +305,7 @@ def run_attempt(h: HouseRun, eid: str, child: np.random.SeedSequence, attempt: i
 
     plan_ss, place_ss = attempt_streams(child, attempt)
     h.planner.begin(eid, np.random.default_rng(plan_ss))
-    # Any, as run_sequence takes it: WorldBackend declares neither .world nor .ids (both backends
-    # have them)
-    backend: Any = h.session.open(h.house)
+    backend: HouseBackend = h.session.open(h.house)
     try:
         run = run_sequence(
             backend,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from dataforge.world.boxes import OrientedBox
 from dataforge.world.graph import WorldGraph
 from dataforge.world.placement import opened_ids
 from dataforge.world.viewpoints import WallSight
+
+if TYPE_CHECKING:
+    from dataforge.simulators.protocol import HouseBackend
 
 
 @dataclass
@@ -76,7 +79,7 @@ def _centre(node: Any) -> tuple[float, float, float]:
     return (float(c[0]), float(c[1]), float(c[2]))
 
 
-def planned_target(action: Action, graph: WorldGraph, backend: Any) -> tuple[float, ...]:
+def planned_target(action: Action, graph: WorldGraph, backend: HouseBackend) -> tuple[float, ...]:
     """Where an action will happen, before it runs: the receptacle's box centre, or the
     object's (remove)."""
     if action.action == "remove":
@@ -85,7 +88,7 @@ def planned_target(action: Action, graph: WorldGraph, backend: Any) -> tuple[flo
     return _centre(graph.receptacle(action.receptacle))
 
 
-def object_boxes(backend: Any) -> np.ndarray:
+def object_boxes(backend: HouseBackend) -> np.ndarray:
     """(M, 10) rows ``instance, cx, cy, cz, sx, sy, sz, pitch, yaw, roll`` (degrees, AI2-THOR
     Euler angles) of every object's oriented box, where it is drawn (moved out with an open
     drawer it rests in)."""
@@ -97,7 +100,7 @@ def object_boxes(backend: Any) -> np.ndarray:
     return np.asarray(rows, np.float64).reshape(-1, 10)
 
 
-def holder_of(action: Action, graph: WorldGraph, backend: Any) -> str | None:
+def holder_of(action: Action, graph: WorldGraph, backend: HouseBackend) -> str | None:
     """The object an action opens if it needs to: the receptacle's object (a drawer's dresser)
     for spawn and place, the removed object's parent for remove."""
     if action.action == "remove":
@@ -128,7 +131,9 @@ def min_pixels(settings: CaptureSettings) -> int:
     return visible_pixels(settings.width, settings.height)
 
 
-def orbit_turn(backend: Any, holder: str, opened: list[str], settings: CaptureSettings) -> float:
+def orbit_turn(
+    backend: HouseBackend, holder: str, opened: list[str], settings: CaptureSettings
+) -> float:
     """The least turn of the orbit (degrees) that puts one of its azimuths on the normal of the
     first opened element's (or door's) face, so that one camera pair looks straight into it;
     0 when the face already lies on an azimuth (furniture turned by multiples of 45 degrees) or
@@ -145,7 +150,7 @@ def orbit_turn(backend: Any, holder: str, opened: list[str], settings: CaptureSe
     return 0.0 if abs(turn) < 1e-6 else turn
 
 
-def drawn_centre(backend: Any, holder: str | None, box: OrientedBox) -> tuple[float, ...]:
+def drawn_centre(backend: HouseBackend, holder: str | None, box: OrientedBox) -> tuple[float, ...]:
     """The centre of ``box`` where it is drawn: moved with ``holder``'s drawer when it rests in
     an open one (the cameras look there)."""
     from dataforge.world.shape_mesh import drawn_offset
@@ -158,7 +163,7 @@ def drawn_centre(backend: Any, holder: str | None, box: OrientedBox) -> tuple[fl
 
 
 def execute(
-    backend: Any, action: Action, graph: WorldGraph, rules: Rules, rng: np.random.Generator
+    backend: HouseBackend, action: Action, graph: WorldGraph, rules: Rules, rng: np.random.Generator
 ) -> dict[str, Any]:
     """Run a checked action; the outcome record (``status`` ``placed``/``removed`` when done)."""
     if action.action == "remove":
@@ -195,6 +200,7 @@ def execute(
     out: dict[str, Any] = {"status": res.status, "object": res.object_id, "from": came_from}
     out.update(surface=surface, message=res.message, tries=res.attempts)
     if res.ok:
+        assert res.position is not None and res.rotation is not None  # a placed object's pose
         out["target"] = [float(v) for v in backend.world.box(res.object_id).center]
         out["position"], out["rotation"] = list(res.position), list(res.rotation)
         out["surface_kind"] = res.kind
@@ -217,7 +223,7 @@ def failure_feedback(action: Action, outcome: dict[str, Any]) -> str:
 
 
 def run_sequence(
-    backend: Any,
+    backend: HouseBackend,
     scene: Scene,
     planner: Planner,
     rules: Rules,

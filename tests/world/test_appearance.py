@@ -12,6 +12,7 @@ from renderhelpers import needs_egl
 from roomhelpers import one_room_house, standing
 
 from dataforge.errors import UsageError
+from dataforge.simulators import EmbeddedWorld
 from dataforge.world import load_catalogue, load_house
 from dataforge.world.appearance import (
     NAMED_COLORS,
@@ -23,7 +24,6 @@ from dataforge.world.appearance import (
     visible_areas,
 )
 from dataforge.world.archetypes import shape_of
-from dataforge.world.backends import EmbeddedWorld
 from dataforge.world.materials import SKY_COLOR
 from dataforge.world.shapes import Part, ShapeBuilder
 

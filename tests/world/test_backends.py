@@ -19,18 +19,16 @@ from shapely.geometry import Polygon
 from world.thor_actions import check_step, house_problems
 
 from dataforge.errors import MissingDependencyError, UsageError
-from dataforge.world import load_catalogue, load_house
-from dataforge.world.backends import (
+from dataforge.simulators import EmbeddedWorld, ThorWorld, open_world
+from dataforge.simulators.thor import (
     SHORTEST_PATH_ALLOWED_ERROR_M,
     THOR_HOUSE_SCHEMA,
-    EmbeddedWorld,
-    ThorWorld,
     ids_from_colors,
-    open_world,
     path_length,
     thor_camera_args,
     thor_house,
 )
+from dataforge.world import load_catalogue, load_house
 from dataforge.world.scene import InstanceIds, SemanticTable
 
 HOUSE = SHARED / "data" / "procthor_houses" / "house_746.json"
@@ -455,7 +453,7 @@ def test_ai2thor_missing_is_one_line(house_and_catalogue: tuple[Any, Any]) -> No
 def test_world_session_reuses_one_controller_and_soft_resets_every_five_houses(
     house_and_catalogue: tuple[Any, Any],
 ) -> None:
-    from dataforge.world.backends import WorldSession
+    from dataforge.simulators.session import WorldSession
 
     house, cat = house_and_catalogue
     fake = FakeController()
@@ -479,7 +477,8 @@ def test_world_session_reuses_one_controller_and_soft_resets_every_five_houses(
 def test_world_session_embedded_makes_a_fresh_world_per_open(
     house_and_catalogue: tuple[Any, Any],
 ) -> None:
-    from dataforge.world.backends import EmbeddedWorld, WorldSession
+    from dataforge.simulators import EmbeddedWorld
+    from dataforge.simulators.session import WorldSession
 
     house, cat = house_and_catalogue
     session = WorldSession("embedded", cat, width=8, height=6)

@@ -14,8 +14,8 @@ from roomhelpers import one_room_house, standing, two_rooms
 
 from dataforge.errors import UsageError
 from dataforge.render import intrinsics, project, project_box, thor_camera_pose
+from dataforge.simulators import EmbeddedWorld
 from dataforge.world import load_catalogue, load_house
-from dataforge.world.backends import EmbeddedWorld
 from dataforge.world.goals import (
     AgentCamera,
     GoalCheck,

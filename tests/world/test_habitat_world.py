@@ -28,11 +28,9 @@ import pytest
 import shapely.affinity
 from shapely.geometry import Point, box
 
-from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.errors import DatasetError, MissingDependencyError, UsageError
 from dataforge.render.camera import thor_camera_pose
-from dataforge.world import goals
-from dataforge.world.graph import WorldGraph
-from dataforge.world.habitat_world import (
+from dataforge.simulators.habitat import (
     HabitatAgent,
     HabitatScene,
     HabitatWorld,
@@ -42,6 +40,9 @@ from dataforge.world.habitat_world import (
     to_df,
     to_hab,
 )
+from dataforge.world import goals
+from dataforge.world.graph import WorldGraph
+from dataforge.world.house import HouseObject
 
 W, H, VFOV = 64, 48, 60.0
 CHAIR, TABLE = "chair_:0000", "table_:0000"
@@ -260,7 +261,7 @@ def test_off_mesh_points_follow_the_pathfinders_rule(world: HabitatWorld, hs: Mo
     no island), as for find_path alone."""
     a, edge = (0.0, 0.0, 0.0), (2.75, 0.0, 0.0)
     near, far, above, past = (3.0, 0.0, 0.0), (3.5, 0.0, 0.0), (1.0, 1.0, 0.0), (5.0, 0.0, 0.0)
-    nav = world.navigator()
+    nav = world.nav
     d = world.distances([a], [edge, near, far, above, past])[0]
     assert d[0] == pytest.approx(2.75, abs=0.05) and d[1] == d[0] and d[2] == d[0]
     assert d[3] == pytest.approx(1.0, abs=0.05)  # from the snapped (1, 0, 0)
@@ -291,7 +292,7 @@ def test_the_default_agent_is_habitat_sims(hs: ModuleType, scene: HabitatScene) 
         assert (agent_cfg.radius, agent_cfg.height) == (0.1, 1.5)
         # the navmesh is eroded by 0.1 m: room A's lattice reaches x = +-2.5 and no further
         assert np.max(np.abs(w.reachable_positions(0.5)[:, 0])) == 2.5
-        assert w.nav.snap(to_hab((2.9, 0.0, 0.0))) is not None  # on the mesh (edge 2.9)
+        assert w.pathfinder.snap(to_hab((2.9, 0.0, 0.0))) is not None  # on the mesh (edge 2.9)
     finally:
         w.close()
 
@@ -538,20 +539,42 @@ def test_place_at_replays_a_recorded_pose(rworld: HabitatWorld) -> None:
     assert r.ok and r.position is not None and r.rotation is not None
     rworld.remove(r.object_id)
     before = _handles(rworld)
-    again = rworld.place_at(APPLE, TABLE, r.position, r.rotation)  # a template: added
+    again = rworld.place_pose(APPLE, TABLE, r.position, r.rotation)  # a template: added
     assert again.ok and (again.position, again.rotation) == (r.position, r.rotation)
     assert rworld.spawned() == (again.object_id,)
-    moved = rworld.place_at(again.object_id, TABLE, r.position, r.rotation)  # a handle: moved
+    moved = rworld.place_pose(again.object_id, TABLE, r.position, r.rotation)  # a handle: moved
     assert moved.ok and moved.object_id == again.object_id
     # floating 10 cm above the top, or on another receptacle's spot: refused, nothing changes
     up = (r.position[0], r.position[1] + 0.1, r.position[2])
-    assert rworld.place_at(APPLE, TABLE, up, r.rotation).status == "no_free_space"
-    assert rworld.place_at(APPLE, COUNTER, r.position, r.rotation).status == "no_free_space"
+    assert rworld.place_pose(APPLE, TABLE, up, r.rotation).status == "no_free_space"
+    assert rworld.place_pose(APPLE, COUNTER, r.position, r.rotation).status == "no_free_space"
     # into the placed apple: a contact with another object
-    clash = rworld.place_at(APPLE, TABLE, r.position, r.rotation)
+    clash = rworld.place_pose(APPLE, TABLE, r.position, r.rotation)
     assert clash.status == "collision" and clash.object_id == ""
     assert _handles(rworld) == sorted([*before, again.object_id])
     assert rworld.pose(again.object_id) == (r.position, r.rotation)
+
+
+def test_the_world_interface_picks_and_places_by_plan_id(rworld: HabitatWorld) -> None:
+    """WorldBackend's members: a pick stows (the handle kept), place_at puts the same handle
+    back at a recorded pose; a new object must get the plan's id; nothing opens."""
+    r = rworld.spawn(APPLE, TABLE, np.random.default_rng(0))
+    assert r.ok and r.position is not None and r.rotation is not None
+    oid = r.object_id
+    assert rworld.has(oid) and rworld.position(oid) == r.position
+    assert rworld.pose(oid) == (r.position, r.rotation)
+    assert rworld.center(oid) == pytest.approx(r.position, abs=1e-6)
+    assert rworld.appearance(oid) is None and rworld.open_surface(TABLE, 0) is None
+    rworld.carry(oid)  # nothing drawn in habitat-sim
+    rworld.pick(oid)
+    assert not rworld.has(oid) and rworld.holds(oid)
+    back = rworld.place_at(HouseObject(oid, APPLE, "apple", r.position, r.rotation), TABLE)
+    assert back.ok and back.object_id == oid and rworld.has(oid)
+    rworld.pick(oid)
+    with pytest.raises(DatasetError, match="not the one"):  # a new one gets the next handle
+        rworld.place_at(HouseObject("apple_:0007", APPLE, "apple", r.position, r.rotation), TABLE)
+    with pytest.raises(UsageError, match="takes no inside"):
+        rworld.spawn(APPLE, TABLE, np.random.default_rng(0), inside=True)
 
 
 def test_stow_keeps_the_handle_out_of_sight(rworld: HabitatWorld) -> None:
@@ -565,7 +588,7 @@ def test_stow_keeps_the_handle_out_of_sight(rworld: HabitatWorld) -> None:
     assert rworld.spawned() == () and rworld.holds(r.object_id)
     assert not np.any(rworld.render(cam, yaw, 35.0).instance == iid)
     assert r.object_id not in {o.id for o in rworld.world_graph().objects}
-    back = rworld.place_at(r.object_id, TABLE, r.position, r.rotation)
+    back = rworld.place_pose(r.object_id, TABLE, r.position, r.rotation)
     assert back.ok and back.object_id == r.object_id and rworld.spawned() == (r.object_id,)
     assert np.array_equal(rworld.render(cam, yaw, 35.0).instance, seen.instance)
     handle = rworld.spawn_stowed(APPLE)  # a carried object rebuilt: next handle, out of sight
@@ -575,7 +598,7 @@ def test_stow_keeps_the_handle_out_of_sight(rworld: HabitatWorld) -> None:
 
 
 def test_navigator_paths_and_clearance(world: HabitatWorld) -> None:
-    nav = world.navigator()
+    nav = world.nav
     a, b = (-2.0, 0.0, 2.0), (2.0, 0.0, -2.0)
     path = nav.shortest_path(a, b)
     assert len(path) >= 2

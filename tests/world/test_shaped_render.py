@@ -12,8 +12,8 @@ from renderhelpers import needs_egl
 from roomhelpers import one_room_house, standing
 
 from dataforge.render import backproject, project, thor_camera_pose
+from dataforge.simulators import EmbeddedWorld
 from dataforge.world import load_catalogue, load_house
-from dataforge.world.backends import EmbeddedWorld
 from dataforge.world.materials import SKY_COLOR
 from dataforge.world.navigation import closed_door_ids
 from dataforge.world.validity import check_house

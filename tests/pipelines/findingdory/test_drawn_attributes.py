@@ -7,21 +7,22 @@ from __future__ import annotations
 import numpy as np
 from roomhelpers import one_room_house, standing
 
-from dataforge.pipelines.findingdory.day_world import DayWorld, HabitatDay
+from dataforge.pipelines.findingdory.day_world import drawn_words
 from dataforge.pipelines.findingdory.log import EpisodeLog
 from dataforge.pipelines.findingdory.templates import instantiate, load_templates
+from dataforge.simulators import EmbeddedWorld
+from dataforge.simulators.habitat import HabitatWorld
 from dataforge.world import load_catalogue, load_house
-from dataforge.world.backends import EmbeddedWorld
 
 CAT = load_catalogue()
 T = {t.id: t for t in load_templates()}
 
 
-def _day() -> DayWorld:
+def _day() -> EmbeddedWorld:
     assets = ("Vase_Flat_2", "Vase_Tall_3", "Tomato_1")
     objects = [standing(CAT, f"Thing|{k}", a, 2.0 + k, 3.0) for k, a in enumerate(assets, 1)]
     house = load_house(one_room_house(objects), catalogue=CAT)
-    return DayWorld(EmbeddedWorld(house, CAT, width=32, height=32), CAT)
+    return EmbeddedWorld(house, CAT, width=32, height=32)
 
 
 def _log(drawn: dict) -> EpisodeLog:
@@ -61,7 +62,7 @@ def _texts(tid: str, log: EpisodeLog) -> dict[str, list[tuple[str, ...]]]:
 
 def test_the_days_objects_are_described_as_drawn_and_the_tasks_ask_so() -> None:
     day = _day()
-    drawn = {oid: day.appearance(oid) for oid in ("Thing|1", "Thing|2", "Thing|3")}
+    drawn = {oid: drawn_words(day, oid) for oid in ("Thing|1", "Thing|2", "Thing|3")}
     # Vase_Flat_2 is red porcelain, Vase_Tall_3 blue porcelain, both plain; a tomato is red
     assert drawn["Thing|1"] == {
         "shape": "bulbous",
@@ -92,12 +93,12 @@ def test_the_days_objects_are_described_as_drawn_and_the_tasks_ask_so() -> None:
 
 def test_an_object_carried_off_is_described_by_its_asset() -> None:
     day = _day()
-    day.remove("Thing|1")
-    assert day.appearance("Thing|1", "Vase_Flat_2")["color"] == "red"
+    day.pick("Thing|1")
+    assert drawn_words(day, "Thing|1", "Vase_Flat_2")["color"] == "red"
 
 
 def test_a_habitat_day_claims_nothing_drawn() -> None:
-    assert HabitatDay.appearance(object.__new__(HabitatDay), "obj_1", "asset") is None
+    assert drawn_words(object.__new__(HabitatWorld), "obj_1", "asset") is None
     log = _log({})
     assert log.objects[0].attributes == {
         "shape": None,

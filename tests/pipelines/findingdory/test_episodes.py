@@ -131,8 +131,8 @@ def test_a_spot_behind_a_wall_is_refused() -> None:
     a straight line: one in front of the dresser (0.55 m) and one in B behind the wall (0.45 m,
     ~8 m by path). The view is stubbed to show the object from anywhere, so only the distance
     rule decides: the spot in B is refused, the one in A kept."""
+    from dataforge.simulators import EmbeddedWorld
     from dataforge.world.assets import load_catalogue
-    from dataforge.world.backends import EmbeddedWorld
     from dataforge.world.house import load_house
 
     cat = load_catalogue()

@@ -190,7 +190,7 @@ def test_pick_spots_show_their_objects(made: tuple[Path, Path], hs: ModuleType) 
         plan = plans[0]
         handles = {}
         for obj, rid in plan.spawns():
-            res = world.place_at(obj.asset_id, rid, obj.position, obj.rotation)
+            res = world.place_pose(obj.asset_id, rid, obj.position, obj.rotation)
             assert res.ok, res
             handles[obj.id] = res.object_id
         r = plan.rearrangements[0]

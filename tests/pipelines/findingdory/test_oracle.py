@@ -68,7 +68,7 @@ class Run:
     def __init__(self, raw: bytes, plan: EpisodePlan, **kw: Any) -> None:
         self.plan = plan
         self.day = plan_world(raw, {}, plan, camera=CAMERA, agent_radius=0.25)
-        self.backend = self.day.backend
+        self.backend = self.day
         self.renders = 0
         render = self.backend.render
 

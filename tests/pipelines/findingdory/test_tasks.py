@@ -84,7 +84,7 @@ def test_valid_frames_pass_when_rendered_again_and_invalid_ones_fail(tasks_dir: 
             if task is None:
                 continue
             day, cam = stored_world(ep)
-            world = day.backend  # the EmbeddedWorld of the stored house
+            world = day  # the EmbeddedWorld of the stored house
             graph = world.world_graph()
             poses = ep["frame_pose"].read()
             t = THRESHOLDS["robot_at_object"]

@@ -15,8 +15,8 @@ from dataforge.pipelines.spamem.capture import CaptureSettings
 from dataforge.pipelines.spamem.planner import PlanState, Proposal
 from dataforge.pipelines.spamem.rules import Action, Rules
 from dataforge.pipelines.spamem.sequence import Scene, run_sequence
+from dataforge.simulators import EmbeddedWorld
 from dataforge.world import load_catalogue, load_house
-from dataforge.world.backends import EmbeddedWorld
 from dataforge.world.navigation import house_floor_y, house_nav_grid
 from dataforge.world.viewpoints import WallSight
 

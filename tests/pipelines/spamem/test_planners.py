@@ -197,7 +197,7 @@ def test_a_failed_placement_goes_back_to_the_llm_and_the_sequence_recovers(
     why in the same conversation, and its next answer is executed."""
     from dataforge.pipelines.spamem.capture import CaptureSettings
     from dataforge.pipelines.spamem.sequence import Scene, run_sequence
-    from dataforge.world.backends import EmbeddedWorld
+    from dataforge.simulators import EmbeddedWorld
     from dataforge.world.navigation import house_floor_y, house_nav_grid
     from dataforge.world.placement import PlacementResult
     from dataforge.world.viewpoints import WallSight
@@ -268,7 +268,7 @@ def test_a_sequence_whose_actions_never_execute_fails_after_its_redraws(
     from dataforge.pipelines.spamem.config import SpamemConfig
     from dataforge.pipelines.spamem.generate import HouseRun, draw_sequence
     from dataforge.pipelines.spamem.sequence import Scene
-    from dataforge.world.backends import EmbeddedWorld
+    from dataforge.simulators import EmbeddedWorld
     from dataforge.world.navigation import house_floor_y, house_nav_grid
     from dataforge.world.placement import PlacementResult
     from dataforge.world.viewpoints import WallSight

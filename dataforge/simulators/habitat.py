@@ -45,7 +45,7 @@ import shapely
 from numpy.typing import ArrayLike
 from shapely.geometry import Polygon
 
-from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.errors import DatasetError, MissingDependencyError, UsageError
 from dataforge.nav.pathfinder import NavmeshPathfinder
 from dataforge.render.renderer import Frame
 from dataforge.world.graph import (
@@ -71,6 +71,7 @@ from dataforge.world.habitat_receptacles import (
     transform,
     yaw_of,
 )
+from dataforge.world.house import HouseObject
 from dataforge.world.placement import PlacementResult
 from dataforge.world.scene import InstanceIds, SemanticTable
 
@@ -213,13 +214,14 @@ def _plane(image: np.ndarray) -> np.ndarray:
 
 
 class HabitatWorld:
-    """A :class:`~dataforge.world.backends.WorldBackend` over habitat-sim (module docstring).
+    """A :class:`~dataforge.simulators.protocol.WorldBackend` over habitat-sim (module docstring).
 
     ``agent``: the navmesh agent (:class:`HabitatAgent`; habitat-sim's defaults when not
     given). ``sim``: an already built ``habitat_sim.Simulator`` to share (its scene is then
     changed with ``reconfigure`` and it is not closed here); without one, one is built and
-    owned. ``nav``: the navmesh's :class:`~dataforge.nav.pathfinder.NavmeshPathfinder` (habitat's
-    frame), through which every geodesic, path and lattice point goes."""
+    owned. ``pathfinder``: the navmesh's :class:`~dataforge.nav.pathfinder.NavmeshPathfinder`
+    (habitat's frame), through which every geodesic, path and lattice point goes; ``nav``: the
+    same in dataforge's frame (:class:`NavMeshPaths`)."""
 
     name = "habitat"
 
@@ -312,7 +314,8 @@ class HabitatWorld:
             raise UsageError(
                 f"habitat-sim could not build a navmesh for scene {self.scene.scene_id!r}"
             )
-        self.nav = NavmeshPathfinder(self.sim.pathfinder, habitat_sim=self._hs)
+        self.pathfinder = NavmeshPathfinder(self.sim.pathfinder, habitat_sim=self._hs)
+        self._nav = NavMeshPaths(self)
         self._positions.clear()
 
     def _label_objects(self) -> None:
@@ -372,16 +375,16 @@ class HabitatWorld:
 
     def _lattice(self, step: float, start: Any, all_components: bool) -> np.ndarray:
         if start is not None:
-            island = self.nav.island_of(to_hab(start))
+            island = self.pathfinder.island_of(to_hab(start))
             if island is None:  # off the navmesh (the pathfinder's off-mesh rule)
                 return np.zeros((0, 3))
         elif all_components:
             island = None
         else:
-            island = self.nav.largest_island()
+            island = self.pathfinder.largest_island()
             if island is None:
                 return np.zeros((0, 3))
-        pts = self.nav.lattice(step, island=island)
+        pts = self.pathfinder.lattice(step, island=island)
         pts[:, 2] *= -1  # to dataforge's frame (the lattice's exact x, z kept)
         return pts[np.lexsort((pts[:, 0], pts[:, 2]))] if len(pts) else pts
 
@@ -389,12 +392,18 @@ class HabitatWorld:
         """Geodesics (m) on the navmesh between dataforge points; ``inf`` when a point is off
         the navmesh or no path joins them (other island): the off-mesh rule of
         :mod:`dataforge.nav.pathfinder`."""
-        return self.nav.distances([to_hab(p) for p in sources], [to_hab(p) for p in targets])
+        return self.pathfinder.distances([to_hab(p) for p in sources], [to_hab(p) for p in targets])
 
-    def navigator(self) -> NavMeshPaths:
-        """Paths and straight-line clearance on the navmesh, in the shape a
+    @property
+    def nav(self) -> NavMeshPaths:
+        """Paths and straight-line clearance on the navmesh (dataforge frame), in the shape a
         :class:`~dataforge.nav.grid.NavGrid` gives them to path followers."""
-        return NavMeshPaths(self)
+        return self._nav
+
+    def floor_y(self) -> float:
+        """The median height of :meth:`reachable_positions` (0 without any)."""
+        pts = self.reachable_positions()
+        return float(np.median(pts[:, 1])) if len(pts) else 0.0
 
     # -- receptacles and templates (§4) ------------------------------------------------------
 
@@ -457,12 +466,14 @@ class HabitatWorld:
         attempts: int = 50,
         yaw: bool = True,
         surface: int | None = None,
+        **kw: Any,
     ) -> PlacementResult:
         """Add an object of template ``asset_id`` (a shortname) on receptacle ``receptacle_id``
         (a parent handle): §5's sequence with points and yaws drawn from ``rng``, up to
         ``attempts`` times, on the receptacle's mesh surfaces (by area) or only on surface index
         ``surface``. The object ends KINEMATIC with its instance id as ``semantic_id``. On
         failure it is removed again and ``object_id`` is ""."""
+        _no_options("spawn", kw)
         handle = self._template_handle(asset_id)
         rec = self._receptacle(receptacle_id)
         if rec is None:
@@ -487,9 +498,11 @@ class HabitatWorld:
         attempts: int = 50,
         yaw: bool = True,
         surface: int | None = None,
+        **kw: Any,
     ) -> PlacementResult:
         """Move the spawned object ``object_id`` onto ``receptacle_id`` as :meth:`spawn` places
         a new one. On failure its transformation (and motion type) are restored."""
+        _no_options("place", kw)
         if object_id not in self._spawned:
             raise UsageError(
                 f"{object_id!r} is not an object spawned in habitat scene {self.scene.scene_id!r}"
@@ -512,7 +525,24 @@ class HabitatWorld:
         self._on[object_id] = (rec.id, int(result.surface or 0))
         return result
 
-    def place_at(
+    def place_at(self, obj: HouseObject, receptacle_id: str) -> PlacementResult:
+        """``obj`` at its recorded pose on ``receptacle_id`` (:meth:`place_pose`): the object
+        ``obj.id`` moved when this world holds it (spawned, maybe stowed), else a new one of
+        template ``obj.asset_id``, which must get the handle ``obj.id`` (a
+        :class:`DatasetError` otherwise: the scene is not the one the records were made in)."""
+        known = self.holds(obj.id)
+        res = self.place_pose(
+            obj.id if known else obj.asset_id, receptacle_id, obj.position, obj.rotation
+        )
+        if res.ok and res.object_id != obj.id:
+            raise DatasetError(
+                f"habitat-sim named {obj.asset_id} {res.object_id!r} where the "
+                f"plan has {obj.id!r}: the scene is not the one the episodes "
+                "were drawn in"
+            )
+        return res
+
+    def place_pose(
         self,
         object_id: str,
         receptacle_id: str,
@@ -536,7 +566,7 @@ class HabitatWorld:
         mn = self._mn
         obj.rotation = mn.yaw(-math.radians(float(rotation[1])))
         obj.translation = mn.vector(to_hab(position))
-        off = to_hab(position) - to_hab(self.center(obj.handle))  # COM vs box centre
+        off = to_hab(position) - to_hab(self._center(obj.handle))  # COM vs box centre
         obj.translation = mn.vector(mn.array(obj.translation) + off)
         status = self._rests_on(obj, self._object(rec.id).object_id)
         if status != "placed":
@@ -569,11 +599,11 @@ class HabitatWorld:
         )
 
     def _rests_on(self, obj: Any, support_id: int) -> str:
-        """Whether ``obj`` rests where it is on ``support_id`` (:meth:`place_at`)."""
+        """Whether ``obj`` rests where it is on ``support_id`` (:meth:`place_pose`)."""
         mn = self._mn
         lo, hi = mn.range(obj.aabb)
         corners = transform(mn.matrix(obj.transformation), box_corners(lo, hi))
-        first = self._first_hit_below(obj, to_hab(self.center(obj.handle)))
+        first = self._first_hit_below(obj, to_hab(self._center(obj.handle)))
         if first is None or first.object_id != support_id:
             return "no_free_space"
         if abs(float(mn.array(first.point)[1]) - float(corners[:, 1].min())) > MAX_DEPTH_M:
@@ -734,7 +764,12 @@ class HabitatWorld:
         """Whether ``object_id`` is an object added since open / :meth:`reset`, stowed or not."""
         return object_id in self._spawned
 
-    def center(self, object_id: str) -> np.ndarray:
+    def center(self, object_id: str) -> tuple[float, float, float]:
+        """The world centre of ``object_id``'s box (dataforge frame)."""
+        c = self._center(object_id)
+        return (float(c[0]), float(c[1]), float(c[2]))
+
+    def _center(self, object_id: str) -> np.ndarray:
         """The world centre of ``object_id``'s box (``transformation`` applied to
         ``aabb.center()``), dataforge frame."""
         obj = self._object(object_id)
@@ -745,13 +780,44 @@ class HabitatWorld:
         """(box centre, (0, yaw, 0)) of ``object_id`` in dataforge's frame, rounded to 6 places
         (the yaw in degrees, [0, 360), of the rotation about +y; tilt is not reported)."""
         obj = self._object(object_id)
-        c = self.center(object_id)
+        c = self._center(object_id)
         yaw = yaw_of(self._mn.matrix(obj.transformation))
         return (round(c[0], 6), round(c[1], 6), round(c[2], 6)), (0.0, yaw, 0.0)
+
+    def has(self, object_id: str) -> bool:
+        """Whether ``object_id`` is an object added since open / :meth:`reset` and in the scene
+        (not stowed); the scene's own objects are furniture."""
+        return object_id in self.spawned()
+
+    def position(self, object_id: str) -> tuple[float, float, float]:
+        """``object_id``'s box centre as :meth:`pose` reports it."""
+        return self.pose(object_id)[0]
+
+    def pick(self, object_id: str) -> None:
+        """A pick: the object is stowed rather than removed (:meth:`stow`), so that it keeps
+        its handle when placed again (:meth:`place_at`)."""
+        self.stow(object_id)
+
+    def carry(
+        self, object_id: str | None, offset: Sequence[float] = (0.0, -0.5, 0.5), yaw: float = 0.0
+    ) -> None:
+        """Not drawn in habitat-sim: a carried object is stowed out of view."""
+
+    def appearance(self, object_id: str, asset_id: str | None = None) -> None:
+        """None: HSSD / OVMM meshes, whose colours or shapes nothing here reads."""
+        return None
 
     def open(self, object_id: str) -> bool:
         """HSSD furniture is rigid (§7): nothing opens, always False."""
         return False
+
+    def open_surface(self, object_id: str, surface: int) -> str | None:
+        """Nothing opens (:meth:`open`): None."""
+        return None
+
+    def reclose(self, was: HouseObject) -> list[str]:
+        """Nothing opens (:meth:`open`): nothing to shut."""
+        return []
 
     # -- line of sight ---------------------------------------------------------------------
 
@@ -847,7 +913,7 @@ class HabitatWorld:
 
 
 class NavMeshPaths:
-    """:meth:`HabitatWorld.navigator`: ``shortest_path``, ``segment_clear``, ``distances`` and
+    """:attr:`HabitatWorld.nav`: ``shortest_path``, ``segment_clear``, ``distances`` and
     ``distance`` over the navmesh (dataforge frame), what ``GreedyFollower`` and the goal
     checks ask of a navigation grid; each is the world's
     :class:`~dataforge.nav.pathfinder.NavmeshPathfinder` with the frames converted."""
@@ -864,13 +930,18 @@ class NavMeshPaths:
     def shortest_path(self, a: Sequence[float], b: Sequence[float]) -> list[np.ndarray]:
         """Waypoints of the pathfinder's shortest path from ``a`` to ``b`` (both snapped to the
         navmesh); ``[]`` when either is off it or there is no path."""
-        return [to_df(p) for p in self.world.nav.shortest_path(to_hab(a), to_hab(b))]
+        return [to_df(p) for p in self.world.pathfinder.shortest_path(to_hab(a), to_hab(b))]
 
     def segment_clear(self, p: Sequence[float], q: Sequence[float]) -> bool:
         """Whether the straight segment ``p`` -> ``q`` stays on the navmesh: every sample
         :data:`~dataforge.nav.pathfinder.SEGMENT_STEP_M` apart (and both ends) is navigable at
         ``p``'s height."""
-        return self.world.nav.segment_clear(to_hab(p), to_hab(q))
+        return self.world.pathfinder.segment_clear(to_hab(p), to_hab(q))
+
+
+def _no_options(member: str, kw: Mapping[str, Any]) -> None:
+    if kw:
+        raise UsageError(f"habitat-sim's {member} takes no {', '.join(sorted(kw))}")
 
 
 def _not_a_receptacle(receptacle_id: str, object_id: str) -> PlacementResult:

@@ -1,4 +1,4 @@
-"""One interface to a house-scale world, two backends: the embedded default and AI2-THOR.
+"""The AI2-THOR simulator behind the one world interface (:mod:`dataforge.simulators.protocol`).
 
 :class:`WorldBackend` is what pipelines use: render RGB / depth / instance / semantic from a
 camera (position, yaw, horizon; AI2-THOR's conventions), list reachable positions, measure
@@ -28,333 +28,20 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from dataforge.errors import MissingDependencyError, UsageError
-from dataforge.render.mesh import Scene
 from dataforge.render.renderer import Frame
+from dataforge.simulators.embedded import HouseObjects, _surface
+from dataforge.simulators.protocol import NavSpace
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import rotation_matrix
-from dataforge.world.graph import WorldGraph
 from dataforge.world.house import House, HouseObject
-from dataforge.world.materials import SKY_COLOR
 from dataforge.world.placement import PlacementResult, World, opened_ids
 from dataforge.world.scene import InstanceIds, SemanticTable
-from dataforge.world.surfaces import WorldSurface
 from dataforge.world.vectors import vec3
-
-SIMS = ("embedded", "ai2thor")
-
-
-class WorldBackend(Protocol):
-    name: str
-
-    def render(
-        self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
-    ) -> Frame: ...
-
-    def reachable_positions(self) -> np.ndarray: ...
-
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray: ...
-
-    def open(self, object_id: str) -> bool: ...
-
-    def open_surface(self, object_id: str, surface: int) -> str | None: ...
-
-    def reclose(self, was: HouseObject) -> list[str]: ...
-
-    def spawn(
-        self, asset_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
-    ) -> PlacementResult: ...
-
-    def place(
-        self, object_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
-    ) -> PlacementResult: ...
-
-    def remove(self, object_id: str) -> None: ...
-
-    def world_graph(self) -> WorldGraph: ...
-
-    def close(self) -> None: ...
-
-
-def open_world(
-    sim: str,
-    house: House,
-    catalogue: AssetCatalogue,
-    *,
-    width: int = 640,
-    height: int = 480,
-    vfov_deg: float = 90.0,
-    **kw: Any,
-) -> WorldBackend:
-    """The world backend named ``sim`` (one of :data:`SIMS`) for ``house``."""
-    library = kw.pop("library", None)  # real meshes (--assets): the embedded world's only
-    if sim == "embedded":
-        return EmbeddedWorld(
-            house, catalogue, width=width, height=height, vfov_deg=vfov_deg, library=library
-        )
-    if sim == "ai2thor":
-        return ThorWorld(house, catalogue, width=width, height=height, vfov_deg=vfov_deg, **kw)
-    raise UsageError(f"unknown --sim {sim!r}; choose one of {', '.join(SIMS)}")
-
-
-class EmbeddedWorld:
-    """The default backend (see the module docstring)."""
-
-    name = "embedded"
-
-    def __init__(
-        self,
-        house: House,
-        catalogue: AssetCatalogue,
-        *,
-        width: int = 640,
-        height: int = 480,
-        vfov_deg: float = 90.0,
-        agent_radius: float = 0.2,
-        library: Any = None,
-    ) -> None:
-        self.catalogue = catalogue
-        self.library = library  # a MeshLibrary of real meshes (--assets), or None
-        self.world = World(house, catalogue)
-        self.ids = InstanceIds()
-        self.size = (width, height, vfov_deg)
-        self.agent_radius = agent_radius
-        self._renderer: Any = None
-        self._scene: Any = None
-        self._uploaded: Any = None
-        self._grid: Any = None
-        self._grid_key: tuple[Any, ...] = ()
-        self._walls: list[Any] | None = None
-        self._carried: tuple[dict[str, np.ndarray], float, np.ndarray] | None = None
-
-    @property
-    def scene(self) -> Any:
-        from dataforge.world.scene import house_scene
-
-        if self._scene is None:
-            self._scene = house_scene(
-                self.world.house(), self.catalogue, ids=self.ids, library=self.library
-            )
-        return self._scene
-
-    @property
-    def grid(self) -> Any:
-        """The navigation grid, rebuilt only when a floor-standing object moved, opened or
-        went (objects resting on others are no obstacles: :func:`house_nav_grid`)."""
-        from dataforge.world.navigation import house_nav_grid
-
-        key = self._layout_key()
-        if self._grid is None or key != self._grid_key:
-            self._grid = house_nav_grid(
-                self.world.house(), self.catalogue, agent_radius=self.agent_radius
-            )
-            self._grid_key = key
-        return self._grid
-
-    @property
-    def walls(self) -> list[Any]:
-        """The house's standing walls in plan view (shapely LineStrings in x, z), door holes
-        left open except where a door leaf is closed (:func:`wall_obstacles`, what the grid
-        blocks): what a reference point may not be snapped across
-        (:func:`dataforge.world.goals.reference_point`). Objects never change them; kept until
-        :meth:`reset`."""
-        from dataforge.world.navigation import wall_obstacles
-
-        if self._walls is None:
-            self._walls = wall_obstacles(self.world.house(), self.catalogue)
-        return self._walls
-
-    def reset(self, house: House) -> None:
-        """Start again from ``house`` (e.g. the same house before another episode's changes):
-        the renderer and the instance ids are kept, and the grid while the floor-standing
-        objects are the same."""
-        self.world = World(house, self.catalogue)
-        self._walls = None
-        self._carried = None
-        self._changed()
-
-    def _layout_key(self) -> tuple[Any, ...]:
-        return tuple(
-            (o.id, o.asset_id, o.position, o.rotation, o.openness)
-            for o in self.world.objects
-            if o.parent_id is None
-        )
-
-    def _changed(self) -> None:
-        self._scene = None
-
-    def render(
-        self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
-    ) -> Frame:
-        from dataforge.render import Renderer, thor_camera_pose
-
-        if self._renderer is None:
-            w, h, fov = self.size
-            self._renderer = Renderer(w, h, vfov_deg=fov, background=SKY_COLOR)
-        if self._uploaded is None or self._uploaded is not self._scene:
-            self._renderer.set_scene(self.scene.scene)
-            self._uploaded = self._scene
-        extra = None if self._carried is None else _carried_at(*self._carried, position, yaw)
-        return self._renderer.render(thor_camera_pose(position, yaw, horizon), extra)
-
-    def carry(
-        self, object_id: str | None, offset: Sequence[float] = (0.0, -0.5, 0.5), yaw: float = 0.0
-    ) -> None:
-        """Draw ``object_id`` as carried from now on (None: nothing): its meshes as they are in
-        the world now (so call this before :meth:`remove`), centred ``offset`` metres (right,
-        up, forward) from every camera position rendered, turned with the camera's yaw from
-        ``yaw`` (the yaw it was picked at). It keeps its instance and semantic ids, and is in no
-        world graph, grid or placement: a carried object is not in the world."""
-        if object_id is None:
-            self._carried = None
-            return
-        hs = self.scene
-        ids = [
-            i
-            for i, info in hs.instances.items()
-            if info.element_id == object_id or info.element_id.startswith(f"{object_id}|")
-        ]
-        part = Scene(m for m in hs.scene.meshes if m.instance_id in ids).buffers()
-        if not len(part["positions"]):
-            raise UsageError(f"{object_id} is not drawn in this world: nothing to carry")
-        centre = (part["positions"].min(axis=0) + part["positions"].max(axis=0)) / 2.0
-        part["positions"] = part["positions"] - centre.astype(np.float32)
-        self._carried = (part, float(yaw), np.asarray(offset, dtype=np.float64))
-
-    def reachable_positions(self) -> np.ndarray:
-        return self.grid.reachable_positions()
-
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
-        return self.grid.distances(sources, targets)
-
-    def appearance(self, object_id: str, asset_id: str | None = None) -> Any:
-        """How object ``object_id`` is drawn, in words (an
-        :class:`~dataforge.world.appearance.Appearance`: colour, shape, print or design,
-        material); ``asset_id`` names its asset when it is not in the world (carried). None
-        when a real mesh from ``--assets`` replaces its archetype (its colours are the mesh's)."""
-        from dataforge.world.appearance import object_appearance
-
-        if object_id in self.world:
-            obj = self.world.object(object_id)
-        elif asset_id is not None:
-            obj = HouseObject(object_id, asset_id, "", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
-        else:
-            raise UsageError(f"no object {object_id!r} in the world and no asset named")
-        if self.library is not None and self.library.path_of(obj.asset_id) is not None:
-            return None
-        return object_appearance(obj, self.catalogue.asset(obj.asset_id))
-
-    def open(self, object_id: str) -> bool:
-        ok = self.world.open(object_id)
-        self._changed()
-        return ok
-
-    def open_surface(self, object_id: str, surface: int) -> str | None:
-        """Open what surface ``surface`` (its index) of ``object_id`` needs open (a drawer, a
-        fridge's door); the id of what was opened, None when nothing."""
-        found = _surface(self.world, object_id, surface)
-        opened = None if found is None else self.world.open_surface(object_id, found)
-        self._changed()
-        return opened
-
-    def reclose(self, was: HouseObject) -> list[str]:
-        """Shut again what has opened on ``was.id`` since ``was`` (see World.reclose)."""
-        closed = self.world.reclose(was)
-        self._changed()
-        return closed
-
-    def spawn(
-        self, asset_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
-    ) -> PlacementResult:
-        res = self.world.spawn(asset_id, receptacle_id, rng, **kw)
-        self._changed()
-        return res
-
-    def place(
-        self, object_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
-    ) -> PlacementResult:
-        res = self.world.place(object_id, receptacle_id, rng, **kw)
-        self._changed()
-        return res
-
-    def remove(self, object_id: str) -> None:
-        self.world.remove(object_id)
-        self._changed()
-
-    def world_graph(self) -> WorldGraph:
-        return self.world.graph()
-
-    def close(self) -> None:
-        if self._renderer is not None:
-            self._renderer.release()
-            self._renderer = None
-
-
-class WorldSession:
-    """One worker's simulator across many houses.
-
-    ``embedded``: a fresh :class:`EmbeddedWorld` per :meth:`open` (nothing builds up, so the
-    soft reset does nothing). ``ai2thor``: one ``Controller`` for the session's life, a
-    ``CreateHouse`` per :meth:`open` (which also restores a house's initial state between
-    sequences), and every ``reset_every`` houses (:meth:`house_done`) a soft reset,
-    ``Controller.reset(scene="Procedural")``, which clears the Unity artifacts and memory that
-    accumulate over many houses without restarting the process (SpaMEM §8.5: every five)."""
-
-    def __init__(
-        self,
-        sim: str,
-        catalogue: AssetCatalogue,
-        *,
-        width: int = 640,
-        height: int = 480,
-        vfov_deg: float = 90.0,
-        reset_every: int = 5,
-        controller: Any = None,
-        **kw: Any,
-    ) -> None:
-        if sim not in SIMS:
-            raise UsageError(f"unknown --sim {sim!r}; choose one of {', '.join(SIMS)}")
-        self.sim, self.catalogue, self.kw = sim, catalogue, kw
-        self.size = (width, height, vfov_deg)
-        self.reset_every = reset_every
-        self.houses = 0
-        self.resets = 0
-        self.controller = controller
-
-    def open(self, house: House) -> WorldBackend:
-        w, h, fov = self.size
-        if self.sim == "ai2thor":
-            if self.controller is None:
-                self.controller = ThorWorld._start(w, h, fov, dict(self.kw))
-            return ThorWorld(
-                house, self.catalogue, width=w, height=h, vfov_deg=fov, controller=self.controller
-            )
-        return open_world(
-            self.sim, house, self.catalogue, width=w, height=h, vfov_deg=fov, **self.kw
-        )
-
-    def house_done(self) -> None:
-        self.houses += 1
-        if self.reset_every and self.houses % self.reset_every == 0:
-            self.soft_reset()
-
-    def soft_reset(self) -> None:
-        if self.sim == "ai2thor" and self.controller is not None:
-            self.controller.reset(scene="Procedural")
-            self.resets += 1
-
-    def close(self) -> None:
-        stop = getattr(self.controller, "stop", None)
-        if stop is not None:
-            stop()
-        self.controller = None
-
-
-# -- AI2-THOR ------------------------------------------------------------------------------
 
 THOR_HOUSE_SCHEMA = "1.0.0"
 """The house schema AI2-THOR 5.0.0's ``CreateHouse`` reads: ``ProceduralTools.CreateHouse`` throws
@@ -377,35 +64,6 @@ AGENT_POSE_MODES = ("arm", "default", "locobot", "stretch")
 
 # A spawned object whose box centre is this close (metres, per axis) to the wanted one stays put.
 CENTRE_TOLERANCE_M = 1e-3
-
-
-def _carried_at(
-    part: dict[str, np.ndarray],
-    yaw0: float,
-    offset: np.ndarray,
-    position: np.ndarray | Sequence[float],
-    yaw: float,
-) -> dict[str, np.ndarray]:
-    """:meth:`EmbeddedWorld.carry`'s object for a camera at ``position`` facing ``yaw``
-    (AI2-THOR: 0 faces +z, 90 +x; right is (cos, 0, -sin)): turned about y by the yaw since the
-    pick and centred at ``offset`` (right, up, forward) from the camera."""
-    t, d = np.radians(float(yaw)), np.radians(float(yaw) - yaw0)
-    forward = np.array([np.sin(t), 0.0, np.cos(t)])
-    right = np.array([np.cos(t), 0.0, -np.sin(t)])
-    at = np.asarray(position, dtype=np.float64) + offset[0] * right + offset[2] * forward
-    at[1] += offset[1]
-    c, s = np.cos(d), np.sin(d)
-    turn = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])  # forward(yaw0) -> forward(yaw)
-    out = dict(part)
-    out["positions"] = (part["positions"] @ turn.T + at).astype(np.float32)
-    out["normals"] = (part["normals"] @ turn.T).astype(np.float32)
-    return out
-
-
-def _surface(world: World, object_id: str, index: int) -> WorldSurface | None:
-    """Surface ``index`` of ``object_id`` as it stands (None when it has no such surface)."""
-    found = [s for s in world.surfaces(object_id, all_surfaces=True) if s.index == index]
-    return found[0] if found else None
 
 
 def thor_vector(p: np.ndarray | Sequence[float]) -> dict[str, float]:
@@ -614,7 +272,7 @@ def ids_from_colors(
     return instance, semantic
 
 
-class ThorWorld:
+class ThorWorld(HouseObjects):
     """The AI2-THOR backend (see the module docstring).
 
     ``controller``: an ``ai2thor.controller.Controller`` (or a stand-in) started in AI2-THOR's
@@ -890,8 +548,25 @@ class ThorWorld:
         for obj in self.world.remove(object_id):
             self._step("RemoveFromScene", objectId=obj.id)
 
-    def world_graph(self) -> WorldGraph:
-        return self.world.graph()
+    @property
+    def nav(self) -> NavSpace:
+        raise UsageError("ai2thor has no nav space here: use distances() (its navmesh geodesics)")
+
+    def place_at(self, obj: HouseObject, receptacle_id: str) -> PlacementResult:
+        raise UsageError("ai2thor does not place_at a recorded pose here: use place()")
+
+    def pick(self, object_id: str) -> None:
+        """A pick: ``RemoveFromScene`` (what :meth:`remove` does)."""
+        self.remove(object_id)
+
+    def carry(
+        self, object_id: str | None, offset: Sequence[float] = (0.0, -0.5, 0.5), yaw: float = 0.0
+    ) -> None:
+        raise UsageError("ai2thor does not draw a carried object here (carry)")
+
+    def appearance(self, object_id: str, asset_id: str | None = None) -> None:
+        """None: AI2-THOR draws its own asset meshes, whose looks nothing here reads."""
+        return None
 
     def close(self) -> None:
         stop = getattr(self.controller, "stop", None)
