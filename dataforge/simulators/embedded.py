@@ -123,9 +123,8 @@ class EmbeddedWorld(HouseObjects):
     def walls(self) -> list[Any]:
         """The house's standing walls in plan view (shapely LineStrings in x, z), door holes
         left open except where a door leaf is closed (:func:`wall_obstacles`, what the grid
-        blocks): what a reference point may not be snapped across
-        (:func:`dataforge.world.goals.reference_point`). Objects never change them; kept until
-        :meth:`reset`."""
+        blocks): what a goal check's reference point may not be snapped across. Objects never
+        change them; kept until :meth:`reset`."""
         from dataforge.world.navigation import wall_obstacles
 
         if self._walls is None:

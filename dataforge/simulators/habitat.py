@@ -8,7 +8,7 @@ Written against habitat-sim 0.3.3's API as ``docs/habitat_world.md`` records it 
   rigid object's ``semantic_id`` is its instance id; the stage (walls, floors) is 0.
 * Navigation (§3): reachable positions on the navmesh lattice, geodesics and paths, all through
   :class:`~dataforge.nav.pathfinder.NavmeshPathfinder` and its off-mesh rule.
-* Receptacles (§4, :mod:`dataforge.world.habitat_receptacles`): each rigid object with
+* Receptacles (§4, :mod:`dataforge.simulators.habitat_receptacles`): each rigid object with
   ``receptacle_mesh_*`` user subconfigs and a category in ``HabitatScene.receptacle_categories``
   is a receptacle; :meth:`HabitatWorld.receptacles` lists them.
 * Objects (§5): :meth:`~HabitatWorld.spawn` adds an OVMM template on a receptacle by
@@ -48,16 +48,7 @@ from shapely.geometry import Polygon
 from dataforge.errors import DatasetError, MissingDependencyError, UsageError
 from dataforge.nav.pathfinder import NavmeshPathfinder
 from dataforge.render.renderer import Frame
-from dataforge.world.graph import (
-    M2_TO_CM2,
-    ObjectNode,
-    ReceptacleNode,
-    RoomNode,
-    SurfaceNode,
-    WorldGraph,
-    room_of,
-)
-from dataforge.world.habitat_receptacles import (
+from dataforge.simulators.habitat_receptacles import (
     HabitatReceptacle,
     HabitatSurface,
     Magnum,
@@ -70,6 +61,15 @@ from dataforge.world.habitat_receptacles import (
     sample_surface_point,
     transform,
     yaw_of,
+)
+from dataforge.world.graph import (
+    M2_TO_CM2,
+    ObjectNode,
+    ReceptacleNode,
+    RoomNode,
+    SurfaceNode,
+    WorldGraph,
+    room_of,
 )
 from dataforge.world.house import HouseObject
 from dataforge.world.placement import PlacementResult

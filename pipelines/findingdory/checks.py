@@ -145,10 +145,10 @@ class _Scene:
 
     def reference(self, point: Any) -> np.ndarray | None:
         """``point``'s reference point as ``robot_at_object`` measures it
-        (:func:`dataforge.world.goals.reference_point` on this grid and the house's walls)."""
+        (:func:`.goals.reference_point` on this grid and the house's walls)."""
         from types import SimpleNamespace
 
-        from dataforge.world.goals import reference_point
+        from dataforge.pipelines.findingdory.goals import reference_point
 
         return reference_point(SimpleNamespace(grid=self.grid, walls=self.walls), point)
 

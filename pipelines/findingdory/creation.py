@@ -447,12 +447,12 @@ def spots_for(ctx: SceneBase, backend: Any, object_id: str, receptacle_id: str) 
     turned to face it, sees it on at least ``min_coverage`` of the image (best coverage
     first; see the module docstring). Within reach: ``reach_m`` in a straight line (the arm)
     and, by the rule ``robot_at_object`` measures, at most its ``max_distance_m`` by path from
-    the object's reference point (:func:`dataforge.world.goals.reference_point`); a viewpoint
+    the object's reference point (:func:`.goals.reference_point`); a viewpoint
     the straight line puts in reach but the path does not (behind a wall) is refused, so every
     spot passes the predicate's distance check."""
     from dataforge.nav.follower import heading_to
+    from dataforge.pipelines.findingdory.goals import coverage_of, instance_ids_of, reference_point
     from dataforge.pipelines.findingdory.metrics import ROBOT_AT_OBJECT
-    from dataforge.world.goals import coverage_of, instance_ids_of, reference_point
 
     cfg, cam = ctx.cfg, ctx.cfg.camera
     centre = ctx.center(backend, object_id)
@@ -507,7 +507,7 @@ def _end_pose(ctx: SceneBase, backend: Any, spot: Spot, rng: np.random.Generator
     others (:data:`END_TRIES` in all, each with :data:`END_TRIES` yaws), in random order."""
     from scipy.spatial import cKDTree
 
-    from dataforge.world.goals import furniture_keys
+    from dataforge.pipelines.findingdory.goals import furniture_keys
 
     cfg, cam = ctx.cfg, ctx.cfg.camera
     lattice = ctx.lattice()
@@ -552,7 +552,7 @@ def _clear_view(
     min_coverage: float,
 ) -> bool:
     """No small object in view, and the given furniture below ``min_coverage``."""
-    from dataforge.world.goals import coverage_of, instance_ids_of
+    from dataforge.pipelines.findingdory.goals import coverage_of, instance_ids_of
 
     frame = backend.render(eye, yaw, tilt)
     if coverage_of(frame.instance, instance_ids_of(backend.ids, small)) > 0:

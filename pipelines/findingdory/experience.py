@@ -8,7 +8,7 @@ task naming its category must accept it). An object's start receptacle is the pi
 furniture it rests on (its top-level ancestor). Pick and place rooms are the rooms of the
 object's start and goal positions; a room's frames are the frames whose base position is in it.
 ``distance_from_end``: the geodesic from the final pose to each object (its centre snapped to
-navigable space, :func:`dataforge.world.goals.reference_point`) and to each receptacle (its
+navigable space, :func:`.goals.reference_point`) and to each receptacle (its
 nearest viewpoint), what upstream's "farthest from your current location" templates compare.
 Attributes: the words for how each object is drawn (``drawn_words``: shape, colour, print or
 design, material, per object, :mod:`dataforge.world.appearance`), with functionality (and a
@@ -49,7 +49,7 @@ def episode_log(
     scene's viewpoints with their receptacle index as a 4th column; ``meta``: the episodes
     dataset's scene metadata."""
     from dataforge.pipelines.findingdory.day_world import clutter, drawn_words, room_polygons
-    from dataforge.world.goals import reference_point
+    from dataforge.pipelines.findingdory.goals import reference_point
     from dataforge.world.graph import room_of
 
     polygons = room_polygons(day)

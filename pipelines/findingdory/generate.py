@@ -97,8 +97,8 @@ def produce(
         yield _habitat_record(cfg, Path(str(habitat_root)), unit, rng)
         return
     from dataforge.pipelines.findingdory.creation import SceneContext
+    from dataforge.pipelines.findingdory.goals import room_of
     from dataforge.world.assets import load_catalogue
-    from dataforge.world.goals import room_of
     from dataforge.world.scene_sources import house_bytes, load_scene_house
 
     catalogue = load_catalogue()
@@ -127,12 +127,12 @@ def _habitat_record(
     import hashlib
 
     from dataforge.pipelines.findingdory.day_world import HABITAT
+    from dataforge.pipelines.findingdory.goals import room_of
     from dataforge.pipelines.findingdory.habitat_scene import (
         HabitatSceneContext,
         open_habitat_world,
         scene_instance_bytes,
     )
-    from dataforge.world.goals import room_of
     from dataforge.world.scene_sources import hssd_layout
 
     layout = hssd_layout(root)

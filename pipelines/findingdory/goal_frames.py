@@ -9,12 +9,12 @@ frame of that mug any more. For each entity and frame three checks are stored as
 
 - objects (``robot_at_object``): geodesic from the base to the object's reference point (its
   centre snapped to the navigable cell nearest by path, walls blocking, so never one behind a
-  wall: :func:`dataforge.world.goals.reference_point`) <= 2.0 m; floor-plane angle
+  wall: :func:`dataforge.pipelines.findingdory.goals.reference_point`) <= 2.0 m; floor-plane angle
   between the heading and the object's centre <= 45 degrees; instance coverage >= 0.1 %;
 - receptacles (``robot_at_receptacle``): geodesic to the receptacle's nearest viewpoint
   <= 0.1 m (a base within 0.1 m of a viewpoint in a straight, navigable line; farther is never
   within 0.1 m); angle to its centre <= 90 degrees; coverage of the whole piece of furniture
-  (:func:`dataforge.world.goals.coverage_keys`) >= 0.1 %;
+  (:func:`dataforge.pipelines.findingdory.goals.coverage_keys`) >= 0.1 %;
 - rooms (``robot_in_room``): the base is inside the room (all bits set, or none).
 
 Every frame is rendered once (instance ids only are used); an entity's coverage is read from
@@ -92,7 +92,11 @@ def frame_checks(
     """(E, F) uint8 check bits of each entity at each frame (module docstring). ``poses``:
     F x 4 (x, floor y, z, yaw); ``rooms``: each frame's index into ``room_ids`` (-1 none);
     ``viewpoints``: receptacle id -> V x 3."""
-    from dataforge.world.goals import coverage_keys, instance_ids_of, reference_point
+    from dataforge.pipelines.findingdory.goals import (
+        coverage_keys,
+        instance_ids_of,
+        reference_point,
+    )
 
     n = len(poses)
     out = np.zeros((len(entities), n), dtype=np.uint8)
@@ -177,7 +181,7 @@ def valid_frames(
 
 
 def _angles(pos: np.ndarray, yaw: np.ndarray, point: Sequence[float]) -> np.ndarray:
-    """:func:`dataforge.world.goals.heading_angle_deg` of every pose at once."""
+    """:func:`dataforge.pipelines.findingdory.goals.heading_angle_deg` of every pose at once."""
     dx, dz = point[0] - pos[:, 0], point[2] - pos[:, 2]
     t = np.radians(yaw)
     fx, fz = np.sin(t), np.cos(t)

@@ -79,8 +79,8 @@ class HabitatCheckScene:
 
     def reference(self, point: Any) -> np.ndarray | None:
         """``point``'s reference point as ``robot_at_object`` measures it in this world
-        (:func:`dataforge.world.goals.reference_point`: the nearest reachable position)."""
-        from dataforge.world.goals import reference_point
+        (:func:`.goals.reference_point`: the nearest reachable position)."""
+        from dataforge.pipelines.findingdory.goals import reference_point
 
         return reference_point(self.world, point)
 

@@ -1,6 +1,6 @@
 """FindingDory's metrics (paper appendix B.3): HL-SR, DTG-SR, SC-SR, HL-SPL, LL-SR, LL-SPL and
 their per-category summary. Pure functions: the caller renders, teleports and measures (e.g.
-:meth:`dataforge.world.goals.GoalCheck`), and passes check results and geodesic distances in.
+:class:`.goals.GoalCheck`), and passes check results and geodesic distances in.
 
 Sources, in order of authority: the spec notes (``shared/specs/findingdory.md``, "Predicates"
 and "Scoring"), then upstream's code as docs/findingdory_upstream.md §6-7 records it (paths
@@ -26,8 +26,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from dataforge.errors import UsageError
+from dataforge.pipelines.findingdory.goals import CHECKS
 from dataforge.tsp import solve_open_path, to_integer_costs
-from dataforge.world.goals import CHECKS
 
 
 @dataclass(frozen=True)

@@ -57,10 +57,10 @@ from dataforge.errors import DatasetError, UsageError
 from dataforge.nav.follower import GreedyFollower, Pose2D, heading_to, wrap
 from dataforge.pipelines.findingdory.config import HeadCamera
 from dataforge.pipelines.findingdory.day_world import carry
+from dataforge.pipelines.findingdory.goals import coverage_of, instance_ids_of
 from dataforge.pipelines.findingdory.plan import EpisodePlan, Rearrangement, Spot
 from dataforge.render.renderer import Frame
 from dataforge.simulators.protocol import WorldBackend
-from dataforge.world.goals import coverage_of, instance_ids_of
 from dataforge.world.house import HouseObject
 
 # Action ids of upstream ``utils.py::ACTION_MAPPING`` (those the oracle uses).

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dataforge.errors import MalformedInputError
-from dataforge.world.habitat_receptacles import (
+from dataforge.simulators.habitat_receptacles import (
     HabitatSurface,
     object_shortname,
     read_categories,

@@ -29,6 +29,7 @@ import shapely.affinity
 from shapely.geometry import Point, box
 
 from dataforge.errors import DatasetError, MissingDependencyError, UsageError
+from dataforge.pipelines.findingdory import goals
 from dataforge.render.camera import thor_camera_pose
 from dataforge.simulators.habitat import (
     HabitatAgent,
@@ -40,7 +41,6 @@ from dataforge.simulators.habitat import (
     to_df,
     to_hab,
 )
-from dataforge.world import goals
 from dataforge.world.graph import WorldGraph
 from dataforge.world.house import HouseObject
 

@@ -93,8 +93,8 @@ def test_spots_show_their_objects_when_rendered_again(dataset: Path) -> None:
     """Replaying a plan in a world built from the stored house and rendering the head camera
     (at the check size) from a pick spot shows the object on the stored share of pixels."""
     from dataforge.pipelines.findingdory.creation import SceneContext
+    from dataforge.pipelines.findingdory.goals import coverage_of, instance_ids_of
     from dataforge.world.assets import load_catalogue
-    from dataforge.world.goals import coverage_of, instance_ids_of
     from dataforge.world.house import HouseObject, load_house
 
     with open_dataset(dataset) as ds:

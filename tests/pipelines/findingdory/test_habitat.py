@@ -173,8 +173,8 @@ def test_episodes_follow_the_pairing_rules(made: tuple[Path, Path]) -> None:
 
 
 def test_pick_spots_show_their_objects(made: tuple[Path, Path], hs: ModuleType) -> None:
+    from dataforge.pipelines.findingdory.goals import coverage_of, instance_ids_of
     from dataforge.pipelines.findingdory.habitat_scene import open_habitat_world, stretch_agent
-    from dataforge.world.goals import coverage_of, instance_ids_of
     from dataforge.world.scene_sources import hssd_layout
 
     data, out = made
@@ -287,8 +287,8 @@ def stages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_the_oracle_lives_a_day_in_the_scene(stages: dict[str, Path], hs: ModuleType) -> None:
+    from dataforge.pipelines.findingdory.goals import coverage_of
     from dataforge.pipelines.findingdory.oracle import SNAP
-    from dataforge.world.goals import coverage_of
 
     _, plans = _plans(stages["episodes"])
     assert plans  # a day per plan is checked below

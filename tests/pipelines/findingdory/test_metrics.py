@@ -14,6 +14,7 @@ import pytest
 
 from dataforge.errors import UsageError
 from dataforge.pipelines.findingdory import metrics
+from dataforge.pipelines.findingdory.goals import GoalCheck
 from dataforge.pipelines.findingdory.metrics import (
     RELAXATIONS,
     THRESHOLDS,
@@ -30,7 +31,6 @@ from dataforge.pipelines.findingdory.metrics import (
     summarize,
 )
 from dataforge.tsp import solve_open_path
-from dataforge.world.goals import GoalCheck
 
 OK, FAR = (), ("distance",)  # failed-check names
 

@@ -21,9 +21,9 @@ from dataforge.nav.follower import wrap
 from dataforge.pipelines.findingdory import oracle
 from dataforge.pipelines.findingdory.config import HeadCamera
 from dataforge.pipelines.findingdory.day_world import plan_world
+from dataforge.pipelines.findingdory.goals import coverage_of, instance_ids_of
 from dataforge.pipelines.findingdory.plan import EpisodePlan
 from dataforge.store import open_dataset
-from dataforge.world.goals import coverage_of, instance_ids_of
 
 pytestmark = needs_house_generator()
 

@@ -123,7 +123,7 @@ def test_valid_frames_pass_when_rendered_again_and_invalid_ones_fail(tasks_dir: 
 def _measure(world, cam, graph, poses, f, e):  # type: ignore[no-untyped-def]
     """(geodesic to the object's reference point, heading angle, coverage) at frame ``f``,
     rendered again in ``world``."""
-    from dataforge.world.goals import (
+    from dataforge.pipelines.findingdory.goals import (
         coverage_keys,
         coverage_of,
         heading_angle_deg,

@@ -13,10 +13,7 @@ from renderhelpers import needs_egl
 from roomhelpers import one_room_house, standing, two_rooms
 
 from dataforge.errors import UsageError
-from dataforge.render import intrinsics, project, project_box, thor_camera_pose
-from dataforge.simulators import EmbeddedWorld
-from dataforge.world import load_catalogue, load_house
-from dataforge.world.goals import (
+from dataforge.pipelines.findingdory.goals import (
     AgentCamera,
     GoalCheck,
     check_frame,
@@ -27,6 +24,9 @@ from dataforge.world.goals import (
     reference_point,
     room_of,
 )
+from dataforge.render import intrinsics, project, project_box, thor_camera_pose
+from dataforge.simulators import EmbeddedWorld
+from dataforge.world import load_catalogue, load_house
 
 CAT = load_catalogue()
 W, H, VFOV = 96, 72, 60.0
@@ -247,8 +247,11 @@ def test_a_sub_receptacle_counts_its_whole_furniture(scene: Any) -> None:
 
 
 def test_checks_never_assign_instance_ids(scene: Any) -> None:
-    before = scene.world.ids.to_dict()
     base, yaw = _facing(scene, 1.0)
+    # a first render gives the scene's elements their ids (the module's scene is shared, so
+    # without it the result would depend on which tests ran before); a check adds none
+    scene.world.render(base, yaw, CAMERA.horizon_deg)
+    before = scene.world.ids.to_dict()
     check = check_pose(scene.world, base, yaw, CAMERA, ["no|such|thing"], scene.centre)
     assert check.coverage == 0.0
     assert scene.world.ids.to_dict() == before
