@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from dataforge.cli.options import _apply
+from dataforge.cli.options import apply_options
 from dataforge.llm.evaluate import EvalDefaults, EvalRun
 
 
@@ -33,7 +33,7 @@ def evaluation_options(
     defaults = defaults or EvalDefaults()
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-        return _apply(
+        return apply_options(
             [
                 click.option(
                     "--llm-url",

@@ -19,13 +19,16 @@ from dataforge.run.options import EXECUTORS, ExecutionOptions
 from dataforge.store.layout import FORMATS
 
 
-def _apply(decorators: list[Callable[..., Any]], f: Callable[..., Any]) -> Callable[..., Any]:
+def apply_options(
+    decorators: list[Callable[..., Any]], f: Callable[..., Any]
+) -> Callable[..., Any]:
+    """``f`` under ``decorators`` (click options), the first of them outermost (on top)."""
     return functools.reduce(lambda acc, d: d(acc), reversed(decorators), f)
 
 
 def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--workers, --executor, --ray-address: how units run (generation and reproduce)."""
-    return _apply(
+    return apply_options(
         [
             click.option(
                 "--workers",
@@ -54,7 +57,7 @@ def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def generation_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--out, --seed, --format, --workers, --executor, --ray-address, --overwrite, --dry-run,
     --quiet."""
-    return _apply(
+    return apply_options(
         [
             click.option(
                 "--out",

@@ -49,6 +49,7 @@ from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
 from dataforge.errors import UsageError
+from dataforge.nav.space import Point
 
 Cell = tuple[int, int]
 #: Bilinear interpolation needs the four surrounding cells' distances to differ by at most
@@ -161,7 +162,7 @@ class NavGrid:
         """(rows along z, columns along x)."""
         return self.free.shape  # type: ignore[return-value]
 
-    def cell_of(self, point: Sequence[float]) -> Cell:
+    def cell_of(self, point: Point) -> Cell:
         """The (row, column) of the cell holding ``point`` (possibly outside the grid)."""
         x, z = _xz(point)
         return (
@@ -180,12 +181,20 @@ class NavGrid:
         """Whether ``cell`` is on the grid."""
         return 0 <= cell[0] < self.shape[0] and 0 <= cell[1] < self.shape[1]
 
-    def is_navigable(self, point: Sequence[float]) -> bool:
+    def navigable(self, point: Point) -> bool:
         """Whether the agent's centre may stand at ``point`` (its cell is navigable)."""
         c = self.cell_of(point)
         return self.inside(c) and bool(self.free[c])
 
-    def snap_cell(self, point: Sequence[float], radius: float | None = None) -> Cell | None:
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """A random navigable point: the centre of a cell of the largest component drawn
+        uniformly (equal floor areas equally likely), at ``y``, rounded to micrometres."""
+        k = self.largest_component()  # 0: nothing navigable (label 0 is the blocked cells)
+        return sample_cells(
+            self, np.argwhere(self.components() == k) if k else np.zeros((0, 2)), rng
+        )
+
+    def snap_cell(self, point: Point, radius: float | None = None) -> Cell | None:
         """``point``'s own cell when navigable, else the navigable cell whose centre is nearest
         to ``point`` within ``radius`` (default ``snap_radius``) metres, else None."""
         c = self.cell_of(point)
@@ -210,7 +219,7 @@ class NavGrid:
             return None
         return (int(ii[k] + i0), int(jj[k] + j0))
 
-    def snap(self, point: Sequence[float], radius: float | None = None) -> np.ndarray | None:
+    def snap(self, point: Point, radius: float | None = None) -> np.ndarray | None:
         """The xyz centre of :meth:`snap_cell`'s cell (y kept from a 3-D ``point``), or None
         when no navigable cell lies within ``radius`` (default ``snap_radius``)."""
         c = self.snap_cell(point, radius)
@@ -229,7 +238,7 @@ class NavGrid:
             self._boxes = ndimage.find_objects(self._labels)
         return self._labels
 
-    def component_of(self, point: Sequence[float]) -> int:
+    def component_of(self, point: Point) -> int:
         """The component label of ``point``'s snapped cell (0 when it does not snap)."""
         c = self.snap_cell(point)
         return 0 if c is None else int(self.components()[c])
@@ -253,7 +262,7 @@ class NavGrid:
             cache_size=self.cache_size,
         )
 
-    def with_discs_blocked(self, centres: Sequence[Sequence[float]], radius: float) -> NavGrid:
+    def with_discs_blocked(self, centres: Sequence[Point] | np.ndarray, radius: float) -> NavGrid:
         """A new grid whose cells with centres within ``radius`` (m) of any of ``centres`` are
         blocked: round obstacles of radius ``radius - agent_radius`` added after building (pass
         the obstacle's radius plus the agent's, as :meth:`build` grows obstacles)."""
@@ -282,7 +291,7 @@ class NavGrid:
 
     # -- distance fields -----------------------------------------------------------------
 
-    def distance_field(self, source: Sequence[float]) -> np.ndarray:
+    def distance_field(self, source: Point) -> np.ndarray:
         """Geodesic distances (m) from the centre of ``source``'s snapped cell to the centre of
         every cell; ``inf`` on blocked cells, in other components, or everywhere when
         ``source`` does not snap. The array is cached: it is read-only."""
@@ -350,7 +359,7 @@ class NavGrid:
             out[a] = tgt.read(self.field_from_cell(sc), centre, sp)
         return out
 
-    def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
+    def distance(self, a: Point, b: Point) -> float:
         """The geodesic distance (m) from ``a`` to ``b``; see :meth:`distances`."""
         return float(self.distances([a], [b])[0, 0])
 
@@ -379,7 +388,7 @@ class NavGrid:
             return False
         return bool(self.free[i, j].all())
 
-    def shortest_path(self, a: Sequence[float], b: Sequence[float]) -> list[np.ndarray]:
+    def shortest_path(self, a: Point, b: Point) -> list[np.ndarray]:
         """Waypoints (xyz arrays) of a shortest path from ``a`` to ``b``; ``[]`` when none.
 
         The path starts at ``a`` and ends at ``b`` when they are navigable (else at their
@@ -490,7 +499,7 @@ class NavGrid:
         self,
         step: float = 0.25,
         *,
-        start: Sequence[float] | None = None,
+        start: Point | None = None,
         all_components: bool = False,
         y: float | None = None,
     ) -> np.ndarray:
@@ -636,6 +645,15 @@ def _tidy_scalar(f: float) -> float:
     return float(r) if abs(f - r) < 1e-9 else f
 
 
+def sample_cells(grid: NavGrid, cells: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The centre of one of ``cells`` (K x 2, row and column) drawn uniformly with ``rng``
+    (one ``integers`` draw), at the grid's ``y``, rounded to micrometres."""
+    if not len(cells):
+        raise UsageError("nothing is navigable here: no point to sample")
+    i, j = cells[int(rng.integers(len(cells)))]
+    return np.round(grid.center((int(i), int(j))), 6)
+
+
 def path_length(points: Sequence[Sequence[float]]) -> float:
     """Length (m) of a polyline of xyz points measured in the x/z plane."""
     xz = np.array([_xz(p) for p in points]).reshape(-1, 2)
@@ -652,13 +670,13 @@ def _xz(point: ArrayLike) -> tuple[float, float]:
     raise UsageError(f"a point must be (x, y, z) or (x, z), got {point!r}")
 
 
-def _y(point: Sequence[float]) -> float | None:
+def _y(point: Point) -> float | None:
     """The y of a 3-D point; None for an (x, z) pair."""
     p = np.asarray(point, dtype=np.float64).reshape(-1)
     return float(p[1]) if len(p) == 3 else None
 
 
-def _xyz(point: Sequence[float], y: float) -> np.ndarray:
+def _xyz(point: Point, y: float) -> np.ndarray:
     x, z = _xz(point)
     return np.array([x, y, z])
 

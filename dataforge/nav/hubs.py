@@ -28,7 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dataforge.nav.grid import SMOOTH, NavGrid, _xz
+from dataforge.nav.grid import SMOOTH, NavGrid, _xz, sample_cells
+from dataforge.nav.space import Point
 
 
 def corner_hubs(free: np.ndarray) -> np.ndarray:
@@ -75,12 +76,37 @@ class HubGeodesics:
     def hub_count(self) -> int:
         return len(self.hubs)
 
-    def contains(self, point: Sequence[float]) -> bool:
+    def contains(self, point: Point) -> bool:
         """Whether ``point`` stands on a free cell of this component."""
         c = self.grid.cell_of(point)
         return self.grid.inside(c) and bool(self.mask[c])
 
-    def hub_distances(self, point: Sequence[float]) -> np.ndarray:
+    # -- NavSpace: this component's points, its geodesics, the grid's paths -------------------
+
+    def navigable(self, point: Point) -> bool:
+        """:meth:`contains`: points off this component are not in this space."""
+        return self.contains(point)
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """The centre of a cell of this component drawn uniformly (equal floor areas equally
+        likely), at the grid's ``y``, rounded to micrometres."""
+        cells = np.argwhere(self.mask) if self.component else np.zeros((0, 2))  # 0: blocked
+        return sample_cells(self.grid, cells, rng)
+
+    def distances(self, sources: Sequence[Point], targets: Sequence[Point]) -> np.ndarray:
+        """:meth:`distance` from every source to every target (sources x targets)."""
+        out = np.empty((len(sources), len(targets)))
+        for k, a in enumerate(sources):
+            out[k] = self.distances_from(a, targets)
+        return out
+
+    def shortest_path(self, a: Point, b: Point) -> list[np.ndarray]:
+        return self.grid.shortest_path(a, b)
+
+    def segment_clear(self, p: Point, q: Point) -> bool:
+        return self.grid.segment_clear(p, q)
+
+    def hub_distances(self, point: Point) -> np.ndarray:
         """Distances (m) from ``point`` to every hub (``inf`` off this component)."""
         g = self.grid
         if not self.contains(point):
@@ -106,7 +132,7 @@ class HubGeodesics:
         smooth = (v.max(axis=0) - v.min(axis=0)) <= SMOOTH * g.cell
         return np.where(smooth, bilinear, fallback)
 
-    def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
+    def distance(self, a: Point, b: Point) -> float:
         """The geodesic distance (m) from ``a`` to ``b`` (``inf`` when either is off this
         component)."""
         if not (self.contains(a) and self.contains(b)):
@@ -120,7 +146,7 @@ class HubGeodesics:
         d = float(np.min(self.hub_distances(a).astype(np.float64) + self.hub_distances(b)))
         return max(d, straight)
 
-    def distances_from(self, a: Sequence[float], targets: Sequence[Sequence[float]]) -> np.ndarray:
+    def distances_from(self, a: Point, targets: Sequence[Point]) -> np.ndarray:
         """Distances (m) from ``a`` to each of ``targets``."""
         if not self.contains(a):
             return np.full(len(targets), np.inf)

@@ -33,7 +33,7 @@ the two agree).
 that wants a stricter rule: with a finite tolerance, a snap landing further than that (straight
 line in 3-D) from the point also puts the point off the mesh. No call site sets it today.
 
-:meth:`~NavmeshPathfinder.is_navigable` is a different, stricter question, habitat-sim's own:
+:meth:`~NavmeshPathfinder.navigable` is a different, stricter question, habitat-sim's own:
 does the point stand *on* the navmesh (no horizontal move when snapped, within ``max_y_delta``
 in height)? :meth:`~NavmeshPathfinder.segment_clear` asks it along a segment.
 
@@ -42,7 +42,7 @@ same no-limit snap in effect, so no call site's results change: ``nav/oracle.py`
 (``HabitatOracle`` / ``pathfinder_distances``: snapped with no limit, ``inf`` when the snap
 failed or ``find_path`` failed); ``simulators/habitat.py`` (distances through
 ``pathfinder_distances``; shortest paths and the lattice's start through ``find_path`` /
-``snap_point`` with no limit); and MultiON's ``HabitatSpace`` (``find_path`` on the raw points:
+``snap_point`` with no limit); and MultiON's Habitat space (``find_path`` on the raw points:
 habitat-sim's internal snap with no limit; its points are sampled on the navmesh).
 """
 
@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.errors import InputNotFoundError, MissingDependencyError, UsageError
+from dataforge.nav.space import Point
 
 __all__ = [
     "ISLAND_DRAWS",
@@ -98,7 +99,8 @@ class NavmeshPathfinder:
     ``pathfinder``: a loaded ``habitat_sim.PathFinder`` (or a simulator's); ``habitat_sim``: the
     module (imported when not given); ``snap_tolerance``: a stricter rule's distance, a snap
     landing further than it puts the point off the mesh (:data:`SNAP_TOLERANCE_M`,
-    ``math.inf``: any snap, as ``find_path`` alone)."""
+    ``math.inf``: any snap, as ``find_path`` alone); ``min_island_radius``: :meth:`sample`'s
+    default. A :class:`~dataforge.nav.space.NavSpace` in habitat's frame."""
 
     def __init__(
         self,
@@ -106,12 +108,14 @@ class NavmeshPathfinder:
         *,
         habitat_sim: Any = None,
         snap_tolerance: float = SNAP_TOLERANCE_M,
+        min_island_radius: float = 0.0,
     ) -> None:
         if not snap_tolerance >= 0:
             raise UsageError(f"snap_tolerance must be >= 0, got {snap_tolerance}")
         self._hs = require_habitat_sim() if habitat_sim is None else habitat_sim
         self.pathfinder = pathfinder
         self.snap_tolerance = float(snap_tolerance)
+        self.min_island_radius = float(min_island_radius)
 
     @classmethod
     def load(
@@ -120,6 +124,7 @@ class NavmeshPathfinder:
         *,
         seed: int | None = None,
         snap_tolerance: float = SNAP_TOLERANCE_M,
+        min_island_radius: float = 0.0,
     ) -> NavmeshPathfinder:
         """A new ``PathFinder`` on the scene's ``navmesh`` file (seeded with ``seed`` when
         given, :meth:`seed`); a one-line error when habitat-sim is missing or the file is
@@ -131,7 +136,12 @@ class NavmeshPathfinder:
         pathfinder = hs.PathFinder()
         if not pathfinder.load_nav_mesh(str(navmesh)):
             raise InputNotFoundError(f"{navmesh}: habitat-sim could not load this navmesh")
-        out = cls(pathfinder, habitat_sim=hs, snap_tolerance=snap_tolerance)
+        out = cls(
+            pathfinder,
+            habitat_sim=hs,
+            snap_tolerance=snap_tolerance,
+            min_island_radius=min_island_radius,
+        )
         if seed is not None:
             out.seed(seed)
         return out
@@ -160,7 +170,7 @@ class NavmeshPathfinder:
             return None
         return s
 
-    def is_navigable(self, point: Any, max_y_delta: float = 0.5) -> bool:
+    def navigable(self, point: Point, max_y_delta: float = 0.5) -> bool:
         """habitat-sim's ``is_navigable``: ``point`` stands on the navmesh (no horizontal move
         when snapped, at most ``max_y_delta`` in height). Not the off-mesh rule: a point off
         the navmesh's polygons is not navigable but still snaps."""
@@ -168,23 +178,32 @@ class NavmeshPathfinder:
 
     def segment_clear(self, p: Any, q: Any, step: float = SEGMENT_STEP_M) -> bool:
         """Whether the straight segment ``p`` -> ``q`` stays on the navmesh: every sample
-        ``step`` apart in the plane (and both ends) :meth:`is_navigable` at ``p``'s height."""
+        ``step`` apart in the plane (and both ends) :meth:`navigable` at ``p``'s height."""
         a, b = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
         n = max(1, math.ceil(math.hypot(b[0] - a[0], b[2] - a[2]) / step))
         for t in np.linspace(0.0, 1.0, n + 1):
             x = a + (b - a) * t
-            if not self.is_navigable((x[0], a[1], x[2])):
+            if not self.navigable((x[0], a[1], x[2])):
                 return False
         return True
 
     # -- random points ----------------------------------------------------------------------
 
-    def sample(self, *, min_island_radius: float = 0.0, tries: int = ISLAND_DRAWS) -> np.ndarray:
+    def sample(
+        self,
+        rng: np.random.Generator | None = None,
+        *,
+        min_island_radius: float | None = None,
+        tries: int = ISLAND_DRAWS,
+    ) -> np.ndarray:
         """A random navigable point (``get_random_navigable_point``: uniform over the navmesh's
         area, float32 values), redrawn until its island's radius (``island_radius``) is at
-        least ``min_island_radius`` (habitat's episode generators keep starts on islands of
-        1.5 m or more), at most ``tries`` draws; a :class:`UsageError` after that. The stream
-        is habitat-sim's (:meth:`seed`)."""
+        least ``min_island_radius`` (default: the one this pathfinder was made with; habitat's
+        episode generators keep starts on islands of 1.5 m or more), at most ``tries`` draws; a
+        :class:`UsageError` after that. The stream is habitat-sim's (:meth:`seed`), not
+        ``rng`` (taken for :class:`~dataforge.nav.space.NavSpace`'s signature)."""
+        if min_island_radius is None:
+            min_island_radius = self.min_island_radius
         for _ in range(tries):
             p = np.asarray(self.pathfinder.get_random_navigable_point(), dtype=np.float32)
             if not np.all(np.isfinite(p)):

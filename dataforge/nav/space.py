@@ -1,42 +1,48 @@
-"""SampleSpace: the navigable space an episode sampler draws from, whichever simulator holds it.
+"""NavSpace: the one interface to a navigable space, whichever simulator holds it.
 
-A space answers what a sampler asks: a random navigable point, the geodesic distance between
-two points, whether two points are on one floor, the room of a point (an index into ``rooms``),
-whether a point is navigable, and whether every goal can still be walked up to once obstacles
-of a radius stand around the goals. ``kind`` names the simulator (``embedded``, ``habitat``);
-``floor_y`` is the floor's height. MultiON's ``GridSpace`` (the embedded world's grid) and
-``HabitatSpace`` (a habitat navmesh through :class:`~dataforge.nav.pathfinder.NavmeshPathfinder`)
-are ones; the benchmark's rules (island radius, same-floor limit) stay with them.
+A space answers what samplers, path followers and goal checks ask: a random navigable point
+(:meth:`~NavSpace.sample`), whether a point is navigable, geodesic distances, a shortest path
+and whether a straight segment stays clear. Its points are (x, y, z) in the space's own frame.
+The ones here: :class:`~dataforge.nav.grid.NavGrid` (an occupancy grid: the embedded world),
+:class:`~dataforge.nav.hubs.HubGeodesics` (one component of a grid with fast geodesics),
+:class:`~dataforge.nav.pathfinder.NavmeshPathfinder` (habitat-sim's navmesh, habitat's frame)
+and :class:`~dataforge.simulators.habitat.NavMeshPaths` (that navmesh in dataforge's frame, a
+``HabitatWorld``'s ``nav``). A world's space is its ``nav``
+(:class:`~dataforge.simulators.protocol.WorldBackend`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol, TypeAlias
 
 import numpy as np
 
-Point = Any
-"""A point (x, y, z): three floats, a sequence or an array (what the spaces take)."""
+Point: TypeAlias = "Sequence[float] | np.ndarray"
+"""A point (x, y, z): three floats, a sequence or an array."""
 
 
-class SampleSpace(Protocol):
-    kind: str
-    floor_y: float
-    rooms: list[tuple[str, str]]
+class NavSpace(Protocol):
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """A random navigable point (uniform over the navigable area)."""
+        ...
 
-    def sample(self, rng: np.random.Generator) -> np.ndarray: ...
+    def navigable(self, point: Point) -> bool:
+        """Whether an agent may stand at ``point``."""
+        ...
 
-    def distance(self, a: Point, b: Point) -> float: ...
+    def distance(self, a: Point, b: Point) -> float:
+        """The geodesic distance (m), ``inf`` when no path joins them."""
+        ...
 
-    def same_floor(self, a: Point, b: Point) -> bool: ...
+    def distances(self, sources: Sequence[Point], targets: Sequence[Point]) -> np.ndarray:
+        """Geodesics (m) from every source to every target (sources x targets)."""
+        ...
 
-    def room_index(self, point: Point) -> int: ...
+    def shortest_path(self, a: Point, b: Point) -> list[np.ndarray]:
+        """Waypoints from ``a`` to ``b``; ``[]`` when there is no path."""
+        ...
 
-    def room_indices(self, points: np.ndarray) -> np.ndarray: ...
-
-    def navigable(self, point: Point) -> bool: ...
-
-    def reachable_with(
-        self, start: Point, goals: Sequence[Point] | np.ndarray, block_radius: float
-    ) -> bool: ...
+    def segment_clear(self, p: Point, q: Point) -> bool:
+        """Whether the straight segment ``p`` -> ``q`` stays navigable."""
+        ...

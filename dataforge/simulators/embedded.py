@@ -84,9 +84,11 @@ class EmbeddedWorld(HouseObjects):
         self.catalogue = catalogue
         self.library = library  # a MeshLibrary of real meshes (--assets), or None
         self.world = World(house, catalogue)
+        self.opened = house  # what reset() returns to
         self.ids = InstanceIds()
         self.size = (width, height, vfov_deg)
         self.agent_radius = agent_radius
+        self._picked: dict[str, HouseObject] = {}  # picked objects, by id (place() takes them)
         self._renderer: Any = None
         self._scene: Any = None
         self._uploaded: Any = None
@@ -131,13 +133,16 @@ class EmbeddedWorld(HouseObjects):
             self._walls = wall_obstacles(self.world.house(), self.catalogue)
         return self._walls
 
-    def reset(self, house: House) -> None:
-        """Start again from ``house`` (e.g. the same house before another episode's changes):
-        the renderer and the instance ids are kept, and the grid while the floor-standing
-        objects are the same."""
-        self.world = World(house, self.catalogue)
+    def reset(self, house: House | None = None) -> None:
+        """Start again from ``house``, by default the house opened (e.g. before another
+        episode's changes): the renderer and the instance ids are kept, and the grid while the
+        floor-standing objects are the same."""
+        if house is not None:
+            self.opened = house
+        self.world = World(self.opened, self.catalogue)
         self._walls = None
         self._carried = None
+        self._picked.clear()
         self._changed()
 
     @property
@@ -197,8 +202,8 @@ class EmbeddedWorld(HouseObjects):
         part["positions"] = part["positions"] - centre.astype(np.float32)
         self._carried = (part, float(yaw), np.asarray(offset, dtype=np.float64))
 
-    def reachable_positions(self) -> np.ndarray:
-        return self.grid.reachable_positions()
+    def reachable_positions(self, step: float = 0.25) -> np.ndarray:
+        return self.grid.reachable_positions(step=step)
 
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
         return self.grid.distances(sources, targets)
@@ -249,18 +254,25 @@ class EmbeddedWorld(HouseObjects):
     def place(
         self, object_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
     ) -> PlacementResult:
-        res = self.world.place(object_id, receptacle_id, rng, **kw)
+        obj = self._picked.get(object_id) if object_id not in self.world else None
+        res = self.world.place(obj or object_id, receptacle_id, rng, **kw)
+        if res.ok:
+            self._picked.pop(object_id, None)
         self._changed()
         return res
 
     def place_at(self, obj: HouseObject, receptacle_id: str) -> PlacementResult:
         """``obj`` at its recorded pose on ``receptacle_id`` (World.place_at)."""
         res = self.world.place_at(obj, receptacle_id)
+        if res.ok:
+            self._picked.pop(obj.id, None)
         self._changed()  # World.place_at does not mark the backend's scene stale
         return res
 
     def pick(self, object_id: str) -> None:
-        """A pick: the object leaves the world (:meth:`carry` draws it as carried)."""
+        """A pick: the object leaves the world, kept for :meth:`place` (:meth:`carry` draws it
+        as carried)."""
+        self._picked[object_id] = self.world.object(object_id)
         self.remove(object_id)
 
     def remove(self, object_id: str) -> None:

@@ -47,6 +47,7 @@ from shapely.geometry import Polygon
 
 from dataforge.errors import DatasetError, MissingDependencyError, UsageError
 from dataforge.nav.pathfinder import NavmeshPathfinder
+from dataforge.nav.space import Point
 from dataforge.render.renderer import Frame
 from dataforge.simulators.habitat_receptacles import (
     HabitatReceptacle,
@@ -500,8 +501,9 @@ class HabitatWorld:
         surface: int | None = None,
         **kw: Any,
     ) -> PlacementResult:
-        """Move the spawned object ``object_id`` onto ``receptacle_id`` as :meth:`spawn` places
-        a new one. On failure its transformation (and motion type) are restored."""
+        """Move the spawned object ``object_id`` (in the scene, or stowed by :meth:`pick`)
+        onto ``receptacle_id`` as :meth:`spawn` places a new one. On failure its
+        transformation (and motion type) are restored: a stowed object stays stowed."""
         _no_options("place", kw)
         if object_id not in self._spawned:
             raise UsageError(
@@ -523,6 +525,7 @@ class HabitatWorld:
             return result
         obj.motion_type = self._hs.physics.MotionType.KINEMATIC
         self._on[object_id] = (rec.id, int(result.surface or 0))
+        self._stowed.discard(object_id)
         return result
 
     def place_at(self, obj: HouseObject, receptacle_id: str) -> PlacementResult:
@@ -913,26 +916,34 @@ class HabitatWorld:
 
 
 class NavMeshPaths:
-    """:attr:`HabitatWorld.nav`: ``shortest_path``, ``segment_clear``, ``distances`` and
-    ``distance`` over the navmesh (dataforge frame), what ``GreedyFollower`` and the goal
-    checks ask of a navigation grid; each is the world's
+    """:attr:`HabitatWorld.nav`, a :class:`~dataforge.nav.space.NavSpace`: ``sample``,
+    ``navigable``, ``shortest_path``, ``segment_clear``, ``distances`` and ``distance`` over the
+    navmesh (dataforge frame), what samplers, ``GreedyFollower`` and the goal checks ask of a
+    navigable space; each is the world's
     :class:`~dataforge.nav.pathfinder.NavmeshPathfinder` with the frames converted."""
 
     def __init__(self, world: HabitatWorld) -> None:
         self.world = world
 
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """A random navigable point (the pathfinder's stream: :meth:`NavmeshPathfinder.sample`)."""
+        return to_df(self.world.pathfinder.sample(rng))
+
+    def navigable(self, point: Point) -> bool:
+        return self.world.pathfinder.navigable(to_hab(point))
+
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
         return self.world.distances(sources, targets)
 
-    def distance(self, a: Sequence[float], b: Sequence[float]) -> float:
+    def distance(self, a: Point, b: Point) -> float:
         return float(self.world.distances([a], [b])[0, 0])
 
-    def shortest_path(self, a: Sequence[float], b: Sequence[float]) -> list[np.ndarray]:
+    def shortest_path(self, a: Point, b: Point) -> list[np.ndarray]:
         """Waypoints of the pathfinder's shortest path from ``a`` to ``b`` (both snapped to the
         navmesh); ``[]`` when either is off it or there is no path."""
         return [to_df(p) for p in self.world.pathfinder.shortest_path(to_hab(a), to_hab(b))]
 
-    def segment_clear(self, p: Sequence[float], q: Sequence[float]) -> bool:
+    def segment_clear(self, p: Point, q: Point) -> bool:
         """Whether the straight segment ``p`` -> ``q`` stays on the navmesh: every sample
         :data:`~dataforge.nav.pathfinder.SEGMENT_STEP_M` apart (and both ends) is navigable at
         ``p``'s height."""

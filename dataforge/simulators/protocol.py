@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dataforge.nav.space import NavSpace
 from dataforge.render.renderer import Frame
 from dataforge.world.appearance import Appearance
 from dataforge.world.assets import AssetCatalogue
@@ -22,20 +23,6 @@ from dataforge.world.house import HouseObject
 from dataforge.world.placement import PlacementResult, World
 from dataforge.world.scene import InstanceIds, SemanticTable
 from dataforge.world.vectors import Vec3
-
-
-class NavSpace(Protocol):
-    """A navigable space in dataforge's frame: what path followers and goal checks ask of it.
-    :class:`~dataforge.nav.grid.NavGrid` (the embedded world) and
-    :class:`~dataforge.simulators.habitat.NavMeshPaths` (habitat-sim's navmesh) are ones."""
-
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray: ...
-
-    def distance(self, a: Sequence[float], b: Sequence[float]) -> float: ...
-
-    def shortest_path(self, a: Sequence[float], b: Sequence[float]) -> list[np.ndarray]: ...
-
-    def segment_clear(self, p: Sequence[float], q: Sequence[float]) -> bool: ...
 
 
 class WorldBackend(Protocol):
@@ -63,7 +50,10 @@ class WorldBackend(Protocol):
         self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
     ) -> Frame: ...
 
-    def reachable_positions(self) -> np.ndarray: ...
+    def reachable_positions(self, step: float = 0.25) -> np.ndarray:
+        """Where the agent may stand: an (N, 3) lattice of ``step`` metres (AI2-THOR's
+        ``GetReachablePositions``) on the largest navigable component."""
+        ...
 
     def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray: ...
 
@@ -107,14 +97,18 @@ class WorldBackend(Protocol):
 
     def place(
         self, object_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
-    ) -> PlacementResult: ...
+    ) -> PlacementResult:
+        """Move ``object_id`` (in the world, or taken out by :meth:`pick`) onto
+        ``receptacle_id`` by the world's placement search, drawing from ``rng``."""
+        ...
 
     def place_at(self, obj: HouseObject, receptacle_id: str) -> PlacementResult:
         """``obj`` (an object picked or new) at its recorded pose on ``receptacle_id``."""
         ...
 
     def pick(self, object_id: str) -> None:
-        """Take ``object_id`` out of the world, keeping its id for :meth:`place_at`."""
+        """Take ``object_id`` out of the world, keeping it and its id: :meth:`place` or
+        :meth:`place_at` puts it back."""
         ...
 
     def carry(self, object_id: str | None, offset: Sequence[float] = ..., yaw: float = 0.0) -> None:
@@ -123,6 +117,11 @@ class WorldBackend(Protocol):
         ...
 
     def remove(self, object_id: str) -> None: ...
+
+    def reset(self) -> None:
+        """Back to the scene as opened (what was spawned gone, what moved back, nothing picked);
+        the renderer and the instance ids are kept."""
+        ...
 
     def world_graph(self) -> WorldGraph: ...
 

@@ -57,6 +57,7 @@ unless ``house.metadata.schema`` equals its ``CURRENT_HOUSE_SCHEMA``, ``"1.0.0"`
 # absorbs that and stays under half the 0.25 m grid of reachable positions, so an endpoint never
 # snaps towards a neighbouring cell; AI2-THOR's own VisualizeShortestPaths passes 0.1 too.
 SHORTEST_PATH_ALLOWED_ERROR_M = 0.1
+THOR_GRID_M = 0.25  # the controller's default gridSize (ai2thor.controller.Controller)
 
 # Agent modes with a start pose in ProcTHOR-10k's schema-1.0.0 houses (metadata.agentPoses);
 # CreateHouse teleports the agent to agentPoses[agentMode] (schema 0.0.1 had metadata.agent).
@@ -300,6 +301,7 @@ class ThorWorld(HouseObjects):
         self.ids = InstanceIds()
         self.semantics = SemanticTable.for_catalogue(catalogue)
         self.size = (width, height, vfov_deg)
+        self._grid_size = float(controller_kw.get("gridSize", THOR_GRID_M))
         self._owns_controller = controller is None  # close() stops only a controller it started
         self.controller = controller or self._start(width, height, vfov_deg, controller_kw)
         # A controller used for an earlier house keeps its third-party camera: move that one
@@ -396,7 +398,14 @@ class ThorWorld(HouseObjects):
             semantic=semantic,
         )
 
-    def reachable_positions(self) -> np.ndarray:
+    def reachable_positions(self, step: float = THOR_GRID_M) -> np.ndarray:
+        """``GetReachablePositions`` on AI2-THOR's own grid (the controller's ``gridSize``,
+        0.25 m by default, fixed when it starts): another ``step`` is a one-line error."""
+        if abs(float(step) - self._grid_size) > 1e-9:
+            raise UsageError(
+                f"ai2thor's reachable positions lie on its {self._grid_size} m grid "
+                f"(the controller's gridSize), not a {step} m one"
+            )
         pts = self._step("GetReachablePositions").metadata["actionReturn"]
         return np.array([[p["x"], p["y"], p["z"]] for p in pts], dtype=np.float64).reshape(-1, 3)
 
@@ -498,6 +507,8 @@ class ThorWorld(HouseObjects):
     def place(
         self, object_id: str, receptacle_id: str, rng: np.random.Generator, **kw: Any
     ) -> PlacementResult:
+        if object_id not in self.world:
+            raise UsageError(f"ai2thor cannot place {object_id!r}: it is not in the house")
         was = self.world.object(receptacle_id)
         res = self.world.place(object_id, receptacle_id, rng, **kw)
         self._sync_open(receptacle_id, was)
@@ -556,8 +567,12 @@ class ThorWorld(HouseObjects):
         raise UsageError("ai2thor does not place_at a recorded pose here: use place()")
 
     def pick(self, object_id: str) -> None:
-        """A pick: ``RemoveFromScene`` (what :meth:`remove` does)."""
+        """A pick: ``RemoveFromScene`` (what :meth:`remove` does). AI2-THOR destroys what it
+        removes: :meth:`place` cannot put a picked object back here (a one-line error)."""
         self.remove(object_id)
+
+    def reset(self) -> None:
+        raise UsageError("ai2thor does not reset a house here: open the house again (open_world)")
 
     def carry(
         self, object_id: str | None, offset: Sequence[float] = (0.0, -0.5, 0.5), yaw: float = 0.0

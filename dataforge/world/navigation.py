@@ -97,4 +97,10 @@ def house_nav_grid(
     from dataforge.nav.grid import NavGrid
 
     obstacles = wall_obstacles(house, catalogue) + object_obstacles(house, catalogue, hidden)
-    return NavGrid.build(walkable_floor(house), obstacles, agent_radius=agent_radius, cell=cell)
+    return NavGrid.build(
+        walkable_floor(house),
+        obstacles,
+        agent_radius=agent_radius,
+        cell=cell,
+        y=house_floor_y(house),
+    )

@@ -50,10 +50,12 @@ from shapely.geometry import LineString, Point
 from dataforge.pipelines.findingdory.config import EpisodesConfig
 from dataforge.pipelines.findingdory.plan import Distractor, EpisodePlan, Rearrangement, Spot
 from dataforge.world.assets import AssetCatalogue
-from dataforge.world.house import House, HouseObject
+from dataforge.world.house import House
 
 if TYPE_CHECKING:
-    from dataforge.simulators.protocol import WorldBackend
+    from dataforge.simulators.protocol import NavSpace, WorldBackend
+    from dataforge.world.graph import WorldGraph
+    from dataforge.world.placement import PlacementResult
 
 SPOTS = 3  # pick / place spots kept per object
 SPOT_TRIES = 8  # viewpoints rendered per object at most
@@ -90,18 +92,31 @@ class Receptacle:
 
 class SceneBase:
     """What every episode of one scene shares, whatever the world: the receptacles and their
-    viewpoints, the category statistics, and the world queries :func:`draw_episode` needs.
-    Subclasses set ``cfg``, ``backend``, ``receptacles``, ``viewpoints``, ``pairs`` (receptacle
-    category -> object category -> likelihood), ``types`` (the small categories) and
-    ``floor_y``, then call :meth:`_index_receptacles`."""
+    viewpoints, the category statistics, and the scene's navigation as loaded. Subclasses (one
+    per scene source: ProcTHOR houses, HSSD scenes) set ``cfg``, ``backend``, ``pairs``
+    (receptacle category -> object category -> likelihood), ``types`` (the small categories)
+    and ``floor_y``, call :meth:`_explore` before they look for receptacles, and set
+    ``receptacles`` and ``viewpoints`` with :meth:`_index_receptacles`; they say which assets a
+    category has (:meth:`assets`, :meth:`category_of`). Everything else :func:`draw_episode`
+    asks of the world goes through the :class:`~dataforge.simulators.protocol.WorldBackend`
+    protocol."""
 
     cfg: EpisodesConfig
-    backend: Any
+    backend: WorldBackend
     receptacles: tuple[Receptacle, ...]
     viewpoints: tuple[np.ndarray, ...]
     pairs: dict[str, dict[str, float]]
     types: tuple[str, ...]
     floor_y: float
+    nav: NavSpace
+    lattice: np.ndarray
+    """The viewpoint lattice (N x 3) of the navigable area, as loaded."""
+
+    def _explore(self) -> None:
+        """The scene's navigable space and viewpoint lattice as loaded (before any episode
+        opens a door that would change them)."""
+        self.nav = self.backend.nav
+        self.lattice = self.backend.reachable_positions(step=self.cfg.viewpoint_spacing_m)
 
     def _index_receptacles(self) -> None:
         self._index = {r.id: k for k, r in enumerate(self.receptacles)}
@@ -131,48 +146,27 @@ class SceneBase:
                 out.append(c)
         return out
 
-    # -- the world, per backend ------------------------------------------------------------
+    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+        """Geodesics on the scene's navigable space as loaded."""
+        return self.nav.distances(sources, targets)
 
-    def fresh_world(self) -> Any:
-        """The check backend back at the scene as loaded (renderer and navigation kept)."""
-        raise NotImplementedError
+    def fresh_world(self) -> WorldBackend:
+        """The world back at the scene as loaded (renderer and navigation kept)."""
+        self.backend.reset()
+        return self.backend
+
+    def small_objects(self, graph: WorldGraph) -> list[str]:
+        """Ids of the small objects in ``graph`` (spawned or the scene's own)."""
+        small = set(self.types)
+        return [o.id for o in graph.objects if o.object_type in small]
+
+    # -- the scene source's assets -----------------------------------------------------------
 
     def assets(self, category: str) -> tuple[str, ...]:
         """The assets of ``category`` usable in the configured split."""
         raise NotImplementedError
 
     def category_of(self, asset: str) -> str:
-        raise NotImplementedError
-
-    def lattice(self) -> np.ndarray:
-        """The viewpoint lattice (N x 3) of the navigable area."""
-        raise NotImplementedError
-
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
-        raise NotImplementedError
-
-    def center(self, backend: WorldBackend, object_id: str) -> np.ndarray:
-        """The centre of an object's box in the world."""
-        return np.asarray(backend.center(object_id), dtype=np.float64)
-
-    def pose(self, backend: WorldBackend, object_id: str) -> tuple[Any, Any]:
-        """An object's (position, rotation) as the plan records them."""
-        return backend.pose(object_id)
-
-    def pick(self, backend: Any, object_id: str) -> Any:
-        """Take the object out of play for a place search; what :meth:`put` then moves."""
-        raise NotImplementedError
-
-    def put(self, backend: Any, held: Any, receptacle_id: str, rng: np.random.Generator) -> Any:
-        """Place a picked object on a receptacle (the world's placement search)."""
-        raise NotImplementedError
-
-    def unput(self, backend: Any, held: Any) -> None:
-        """Undo a :meth:`put` whose pose gave no place spot."""
-        raise NotImplementedError
-
-    def small_objects(self, backend: Any) -> list[str]:
-        """Ids of the small objects now in the world (spawned or the scene's own)."""
         raise NotImplementedError
 
 
@@ -195,12 +189,12 @@ class SceneContext(SceneBase):
             vfov_deg=check_vfov(cfg),
             agent_radius=cfg.agent_radius,
         )
-        self.grid = self.backend.grid
-        self.floor_y = float(self.grid.y)
+        self._explore()
+        self.floor_y = float(self.backend.grid.y)
         self.pairs = receptacle_pairs(catalogue, exclude=EXCLUDED_RECEPTACLES)
         self.types = small_pickupable_types(catalogue, self.pairs, cfg.split)
         sight = WallSight(house)
-        lattice = self.lattice()
+        lattice = self.lattice
         pts = shapely.points(lattice[:, 0], lattice[:, 2]) if len(lattice) else np.array([])
         recs: list[Receptacle] = []
         views: list[np.ndarray] = []
@@ -230,10 +224,6 @@ class SceneContext(SceneBase):
         self.viewpoints = tuple(views)
         self._index_receptacles()
 
-    def fresh_world(self) -> Any:
-        self.backend.reset(self.house)
-        return self.backend
-
     def assets(self, category: str) -> tuple[str, ...]:
         from dataforge.world.spawnable import split_assets
 
@@ -241,27 +231,6 @@ class SceneContext(SceneBase):
 
     def category_of(self, asset: str) -> str:
         return self.catalogue.asset(asset).object_type
-
-    def lattice(self) -> np.ndarray:
-        return self.grid.reachable_positions(step=self.cfg.viewpoint_spacing_m)
-
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
-        return self.grid.distances(sources, targets)
-
-    def pick(self, backend: Any, object_id: str) -> HouseObject:
-        obj = backend.world.object(object_id)
-        backend.remove(object_id)
-        return obj
-
-    def put(self, backend: Any, held: Any, receptacle_id: str, rng: np.random.Generator) -> Any:
-        return backend.place(held, receptacle_id, rng)
-
-    def unput(self, backend: Any, held: Any) -> None:
-        backend.remove(held.id)
-
-    def small_objects(self, backend: Any) -> list[str]:
-        small = set(self.types)
-        return [o.id for o in backend.world.objects if o.object_type in small]
 
 
 def check_vfov(cfg: EpisodesConfig) -> float:
@@ -295,19 +264,24 @@ def draw_episode(ctx: SceneBase, rng: np.random.Generator, scene: str) -> Episod
     for _oid, c, asset, rec, _ in picks:
         others = [x for x in ctx.starts(c) if x.id != rec.id]
         d_asset = _asset(ctx, c, rng, avoid=asset)
-        res = _spawn_any(backend, d_asset, others, ctx, c, rng)
-        if res is None:
+        spawned = _spawn_any(backend, d_asset, others, ctx, c, rng)
+        if spawned is None:
             return Rejection("distractor_unplaced", c)
         distractors.append(
             Distractor(
-                res.object_id, c, d_asset, res.receptacle_id, _v(res.position), _v(res.rotation)
+                spawned.object_id,
+                c,
+                d_asset,
+                spawned.receptacle_id,
+                _v(spawned.position),
+                _v(spawned.rotation),
             )
         )
-    starts = {oid: ctx.pose(backend, oid) for oid, *_ in picks}
+    starts = {oid: backend.pose(oid) for oid, *_ in picks}
     rearrangements: list[Rearrangement] = []
     for oid, c, asset, rec, pick_spots in picks:
-        held = ctx.pick(backend, oid)
-        placed = _place_visible(ctx, backend, held, ctx.goals(c, rec), c, rng)
+        backend.pick(oid)
+        placed = _place_visible(ctx, backend, oid, ctx.goals(c, rec), c, rng)
         if placed is None:
             return Rejection("place_unreachable", c)
         goal, res, place_spots = placed
@@ -368,13 +342,13 @@ def _weighted(
 
 
 def _spawn_any(
-    backend: Any,
+    backend: WorldBackend,
     asset: str,
     recs: Sequence[Receptacle],
     ctx: SceneBase,
     category: str,
     rng: np.random.Generator,
-) -> Any:
+) -> PlacementResult | None:
     for rec in _weighted(ctx, recs, category, rng, limit=len(recs)):
         res = backend.spawn(asset, rec.id, rng)
         if res.ok:
@@ -384,13 +358,13 @@ def _spawn_any(
 
 def _visible_on(
     ctx: SceneBase,
-    backend: Any,
+    backend: WorldBackend,
     recs: Sequence[Receptacle],
     category: str,
     rng: np.random.Generator,
-    attempt: Callable[[str], Any],
-    undo: Callable[[Any], None],
-) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:
+    attempt: Callable[[str], PlacementResult],
+    undo: Callable[[PlacementResult], None],
+) -> tuple[Receptacle, PlacementResult, tuple[Spot, ...]] | None:
     """The first of up to :data:`RECEPTACLE_TRIES` receptacles (drawn by likelihood) on which
     ``attempt(receptacle_id)`` places the object with pick or place spots; ``undo(result)``
     takes back a placement without spots."""
@@ -407,11 +381,11 @@ def _visible_on(
 
 def _spawn_visible(
     ctx: SceneBase,
-    backend: Any,
+    backend: WorldBackend,
     asset: str,
     recs: Sequence[Receptacle],
     rng: np.random.Generator,
-) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:
+) -> tuple[Receptacle, PlacementResult, tuple[Spot, ...]] | None:
     return _visible_on(
         ctx,
         backend,
@@ -425,24 +399,26 @@ def _spawn_visible(
 
 def _place_visible(
     ctx: SceneBase,
-    backend: Any,
-    held: Any,
+    backend: WorldBackend,
+    object_id: str,
     recs: Sequence[Receptacle],
     category: str,
     rng: np.random.Generator,
-) -> tuple[Receptacle, Any, tuple[Spot, ...]] | None:
+) -> tuple[Receptacle, PlacementResult, tuple[Spot, ...]] | None:
     return _visible_on(
         ctx,
         backend,
         recs,
         category,
         rng,
-        lambda rid: ctx.put(backend, held, rid, rng),
-        lambda res: ctx.unput(backend, held),
+        lambda rid: backend.place(object_id, rid, rng),
+        lambda res: backend.pick(object_id),
     )
 
 
-def spots_for(ctx: SceneBase, backend: Any, object_id: str, receptacle_id: str) -> tuple[Spot, ...]:
+def spots_for(
+    ctx: SceneBase, backend: WorldBackend, object_id: str, receptacle_id: str
+) -> tuple[Spot, ...]:
     """Viewpoints of ``receptacle_id`` within reach of the object from which the head camera,
     turned to face it, sees it on at least ``min_coverage`` of the image (best coverage
     first; see the module docstring). Within reach: ``reach_m`` in a straight line (the arm)
@@ -455,7 +431,7 @@ def spots_for(ctx: SceneBase, backend: Any, object_id: str, receptacle_id: str) 
     from dataforge.pipelines.findingdory.metrics import ROBOT_AT_OBJECT
 
     cfg, cam = ctx.cfg, ctx.cfg.camera
-    centre = ctx.center(backend, object_id)
+    centre = np.asarray(backend.center(object_id), dtype=np.float64)
     views = ctx.views_of(receptacle_id)
     d = np.hypot(views[:, 0] - centre[0], views[:, 2] - centre[2])
     order = [int(k) for k in np.argsort(d, kind="stable") if d[k] <= cfg.reach_m]
@@ -488,7 +464,7 @@ def _pose_far_from(
 ) -> Spot | None:
     """A uniform lattice point at least ``min_m`` (geodesic) from ``spot``; yaw a multiple of
     :data:`TURN_DEG`."""
-    lattice = ctx.lattice()
+    lattice = ctx.lattice
     d = ctx.distances([spot.position], list(lattice))[0]
     ok = np.nonzero(np.isfinite(d) & (d >= min_m))[0]
     if not len(ok):
@@ -498,7 +474,9 @@ def _pose_far_from(
     return Spot(_v(np.round(lattice[k], 6)), float(yaw))
 
 
-def _end_pose(ctx: SceneBase, backend: Any, spot: Spot, rng: np.random.Generator) -> Spot | None:
+def _end_pose(
+    ctx: SceneBase, backend: WorldBackend, spot: Spot, rng: np.random.Generator
+) -> Spot | None:
     """The walk-away goal (B.2): a lattice point at least ``walk_away_m`` (geodesic) from the
     last place spot, facing a yaw from which (and :data:`TURN_DEG` either side) no small object
     is in view and no receptacle whose viewpoints come within :data:`END_CLEAR_M` of the point
@@ -510,7 +488,7 @@ def _end_pose(ctx: SceneBase, backend: Any, spot: Spot, rng: np.random.Generator
     from dataforge.pipelines.findingdory.goals import furniture_keys
 
     cfg, cam = ctx.cfg, ctx.cfg.camera
-    lattice = ctx.lattice()
+    lattice = ctx.lattice
     d = ctx.distances([spot.position], list(lattice))[0]
     far = np.isfinite(d) & (d >= cfg.walk_away_m)
     if not far.any():
@@ -522,8 +500,8 @@ def _end_pose(ctx: SceneBase, backend: Any, spot: Spot, rng: np.random.Generator
         *rng.permutation(np.nonzero(far & ~crowded)[0]),
         *rng.permutation(np.nonzero(far & crowded)[0]),
     ][:END_TRIES]
-    small = ctx.small_objects(backend)
     graph = backend.world_graph()
+    small = ctx.small_objects(graph)
     turns = round(360 / TURN_DEG)
     for k in order:
         p = lattice[int(k)]
@@ -543,8 +521,8 @@ def _end_pose(ctx: SceneBase, backend: Any, spot: Spot, rng: np.random.Generator
 
 
 def _clear_view(
-    backend: Any,
-    eye: Any,
+    backend: WorldBackend,
+    eye: tuple[float, float, float],
     yaw: float,
     tilt: float,
     small: list[str],

@@ -23,9 +23,9 @@ differs from a ProcTHOR house:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shapely
@@ -33,6 +33,9 @@ import shapely
 from dataforge.pipelines.findingdory.config import EpisodesConfig
 from dataforge.pipelines.findingdory.creation import Receptacle, SceneBase, check_vfov
 from dataforge.world.scene_sources import HssdLayout
+
+if TYPE_CHECKING:
+    from dataforge.simulators.habitat import HabitatAgent, HabitatWorld
 
 SIGHT_INSET_M = 0.05  # the sight target: this far inside the footprint's nearest point
 SIGHT_BELOW_TOP_M = 0.02  # and this far below the furniture's top
@@ -43,7 +46,7 @@ STRETCH_MAX_CLIMB_M = 0.01
 STRETCH_MAX_SLOPE_DEG = 5.0
 
 
-def stretch_agent(radius: float) -> Any:
+def stretch_agent(radius: float) -> HabitatAgent:
     """The Stretch as a :class:`~dataforge.simulators.habitat.HabitatAgent` with base radius
     ``radius`` (the episodes' ``agent_radius``, 0.25 m): what every FindingDory habitat world is
     built with."""
@@ -79,7 +82,7 @@ def open_scene(
     height: int,
     vfov_deg: float,
     agent_radius: float,
-) -> Any:
+) -> HabitatWorld:
     """A ``HabitatWorld`` of one HSSD scene with the layout's categories and object configs,
     the Stretch (:func:`stretch_agent`) as its navmesh agent and the given camera.
     ``stored``: the scene instance JSON stored with the records; a folder whose instance
@@ -117,7 +120,7 @@ def reopen_scene(
     height: int,
     vfov_deg: float,
     agent_radius: float,
-) -> Any:
+) -> HabitatWorld:
     """The ``HabitatWorld`` of a stored record's HSSD scene (``meta["origin"]``), from the data
     folder a manifest records; a one-line error when none is recorded or it holds another
     scene instance than ``stored``."""
@@ -143,13 +146,14 @@ def reopen_scene(
 class HabitatSceneContext(SceneBase):
     """One HSSD scene's receptacles, viewpoints and categories over a ``HabitatWorld``."""
 
-    def __init__(self, world: Any, cfg: EpisodesConfig) -> None:
+    def __init__(self, world: HabitatWorld, cfg: EpisodesConfig) -> None:
         self.backend, self.cfg = world, cfg
         self.templates: dict[str, str] = dict(world.templates())
         self.types = tuple(sorted(set(self.templates.values())))
         found = world.receptacles()
         self.pairs = {r.category: dict.fromkeys(self.types, 1.0) for r in found}
-        lattice = self.lattice()
+        self._explore()
+        lattice = self.lattice
         self.floor_y = float(np.median(lattice[:, 1])) if len(lattice) else 0.0
         pts = shapely.points(lattice[:, 0], lattice[:, 2]) if len(lattice) else np.array([])
         eye_h = cfg.camera.height_m
@@ -174,36 +178,11 @@ class HabitatSceneContext(SceneBase):
         self.viewpoints = tuple(views)
         self._index_receptacles()
 
-    def fresh_world(self) -> Any:
-        self.backend.reset()
-        return self.backend
-
     def assets(self, category: str) -> tuple[str, ...]:
         return tuple(t for t, c in sorted(self.templates.items()) if c == category)
 
     def category_of(self, asset: str) -> str:
         return self.templates[asset]
-
-    def lattice(self) -> np.ndarray:
-        return self.backend.reachable_positions(step=self.cfg.viewpoint_spacing_m)
-
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
-        return self.backend.distances(sources, targets)
-
-    def pick(self, backend: Any, object_id: str) -> str:
-        return object_id
-
-    def put(self, backend: Any, held: Any, receptacle_id: str, rng: np.random.Generator) -> Any:
-        return backend.place(held, receptacle_id, rng)
-
-    def unput(self, backend: Any, held: Any) -> None:
-        """Nothing to undo: the next :meth:`put` moves the object again."""
-
-    def small_objects(self, backend: Any) -> list[str]:
-        from dataforge.simulators.habitat import object_shortname
-
-        small = set(self.types)
-        return [h for h in backend.spawned() if self.templates.get(object_shortname(h)) in small]
 
 
 def _inside_point(footprint: Any, x: float, z: float) -> tuple[float, float]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dataforge.errors import UsageError
-from dataforge.nav.space import SampleSpace
+from dataforge.pipelines.multion.scenes import SceneSpace, same_floor
 from dataforge.registry import PipelineStats
 from dataforge.stats import DatasetStats
 from dataforge.store.manifest import Manifest
@@ -88,7 +88,7 @@ def check_scene(
     arrays: Mapping[str, np.ndarray],
     metadata: Mapping[str, Any],
     config: Mapping[str, Any],
-    space: SampleSpace | None,
+    space: SceneSpace | None,
 ) -> Iterator[tuple[str, str]]:
     """``(key, message)`` for the invariants of one stored scene that need no other file:
     goals, rotation, separation, and with its navigable ``space`` (None: not rebuilt)
@@ -162,7 +162,7 @@ def _space_checks(
     arrays: Mapping[str, np.ndarray],
     metadata: Mapping[str, Any],
     config: Mapping[str, Any],
-    space: SampleSpace,
+    space: SceneSpace,
 ) -> Iterator[tuple[str, str]]:
     n, m = goals.shape[:2]
     lo, hi = float(config.get("min_geodesic", 0.0)), float(config.get("max_geodesic", math.inf))
@@ -170,16 +170,16 @@ def _space_checks(
     finite = np.all(np.isfinite(start), axis=1) & np.all(np.isfinite(goals), axis=(1, 2))
     nav_bad = ~finite
     reach_bad = np.zeros(n, bool)
-    block = bool(config.get("block", False)) and getattr(space, "kind", None) == "embedded"
+    block = bool(config.get("block", False)) and space.kind == "embedded"
     clearance = float(config.get("agent_radius", 0.1)) + float(config.get("cylinder_radius", 0.1))
     for e in np.flatnonzero(finite):
         s = start[e]
         prev = s
-        ok = bool(space.navigable(s))
+        ok = space.nav.navigable(s)
         for k in range(m):
             g = goals[e, k]
-            ok = ok and bool(space.navigable(g)) and bool(space.same_floor(s, g))
-            measured[e, k] = space.distance(prev, g)
+            ok = ok and space.nav.navigable(g) and same_floor(s, g)
+            measured[e, k] = space.nav.distance(prev, g)
             prev = g
         nav_bad[e] = not ok
         if block:
@@ -205,31 +205,21 @@ def _space_checks(
     yield from _room_checks(ids, start, goals, arrays, metadata, space)
 
 
-def _room_indices(space: SampleSpace, points: np.ndarray) -> np.ndarray:
-    """``space.room_index`` of every point (vectorised in the embedded world)."""
-    house = getattr(space, "house", None)
-    if house is not None:
-        from dataforge.world.validity import rooms_of
-
-        return rooms_of(house, points[:, [0, 2]]).astype(np.int64)
-    return np.array([space.room_index(p) for p in points], dtype=np.int64)
-
-
 def _room_checks(
     ids: np.ndarray,
     start: np.ndarray,
     goals: np.ndarray,
     arrays: Mapping[str, np.ndarray],
     metadata: Mapping[str, Any],
-    space: SampleSpace,
+    space: SceneSpace,
 ) -> Iterator[tuple[str, str]]:
     n, m = goals.shape[:2]
     count = len(metadata.get("rooms") or [])
     sr = np.asarray(arrays["start_room"], dtype=np.int64)
     gr = np.asarray(arrays["goal_room"], dtype=np.int64)
     valid = ((sr >= -1) & (sr < count)) & np.all((gr >= -1) & (gr < count), axis=1)
-    want_s = _room_indices(space, start)
-    want_g = _room_indices(space, goals.reshape(-1, 3)).reshape(n, m)
+    want_s = space.room_indices(start)
+    want_g = space.room_indices(goals.reshape(-1, 3)).reshape(n, m)
     same = (sr == want_s) & np.all(gr == want_g, axis=1)
     if bad := _bad(ids, ~(valid & same)):
         yield (
@@ -350,7 +340,7 @@ def _check_content(
 
 def _open_space(
     meta: Mapping[str, Any], house: bytes, config: Mapping[str, Any], manifest: Manifest
-) -> Any:
+) -> SceneSpace:
     from dataforge.pipelines.multion.scenes import scenes_root, stored_space
 
     return stored_space(dict(meta), house, dict(config), scenes_root(manifest))

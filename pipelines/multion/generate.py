@@ -126,12 +126,10 @@ def open_space(
 ) -> tuple[Any, dict[str, Any], bytes]:
     """The unit's navigable space, what to record of where the scene came from, and the house
     JSON bytes (empty for a Habitat scene)."""
-    from dataforge.pipelines.multion.scenes import GridSpace, HabitatSpace
+    from dataforge.pipelines.multion.scenes import habitat_space, house_space
 
     if cfg.scene_kind == "habitat":
-        space: HabitatSpace | GridSpace = HabitatSpace(
-            Path(unit.params["navmesh"]), int(rng.integers(0, 2**31 - 1))
-        )
+        space = habitat_space(Path(unit.params["navmesh"]), int(rng.integers(0, 2**31 - 1)))
         # the navmesh is <scenes>/<scene_id>.navmesh: the folder is the recorded input location
         return space, {"source": "habitat", "scene_id": unit.params["scene_id"]}, b""
     from dataforge.world.assets import load_catalogue
@@ -148,7 +146,7 @@ def open_space(
         catalogue=catalogue,
         min_floor_area=cfg.min_floor_area,
     )
-    space = GridSpace(house, catalogue, agent_radius=cfg.agent_radius, cell=cfg.cell)
+    space = house_space(house, catalogue, agent_radius=cfg.agent_radius, cell=cfg.cell)
     return space, origin, house_bytes(raw)
 
 
@@ -213,16 +211,12 @@ def produce(
                     "room_spec": space.house.metadata.get("roomSpecId"),
                     "floor_area_m2": round(float(space.house.floor_area), 2),
                 }
-                if space.kind == "embedded"
+                if space.house is not None
                 else {}
             ),
             "rooms": [list(r) for r in space.rooms],
             "sampling": tally.to_dict(),
-            **(
-                {"hubs": space.geodesics.hub_count, "cells": len(space.cells)}
-                if space.kind == "embedded"
-                else {}
-            ),
+            **(space.geodesics_stats() or {}),
         },
     )
 

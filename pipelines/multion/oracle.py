@@ -48,7 +48,8 @@ import numpy as np
 from dataforge.errors import DatasetError, UsageError
 from dataforge.inputs import Inputs
 from dataforge.nav.follower import Pose2D
-from dataforge.nav.space import SampleSpace
+from dataforge.nav.grid import NavGrid
+from dataforge.nav.space import NavSpace
 from dataforge.pipelines.multion.agent import (
     FOUND,
     MOVE_FORWARD,
@@ -137,8 +138,8 @@ def headings(turn: float) -> list[int]:
 
 
 def follow(
-    space: SampleSpace,
-    move_grid: Any,
+    space: NavSpace,
+    move_grid: NavGrid,
     start: Pose2D,
     goals: Sequence[Sequence[float]] | Sequence[np.ndarray],
     *,
@@ -238,8 +239,8 @@ def _next_action(
 
 
 def search_leg(
-    space: SampleSpace,
-    grid: Any,
+    space: NavSpace,
+    grid: NavGrid,
     pose: Pose2D,
     goal: np.ndarray,
     target: np.ndarray,
@@ -364,7 +365,7 @@ def produce(
         n = min(n, cfg.limit)
     house = arrays["house_json"].tobytes()
     space = stored_space(meta, house, episodes_config)
-    if space.kind != "embedded":
+    if space.house is None:
         raise UsageError(
             "the oracle runs on the embedded world; for Habitat scenes use habitat-lab's "
             "ShortestPathFollower"
@@ -380,7 +381,7 @@ def produce(
         goals = arrays["goal_position"][i]
         move_grid = space.move_grid(goals, episodes_config)
         run = follow(
-            space,
+            space.nav,
             move_grid,
             start_pose(arrays["start_position"][i], arrays["start_rotation"][i]),
             goals,

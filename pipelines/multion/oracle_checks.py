@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from dataforge.pipelines.multion.agent import FOUND, rollout, start_pose, yaw_from_rotation
+from dataforge.pipelines.multion.scenes import SceneSpace
 from dataforge.registry import PipelineStats
 from dataforge.store.reader import Dataset, StoredEpisode
 
@@ -24,12 +25,14 @@ INVARIANTS = {
     "being the last FOUND",
 }
 # (episodes dataset, scene) -> the scene's navigable space, arrays and the episodes' config
-_CACHE: OrderedDict[tuple[str, str], tuple[Any, dict[str, np.ndarray], dict[str, Any]]] = (
+_CACHE: OrderedDict[tuple[str, str], tuple[SceneSpace, dict[str, np.ndarray], dict[str, Any]]] = (
     OrderedDict()
 )
 
 
-def _scene(ep: StoredEpisode) -> tuple[Any, dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
+def _scene(
+    ep: StoredEpisode,
+) -> tuple[SceneSpace, dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
     """The episodes dataset's stored scene of ``ep``: its space, arrays, and the episodes'
     and the oracle's configs (cached for the scenes last used)."""
     from dataforge.pipelines.multion.scenes import stored_space
@@ -98,7 +101,7 @@ def check_episode(ep: StoredEpisode) -> Iterator[tuple[str, str]]:
     success = float(oracle["success_distance"])
     found = np.nonzero(actions == FOUND)[0]
     for n, k in enumerate(found[:m]):
-        d = space.distance(positions[k], goals[n])
+        d = space.nav.distance(positions[k], goals[n])
         if not d <= success + 1e-9:
             yield "found", f"FOUND at action {k} is {d:.2f} m from goal {n + 1} (> {success} m)"
             break

@@ -9,7 +9,7 @@ One episode, in the order its random draws are made:
    [``min_geodesic``, ``max_geodesic``] from the previous point (the start for goal 1); at most
    ``GOAL_TRIES`` draws, else the episode is abandoned and drawn again from step 1;
 3. with ``block``: the cylinders are put in the way and every goal must still be reachable
-   (:meth:`GridSpace.reachable_with`), else the episode is drawn again;
+   (:meth:`.scenes.SceneSpace.reachable_with`), else the episode is drawn again;
 4. the start's heading, uniform in [0, 2 pi) (habitat's generators' rule), as the quaternion
    ``[0, sin(a/2), 0, cos(a/2)]`` about +y;
 5. the goal objects: m of the 8 cylinders without replacement, in the order drawn.
@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from dataforge.errors import DataforgeError
-from dataforge.nav.space import Point, SampleSpace
+from dataforge.nav.space import Point
+from dataforge.pipelines.multion.scenes import SceneSpace, same_floor
 
 GOAL_TRIES = 50  # candidate points per goal before the episode is drawn again
 MAX_FAILURES = 1000  # abandoned episodes in a row before the scene is declared impossible
@@ -105,16 +106,16 @@ class Tally:
 
 
 def draw_episode(
-    space: SampleSpace, rules: Rules, rng: np.random.Generator, tally: Tally
+    space: SceneSpace, rules: Rules, rng: np.random.Generator, tally: Tally
 ) -> Drawn | None:
     """One episode drawn under ``rules`` (see the module docstring), or None (abandoned)."""
-    start = space.sample(rng)
+    start = space.nav.sample(rng)
     points = [start]
     legs: list[float] = []
     for _ in range(rules.m):
         for _ in range(GOAL_TRIES):
-            g = space.sample(rng)
-            if not space.same_floor(start, g):
+            g = space.nav.sample(rng)
+            if not same_floor(start, g):
                 tally.rejected["other_floor"] += 1
                 continue
             if _too_close(g, start, rules.start_clearance) or any(
@@ -122,7 +123,7 @@ def draw_episode(
             ):
                 tally.rejected["overlap"] += 1
                 continue
-            d = space.distance(points[-1], g)
+            d = space.nav.distance(points[-1], g)
             if math.isfinite(d):
                 tally.longest_leg = max(tally.longest_leg, d)
             if not rules.min_geodesic <= d <= rules.max_geodesic:
@@ -144,7 +145,7 @@ def draw_episode(
 
 
 def draw_episodes(
-    space: SampleSpace, rules: Rules, rng: np.random.Generator, n: int
+    space: SceneSpace, rules: Rules, rng: np.random.Generator, n: int
 ) -> tuple[list[Drawn], Tally]:
     """``n`` episodes (see the module docstring); :class:`SceneTooSmall` when ``MAX_FAILURES``
     episodes in a row are abandoned."""

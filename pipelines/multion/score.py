@@ -76,6 +76,7 @@ import numpy as np
 from dataforge.errors import DatasetError, InputNotFoundError, MalformedInputError, UsageError
 from dataforge.pipelines.multion.agent import FOUND, action_id
 from dataforge.pipelines.multion.config import OracleConfig
+from dataforge.pipelines.multion.scenes import SceneSpace
 
 EPISODES_PIPELINE = "multion"
 ORACLE_PIPELINE = "multion-oracle"
@@ -612,13 +613,13 @@ def _open_episodes(directory: Path) -> tuple[Any, dict[str, Any]]:
 
 
 def _scene_motion(
-    space: Any, goals: np.ndarray, config: Mapping[str, Any], settings: ScoreSettings
+    space: SceneSpace, goals: np.ndarray, config: Mapping[str, Any], settings: ScoreSettings
 ) -> Callable[[Any, int], Any] | None:
     """The motion callable on the scene's grid (goal cylinders blocked when the dataset says
     so); ``None`` where there is no grid (a Habitat navmesh)."""
     from dataforge.pipelines.multion import agent
 
-    if getattr(space, "grid", None) is None:
+    if space.grid is None:
         return None
     grid = space.move_grid(goals, config)
     fwd, turn = float(settings.forward_step), float(settings.turn_angle)
@@ -636,7 +637,7 @@ def score_dataset(
     *,
     allow_missing: bool = False,
     subset: bool = False,
-    space_for: Callable[[Mapping[str, Any], bytes, Mapping[str, Any]], Any] | None = None,
+    space_for: Callable[[Mapping[str, Any], bytes, Mapping[str, Any]], SceneSpace] | None = None,
 ) -> DatasetScore:
     """Score ``trajectories`` against the episodes of a ``multion`` dataset. Trajectories for
     unknown episodes are an error, missing ones too unless ``allow_missing`` (then they score 0).
@@ -682,7 +683,7 @@ def score_dataset(
             for name in ("start_rotation", "goal_position", "leg_geodesic", "geodesic_distance")
         }
         arrays["start_position"] = starts[k]  # read once, for the start check above
-        space = None
+        space: SceneSpace | None = None
         if any((k, i) in given for i in ids):
             meta = ep.metadata
             space = space_for(meta, ep["house_json"].read().tobytes(), config)
@@ -696,6 +697,7 @@ def score_dataset(
                 out.append(missing_episode(eid, legs, total, scene=ep.id))
                 continue
             goals = arrays["goal_position"][n]
+            assert space is not None  # built above: the scene has a trajectory
             kw: dict[str, Any]
             if traj.positions is not None:
                 positions = traj.positions
@@ -717,7 +719,7 @@ def score_dataset(
                 traj.actions,
                 goals,
                 legs,
-                geodesic=space.distance,  # type: ignore[union-attr]
+                geodesic=space.nav.distance,
                 geodesic_distance=total,
                 success_distance=float(settings.success_distance),
                 max_steps=int(settings.max_steps),
@@ -799,7 +801,7 @@ def score_datasets(
     *,
     allow_missing: bool = False,
     subset: bool = False,
-    space_for: Callable[[Mapping[str, Any], bytes, Mapping[str, Any]], Any] | None = None,
+    space_for: Callable[[Mapping[str, Any], bytes, Mapping[str, Any]], SceneSpace] | None = None,
 ) -> ScoreReport:
     """Score each episodes dataset with the trajectories given in the same position (see
     :func:`score_dataset`)."""

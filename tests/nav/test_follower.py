@@ -89,7 +89,7 @@ def test_follow_on_a_grid_reaches_the_goal_with_valid_actions(turn: float) -> No
         end = poses[-1]
         assert math.hypot(end.x - b[0], end.z - b[2]) <= 0.2
         for p, q in itertools.pairwise(poses):
-            assert grid.is_navigable(p.xyz) and grid.segment_clear(p.xyz, q.xyz)
+            assert grid.navigable(p.xyz) and grid.segment_clear(p.xyz, q.xyz)
         assert np.allclose([(p.x, p.z) for p in poses], [(p.x, p.z) for p in res.poses])
         # Not much longer than the geodesic (quantised headings zig-zag a little).
         walked = sum(v for k, v in res.actions if k == "FORWARD")

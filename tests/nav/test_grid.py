@@ -110,7 +110,7 @@ def test_closed_wall_separates_rooms() -> None:
     assert small.component_of(xyz((5, 2))) == small.largest_component()
     kept = small.keep_largest_component()
     assert kept.components().max() == 1
-    assert kept.is_navigable(xyz((5, 2))) and not kept.is_navigable(xyz((1, 2)))
+    assert kept.navigable(xyz((5, 2))) and not kept.navigable(xyz((1, 2)))
 
 
 def test_paths_go_around_furniture_and_stay_navigable() -> None:
@@ -126,7 +126,7 @@ def test_paths_go_around_furniture_and_stay_navigable() -> None:
         assert not LineString([(p[0], p[2]), (q[0], q[2])]).intersects(grown)
         n = max(2, math.ceil(math.dist(p, q) / (CELL / 2)) + 1)
         for t in np.linspace(0, 1, n):  # samples at cell/2 spacing
-            assert g.is_navigable(p + t * (q - p))
+            assert g.navigable(p + t * (q - p))
     length = path_length(path)
     assert length >= math.dist((1, 2), (7, 2.1))
     assert length == pytest.approx(g.distance(a, b), abs=3 * CELL)
@@ -153,9 +153,9 @@ def test_segment_clear_is_exact_at_cell_corners() -> None:
 def test_snap_and_navigability() -> None:
     table = box(3, 1, 5, 3)
     g = NavGrid.build(box(0, 0, 8, 4), [table], agent_radius=R, cell=CELL)
-    assert g.is_navigable(xyz((1, 1))) and not g.is_navigable(xyz((4, 2)))
+    assert g.navigable(xyz((1, 1))) and not g.navigable(xyz((4, 2)))
     near = g.snap(xyz((3.5, 0.7)))  # inside the grown table, 0.3 m from its edge
-    assert near is not None and g.is_navigable(near) and near[1] == 0.9
+    assert near is not None and g.navigable(near) and near[1] == 0.9
     assert math.dist((near[0], near[2]), (3.5, 0.7)) < 0.1
     assert g.snap(xyz((4, 2))) is None  # 1 m + R deep in the table: farther than snap_radius
     assert g.snap(xyz((4, 2)), radius=2.0) is not None
@@ -169,7 +169,7 @@ def test_reachable_positions_lie_on_the_lattice_and_off_furniture() -> None:
     pts = g.reachable_positions(step=0.25, y=0.9)
     assert len(pts) > 200 and np.all(pts[:, 1] == 0.9)
     assert np.allclose(np.round(pts[:, [0, 2]] / 0.25) * 0.25, pts[:, [0, 2]], atol=1e-9)
-    assert all(g.is_navigable(p) for p in pts)
+    assert all(g.navigable(p) for p in pts)
     grown = table.buffer(R)
     assert not any(grown.contains(Point(p[0], p[2])) for p in pts)
     assert all(box(R, R, 8 - R, 4 - R).covers(Point(p[0], p[2])) for p in pts)  # floor shrunk

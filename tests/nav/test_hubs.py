@@ -110,10 +110,10 @@ def test_with_discs_blocked_blocks_round_obstacles_only() -> None:
     g = NavGrid.build(box(0, 0, 4, 4), [], agent_radius=0.1, cell=CELL)
     c = (2.0, 0.0, 2.0)
     b = g.with_discs_blocked([c], 0.2)
-    assert g.is_navigable(c) and not b.is_navigable(c)
-    assert b.is_navigable((2.3, 0.0, 2.0)) and not b.is_navigable((2.15, 0.0, 2.0))
+    assert g.navigable(c) and not b.navigable(c)
+    assert b.navigable((2.3, 0.0, 2.0)) and not b.navigable((2.15, 0.0, 2.0))
     assert g.free.sum() - b.free.sum() == pytest.approx(math.pi * 0.2**2 / CELL**2, rel=0.15)
-    assert g.is_navigable(c)  # the original grid is untouched
+    assert g.navigable(c)  # the original grid is untouched
     # going round the disc costs the tangent-arc-tangent detour
     a, z = (1.0, 0.0, 2.0), (3.0, 0.0, 2.0)
     assert b.distance(a, z) > g.distance(a, z) + 0.05

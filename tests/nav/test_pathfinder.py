@@ -87,7 +87,7 @@ def test_a_point_off_the_mesh_stands_for_its_snap(nav: NavmeshPathfinder) -> Non
     snapped = nav.snap(NEAR)
     assert snapped is not None
     np.testing.assert_allclose(snapped, EDGE, atol=1e-6)
-    assert not nav.is_navigable(NEAR)  # not on the mesh, but it snaps
+    assert not nav.navigable(NEAR)  # not on the mesh, but it snaps
     assert nav.distance(A, NEAR) == nav.distance(A, EDGE)  # the snap offset is not added
     assert nav.distance(NEAR, A) == nav.distance(EDGE, A)
     path = nav.shortest_path(A, NEAR)
@@ -165,7 +165,7 @@ def test_no_snap_and_an_unreachable_target_give_inf_and_no_path(
     assert nav.shortest_path(NOWHERE, A) == [] and nav.shortest_path(A, NOWHERE) == []
     assert np.isinf(nav.distances([A, NOWHERE], [B])).tolist() == [[False], [True]]
     # the island: both ends snap (they are on the mesh), no path joins them
-    assert nav.snap(ON_ISLAND) is not None and nav.is_navigable(ON_ISLAND)
+    assert nav.snap(ON_ISLAND) is not None and nav.navigable(ON_ISLAND)
     assert math.isinf(raw_geodesic(nav, hs, A, ON_ISLAND))
     assert math.isinf(nav.distance(A, ON_ISLAND))
     assert nav.shortest_path(A, ON_ISLAND) == []
@@ -180,10 +180,10 @@ def test_the_habitat_oracle_is_the_wrapper(hs: ModuleType, navmesh: Path) -> Non
 
 
 def test_navigable_points_and_clear_segments(nav: NavmeshPathfinder) -> None:
-    assert nav.is_navigable(A) and nav.is_navigable(EDGE)
-    assert not nav.is_navigable(ABOVE)
-    assert nav.is_navigable((2.0, Y + 0.4, 2.0))  # habitat's max_y_delta 0.5
-    assert not nav.is_navigable((2.0, Y + 0.4, 2.0), max_y_delta=0.1)
+    assert nav.navigable(A) and nav.navigable(EDGE)
+    assert not nav.navigable(ABOVE)
+    assert nav.navigable((2.0, Y + 0.4, 2.0))  # habitat's max_y_delta 0.5
+    assert not nav.navigable((2.0, Y + 0.4, 2.0), max_y_delta=0.1)
     assert nav.segment_clear(A, B)
     assert not nav.segment_clear(A, NEAR)  # its end is off the mesh
     assert not nav.segment_clear(A, ON_ISLAND)  # crosses the gap
@@ -202,7 +202,7 @@ def test_sampling_is_seeded_and_keeps_to_big_islands(hs: ModuleType, navmesh: Pa
     assert all(np.array_equal(p, q) for p, q in zip(first, draws(3, 1.5), strict=True))
     assert not all(np.array_equal(p, q) for p, q in zip(first, draws(4, 1.5), strict=True))
     nav = NavmeshPathfinder.load(navmesh, seed=3)
-    assert all(nav.is_navigable(nav.sample()) for _ in range(20))
+    assert all(nav.navigable(nav.sample()) for _ in range(20))
     with pytest.raises(UsageError, match=r"radius 10\.0 m or more in 5 draws"):
         nav.sample(min_island_radius=10.0, tries=5)
 

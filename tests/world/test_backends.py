@@ -66,6 +66,33 @@ def test_embedded_world_sees_a_spawned_object(house_and_catalogue: tuple[Any, An
     w.close()
 
 
+@needs_house
+def test_embedded_pick_place_reset_and_lattice(house_and_catalogue: tuple[Any, Any]) -> None:
+    """WorldBackend's pick then place (the same object moved by the search), reset() back to
+    the house as opened, and reachable_positions on a lattice of the step asked."""
+    house, cat = house_and_catalogue
+    w = EmbeddedWorld(house, cat, width=32, height=24)
+    tables = [o for o in house.objects if o.object_type in ("DiningTable", "CounterTop")]
+    res = w.spawn("Apple_1", tables[0].id, np.random.default_rng(0))
+    assert res.ok
+    oid = res.object_id
+    w.pick(oid)
+    assert not w.has(oid)
+    with pytest.raises(UsageError, match="no object"):  # out of the world, kept by the backend
+        w.world.object(oid)
+    again = w.place(oid, tables[-1].id, np.random.default_rng(3))
+    assert again.ok and again.object_id == oid and w.has(oid)
+    assert w.world.object(oid).asset_id == "Apple_1"
+    assert w.position(oid) == pytest.approx(again.position)
+    w.reset()
+    assert not w.has(oid) and len(w.world.objects) == len(house.objects)
+    half = w.reachable_positions(step=0.5)
+    assert len(half) and np.allclose(np.round(half[:, [0, 2]] / 0.5), half[:, [0, 2]] / 0.5)
+    quarter = w.reachable_positions()
+    assert len(quarter) > 2 * len(half)
+    w.close()
+
+
 # Where a stand-in asset's box centre sits relative to its pivot (asset frame, metres): AI2-THOR
 # moves pivots, dataforge gives box centres. House objects built by CreateHouse have theirs at
 # the centre (positionBoundingBoxCenter).
@@ -206,6 +233,10 @@ def test_thor_translation_layer(house_and_catalogue: tuple[Any, Any]) -> None:
     assert fake.steps[-1]["action"] == "UpdateThirdPartyCamera"
     assert w.render((0, 1, 0), 0.0).instance[0, 0] == apple  # ids are stable across frames
     np.testing.assert_allclose(w.reachable_positions(), [[0.25, 0.9, 0.5], [0.5, 0.9, 0.5]])
+    with pytest.raises(UsageError, match=r"0\.25 m grid"):
+        w.reachable_positions(step=0.5)  # AI2-THOR's grid is fixed when the controller starts
+    with pytest.raises(UsageError, match="open the house again"):
+        w.reset()
     fridge = next(o for o in house.objects if o.object_type == "Fridge")
     res = w.spawn("Apple_1", fridge.id, np.random.default_rng(0))
     assert res.ok
@@ -219,6 +250,8 @@ def test_thor_translation_layer(house_and_catalogue: tuple[Any, Any]) -> None:
     w.remove(fridge.id)
     removed = [s["objectId"] for s in fake.steps if s["action"] == "RemoveFromScene"]
     assert removed[0] == fridge.id and res.object_id in removed
+    with pytest.raises(UsageError, match="not in the house"):  # AI2-THOR destroyed it
+        w.place(res.object_id, fridge.id, np.random.default_rng(0))
 
 
 def test_thor_distances_send_the_5_0_0_signature(house_and_catalogue: tuple[Any, Any]) -> None:

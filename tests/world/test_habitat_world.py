@@ -577,6 +577,26 @@ def test_the_world_interface_picks_and_places_by_plan_id(rworld: HabitatWorld) -
         rworld.spawn(APPLE, TABLE, np.random.default_rng(0), inside=True)
 
 
+def test_a_picked_object_is_placed_again_by_the_search(rworld: HabitatWorld) -> None:
+    """WorldBackend's pick then place: the stowed handle goes back into the scene on another
+    receptacle (in spawned(), the world graph, on the counter); a place that fails leaves it
+    stowed; reset() forgets it."""
+    r = rworld.spawn(APPLE, TABLE, np.random.default_rng(0))
+    oid = r.object_id
+    rworld.pick(oid)
+    assert not rworld.has(oid) and oid not in {o.id for o in rworld.world_graph().objects}
+    assert rworld.place(oid, SHELF, np.random.default_rng(1)).status == "not_a_receptacle"
+    assert not rworld.has(oid)
+    moved = rworld.place(oid, COUNTER, np.random.default_rng(1))
+    assert moved.ok and moved.object_id == oid and moved.receptacle_id == COUNTER
+    assert rworld.has(oid) and rworld.spawned() == (oid,)
+    node = rworld.world_graph().object(oid)
+    assert node.parent_id == COUNTER
+    assert rworld.center(oid)[1] > COUNTER_TOP > rworld.center(oid)[1] - 0.5
+    rworld.reset()
+    assert not rworld.has(oid) and rworld.spawned() == ()
+
+
 def test_stow_keeps_the_handle_out_of_sight(rworld: HabitatWorld) -> None:
     r = rworld.spawn(APPLE, TABLE, np.random.default_rng(0))
     assert r.ok and r.position is not None and r.rotation is not None

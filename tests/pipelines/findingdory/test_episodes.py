@@ -142,14 +142,17 @@ def test_a_spot_behind_a_wall_is_refused() -> None:
     world = EmbeddedWorld(load_house(raw, catalogue=cat), cat, agent_radius=0.25)
     obj = np.array([2.85, 0.8, 4.5])
     front, behind = (2.3, world.grid.y, 4.5), (3.3, world.grid.y, 4.5)
-    assert world.grid.is_navigable(front) and world.grid.is_navigable(behind)
+    assert world.grid.navigable(front) and world.grid.navigable(behind)
     shown = SimpleNamespace(instance=np.ones((8, 8), dtype=np.int64))
     backend = SimpleNamespace(
-        grid=world.grid, walls=world.walls, ids={"obj": 1}, render=lambda eye, yaw, tilt: shown
+        grid=world.grid,
+        walls=world.walls,
+        ids={"obj": 1},
+        render=lambda eye, yaw, tilt: shown,
+        center=lambda oid: obj,
     )
     ctx = SimpleNamespace(
         cfg=EpisodesConfig(),
-        center=lambda b, oid: obj,
         views_of=lambda rid: np.array([behind, front]),
         distances=world.distances,
     )
@@ -164,7 +167,9 @@ def test_viewpoints_surround_every_receptacle() -> None:
     cfg = EpisodesConfig()
     ctx = SceneContext(house, cat, cfg)
     assert len(ctx.receptacles) >= 10
-    lattice = ctx.grid.reachable_positions(step=cfg.viewpoint_spacing_m)
+    lattice = ctx.lattice
+    grid = ctx.backend.grid  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(lattice, grid.reachable_positions(step=cfg.viewpoint_spacing_m))
     for rec, views in zip(ctx.receptacles, ctx.viewpoints, strict=True):
         d = shapely.distance(shapely.points(views[:, 0], views[:, 2]), rec.footprint)
         assert d.max() <= cfg.reach_m + 1e-9
@@ -177,7 +182,7 @@ def test_viewpoints_surround_every_receptacle() -> None:
         if r.category == "DiningTable"
     )
     p = views[len(views) // 2] + np.array([0.05, 0.0, 0.04])
-    if ctx.grid.is_navigable(p):
+    if grid.navigable(p):
         assert np.min(np.hypot(views[:, 0] - p[0], views[:, 2] - p[2])) <= 0.1
 
 
@@ -219,3 +224,30 @@ def test_impossible_requests_are_one_line_errors(tmp_path: Path) -> None:
     assert len(lines) == 1 and "nowhere" in lines[0]
     r = run_cli("findingdory", "episodes", "--rearrangements", "x", "--out", str(tmp_path / "o"))
     assert r.returncode != 0 and "2-11" in r.stderr
+
+
+def test_drawing_asks_the_world_only_through_the_protocol() -> None:
+    """draw_episode and the scene's queries use WorldBackend's members, and nothing else of
+    the world but the embedded grid and walls that goals.reference_point snaps by (a NavGrid
+    is snapped by path around the walls; other simulators by their reachable positions)."""
+    from dataforge.simulators.protocol import WorldBackend
+
+    house, cat = _house("procthor_train_1")
+    ctx = SceneContext(house, cat, EpisodesConfig(rearrangements=(2, 2)))
+    used: set[str] = set()
+
+    class Spy:
+        def __init__(self, inner: object) -> None:
+            self._inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            used.add(name)
+            return getattr(self._inner, name)
+
+    ctx.backend = Spy(ctx.backend)  # type: ignore[assignment]
+    plans = [draw_episode(ctx, np.random.default_rng(k), "h") for k in range(3)]
+    assert any(isinstance(p, EpisodePlan) for p in plans)
+    members = {n for n in dir(WorldBackend) if not n.startswith("_")}
+    members |= set(WorldBackend.__annotations__)
+    assert {"reset", "spawn", "pick", "place", "render", "world_graph"} <= used
+    assert used - members <= {"grid", "walls"}, used - members

@@ -138,7 +138,7 @@ def test_reference_point_is_never_across_a_wall() -> None:
     world = _dresser_by_the_wall()
     grid = world.grid
     obj = (2.85, 0.8, 4.5)
-    assert not grid.is_navigable(obj) and not grid.is_navigable((2.6, 0.0, 4.5))  # the dresser
+    assert not grid.navigable(obj) and not grid.navigable((2.6, 0.0, 4.5))  # the dresser
     straight = grid.snap(obj, radius=2.0)
     assert straight is not None and straight[0] > 3.0  # what a straight-line snap picks: room B
     ref = reference_point(world, obj)

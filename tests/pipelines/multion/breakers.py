@@ -139,9 +139,9 @@ def _find_start(
                         fits = clearance / 2 < nearest < clearance - 1e-6
                     else:
                         fits = clearance + 1e-6 < nearest < clearance + 2 * cell
-                    if not fits or not space.navigable(s):
+                    if not fits or not space.nav.navigable(s):
                         continue
-                    leg = space.distance(s, goals[0])
+                    leg = space.nav.distance(s, goals[0])
                     if not lo <= leg <= hi:
                         continue
                     if space.reachable_with(s, goals, clearance) == (want == "separation"):

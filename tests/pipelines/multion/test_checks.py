@@ -126,13 +126,15 @@ def scene(n: int = 3) -> dict[str, np.ndarray]:
 
 
 class OpenFloor:
-    """An empty floor: straight-line geodesics; x < 0 is a wall; z > 2 is room 1."""
+    """An empty floor: straight-line geodesics; x < 0 is a wall; z > 2 is room 1. Its own
+    ``nav`` (the NavSpace members the checks ask: distance, navigable)."""
 
     kind = "embedded"
     house = None
 
     def __init__(self, reachable: bool = True) -> None:
         self.reachable = reachable
+        self.nav = self
 
     def distance(self, a: Any, b: Any) -> float:
         return math.hypot(b[0] - a[0], b[2] - a[2])
@@ -140,11 +142,8 @@ class OpenFloor:
     def navigable(self, p: Any) -> bool:
         return p[0] >= 0
 
-    def same_floor(self, a: Any, b: Any) -> bool:
-        return abs(a[1] - b[1]) <= 0.5
-
-    def room_index(self, p: Any) -> int:
-        return 1 if p[2] > 2 else 0
+    def room_indices(self, points: np.ndarray) -> np.ndarray:
+        return np.where(np.asarray(points)[:, 2] > 2, 1, 0)
 
     def reachable_with(self, start: Any, goals: Any, radius: float) -> bool:
         return self.reachable

@@ -20,7 +20,7 @@ from dataforge.errors import InputNotFoundError, UsageError
 from dataforge.pipelines.multion import cylinders, episodes
 from dataforge.pipelines.multion.config import MultionConfig
 from dataforge.pipelines.multion.sampling import Rules, SceneTooSmall, draw_episodes
-from dataforge.pipelines.multion.scenes import GridSpace
+from dataforge.pipelines.multion.scenes import SceneSpace, house_space
 from dataforge.store import open_dataset
 from dataforge.world.house import load_house
 from dataforge.world.scene_sources import parse_scenes
@@ -29,7 +29,7 @@ HOUSES = SHARED / "data" / "procthor_houses"
 OBJECTS = SHARED / "data" / "multion" / "objects"
 
 
-def house_space(name: str) -> GridSpace:
+def named_space(name: str) -> SceneSpace:
     path = HOUSES / f"{name}.json"
     if not path.is_file():
         pytest.skip(f"needs {path}")
@@ -38,16 +38,16 @@ def house_space(name: str) -> GridSpace:
 
     cat = load_catalogue()
     house = load_house(json.loads(path.read_text()), name=name, catalogue=cat)
-    return GridSpace(house, cat, agent_radius=0.1, cell=0.05)
+    return house_space(house, cat, agent_radius=0.1, cell=0.05)
 
 
 @pytest.fixture(scope="module")
-def space_746() -> GridSpace:
-    return house_space("house_746")
+def space_746() -> SceneSpace:
+    return named_space("house_746")
 
 
 @pytest.mark.parametrize("m", [1, 2, 3, 4, 5])
-def test_every_m_follows_the_rules(space_746: GridSpace, m: int) -> None:
+def test_every_m_follows_the_rules(space_746: SceneSpace, m: int) -> None:
     rules = Rules(m, 2.0, 20.0, 0.1, 0.1, True)
     drawn, tally = draw_episodes(space_746, rules, np.random.default_rng(m), 30)
     assert len(drawn) == 30 and tally.episodes == 30
@@ -57,10 +57,10 @@ def test_every_m_follows_the_rules(space_746: GridSpace, m: int) -> None:
         pts = [d.start, *d.goals]
         for a, b, leg in zip(pts, pts[1:], d.legs, strict=False):
             assert 2.0 <= leg <= 20.0
-            assert leg == pytest.approx(space_746.distance(a, b), abs=1e-12)
+            assert leg == pytest.approx(space_746.nav.distance(a, b), abs=1e-12)
             assert leg >= math.hypot(a[0] - b[0], a[2] - b[2]) - 1e-9
         for i, g in enumerate(d.goals):
-            assert space_746.navigable(g)
+            assert space_746.nav.navigable(g)
             assert math.hypot(g[0] - d.start[0], g[2] - d.start[2]) > 0.2
             for h in d.goals[i + 1 :]:
                 assert math.hypot(g[0] - h[0], g[2] - h[2]) > 0.2
@@ -71,7 +71,7 @@ def test_every_m_follows_the_rules(space_746: GridSpace, m: int) -> None:
 
 
 def test_a_scene_too_small_ends_with_one_line_not_a_hang() -> None:
-    space = house_space("house_3703")  # about 6 m across
+    space = named_space("house_3703")  # about 6 m across
     rules = Rules(2, 15.0, 20.0, 0.1, 0.1, True)
     t0 = time.perf_counter()
     with pytest.raises(SceneTooSmall) as err:

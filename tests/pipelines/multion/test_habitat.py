@@ -24,7 +24,7 @@ from dataforge.inputs import Inputs
 from dataforge.nav.oracle import HabitatOracle
 from dataforge.pipelines.multion.config import MultionConfig
 from dataforge.pipelines.multion.generate import build_job
-from dataforge.pipelines.multion.scenes import ISLAND_RADIUS_LIMIT, HabitatSpace
+from dataforge.pipelines.multion.scenes import ISLAND_RADIUS_LIMIT, habitat_space
 from dataforge.run import ExecutionOptions, run_job
 from dataforge.store import open_dataset
 from dataforge.validation import validate
@@ -160,20 +160,20 @@ def test_island_radius_rule_keeps_points_off_tiny_islands(
         pytest.approx(math.sqrt(0.5)),
         pytest.approx(math.hypot(1.5, 1.0)),
     )
-    space = HabitatSpace(navmesh, 11)
+    space = habitat_space(navmesh, 11).nav
     drawn = [space.sample(np.random.default_rng(0)) for _ in range(60)]
     assert all(p[0] <= 3 and p[2] <= 2 for p in drawn)
     assert all(space.navigable(p) for p in drawn)
     assert math.sqrt(0.5) < ISLAND_RADIUS_LIMIT
     # the same seed gives the same points (habitat-sim's seed is process-wide, like srand)
-    again = HabitatSpace(navmesh, 11)
+    again = habitat_space(navmesh, 11).nav
     assert all(np.array_equal(again.sample(np.random.default_rng(0)), p) for p in drawn)
 
 
 def test_geodesics_bend_and_stop_between_islands(habitat: ModuleType, tmp_path: Path) -> None:
     navmesh = tmp_path / "a.navmesh"
     write_navmesh(navmesh, [*MAIN_A, TINY_A], FLOOR_A)
-    space = HabitatSpace(navmesh, 0)
+    space = habitat_space(navmesh, 0).nav
     a, b = [1.0, FLOOR_A, 1.0], [9.0, FLOOR_A, 9.0]
     # round the L's inner corner (8, 2): two straight runs (within a few cells), not 11.3 m
     assert space.distance(a, b) == pytest.approx(2 * math.hypot(7.0, 1.0), abs=0.3)

@@ -23,20 +23,9 @@ from dataforge.store import open_dataset
 from dataforge.validation import validate
 
 
-class GridOnly:
-    """A space of a plain NavGrid (what the follower needs of a scene)."""
-
-    def __init__(self, grid: NavGrid) -> None:
-        self.grid = grid
-        self.geodesics = HubGeodesics(grid)
-
-    def distance(self, a: Any, b: Any) -> float:
-        return self.geodesics.distance(a, b)
-
-
 def follow(grid: NavGrid, start: Pose2D, goals: list[tuple[float, float, float]]) -> Any:
     return oracle.follow(
-        GridOnly(grid),
+        HubGeodesics(grid),
         grid,
         start,
         [np.array(g) for g in goals],
@@ -82,7 +71,7 @@ def test_a_slit_at_an_awkward_angle_is_passed() -> None:
     for a, b in zip(run.poses, run.poses[1:], strict=False):
         assert grid.segment_clear(a.xyz, b.xyz)
     plan = oracle.search_leg(
-        GridOnly(grid),
+        HubGeodesics(grid),
         grid,
         start,
         np.array([6.5, 0.0, 2.16]),
@@ -93,7 +82,7 @@ def test_a_slit_at_an_awkward_angle_is_passed() -> None:
     )
     assert plan is not None
     end = agent.rollout(start, plan, grid, 0.25, 30.0)[-1]
-    assert GridOnly(grid).distance(end.xyz, (6.5, 0.0, 2.16)) <= 1.5
+    assert HubGeodesics(grid).distance(end.xyz, (6.5, 0.0, 2.16)) <= 1.5
     assert len(plan) <= len(run.actions) - 1  # A* is optimal in actions (FOUND aside)
 
 
@@ -110,17 +99,18 @@ def test_render_shows_the_cylinder_at_its_true_size_and_depth() -> None:
     house = load_house(json.loads(path.read_text()), name="h", catalogue=cat)
     cfg = OracleConfig(render=("rgb", "depth", "semantic"), resolution=(128, 128))
     r = oracle.SceneRenderer(cfg, house, cat, None)
-    from dataforge.pipelines.multion.scenes import GridSpace
+    from dataforge.pipelines.multion.scenes import house_space
 
-    space = GridSpace(house, cat, agent_radius=0.1, cell=0.05)
+    space = house_space(house, cat, agent_radius=0.1, cell=0.05)
+    assert isinstance(space.nav, HubGeodesics) and space.grid is not None
     # a free straight run of 2.5 m along +x or +z from some navigable cell
-    cells = np.argwhere(space.geodesics.mask)
+    cells = np.argwhere(space.nav.mask)
     for i, j in cells[:: max(1, len(cells) // 400)]:
         p = space.grid.center((int(i), int(j)), space.floor_y)
         for yaw in (0.0, 90.0, 180.0, 270.0):
             pose = Pose2D(p[0], p[2], yaw, p[1])
             end = pose.moved(2.5)
-            if space.grid.segment_clear(pose.xyz, end.xyz):
+            if space.nav.segment_clear(pose.xyz, end.xyz):
                 break
         else:
             continue

@@ -8,7 +8,6 @@ import json
 import math
 import re
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -283,14 +282,9 @@ def write_episodes(
 def fake_space(room: NavGrid) -> Any:
     def space_for(meta: Any, house: bytes, config: Any) -> Any:
         assert meta["scene"].startswith("scene-") and house == b""
-        from dataforge.pipelines.multion.scenes import GridSpace
+        from dataforge.pipelines.multion.scenes import SceneSpace
 
-        plain = SimpleNamespace(grid=room)
-        return SimpleNamespace(
-            grid=room,
-            distance=room.distance,
-            move_grid=lambda goals, config: GridSpace.move_grid(plain, goals, config),  # type: ignore[arg-type]
-        )
+        return SceneSpace("embedded", room, room.y, [], grid=room)
 
     return space_for
 

@@ -108,7 +108,7 @@ def test_sixteen_views_per_state_on_navigable_positions(dataset: Path) -> None:
         assert [vp["azimuth_deg"] for vp in vps] == [a for a in range(0, 360, 45) for _ in (0, 1)]
         assert [vp["height"] for vp in vps] == ["standing", "crouching"] * 8
         for k, vp in enumerate(vps):
-            assert grid.is_navigable(vp["position"])  # never inside a wall or furniture
+            assert grid.navigable(vp["position"])  # never inside a wall or furniture
             assert view[s * 16 + k, 1] == pytest.approx(heights[k % 2], abs=1e-5)
             assert 0.5 - 1e-6 <= vp["radius_m"] <= 3.0 + 1e-6
             d = np.asarray(vp["position"])[[0, 2]] - view[s * 16 + k, [5, 7]]
