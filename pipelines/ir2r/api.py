@@ -4,12 +4,17 @@ pipeline's generation command (``generate.build_job``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dataforge.errors import UsageError
 
+if TYPE_CHECKING:
+    from dataforge.pipelines.ir2r.export import Export
+    from dataforge.pipelines.ir2r.score import Score
+    from dataforge.store.reader import Dataset
 
-def open_tours(directory: Path) -> Any:
+
+def open_tours(directory: Path) -> Dataset:
     """Open a dataset written by ``dataforge ir2r tours`` (refusing any other pipeline's)."""
     from dataforge.store import open_dataset
 
@@ -65,7 +70,7 @@ def score(
     success_distance: float = 3.0,
     protocol: str = "ivln",
     allow_offset_start: bool = False,
-) -> Any:
+) -> Score:
     """Score predictions against a tours file and its reference episodes (see ``score.py``;
     ``protocol`` ivln or paper, see ``protocols.py``)."""
     import functools
@@ -125,7 +130,7 @@ def score(
     )
 
 
-def export(directories: list[Path], out: Path) -> Any:
+def export(directories: list[Path], out: Path) -> Export:
     """Merge tours datasets of several splits into the authors' one tours file (``export.py``)."""
     from dataforge.pipelines.ir2r.export import export_tours
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from dataforge.cli.generation import generation_command
 from dataforge.cli.options import input_options
 from dataforge.pipelines.ir2r import PIPELINE
+
+if TYPE_CHECKING:
+    from dataforge.run.job import Job
+    from dataforge.run.runner import RunReport
 
 # --data-dir as the tours command declares it (its registered input location)
 data_dir_option = input_options([loc for loc in PIPELINE.inputs if loc.name == "data-dir"])
@@ -28,7 +32,7 @@ def ir2r() -> None:
     """
 
 
-def _table_row(report: Any, job: Any) -> None:
+def _table_row(report: RunReport, job: Job) -> None:
     """After a run: the paper's Table 1 row of the tours written."""
     if report.dry_run:
         return

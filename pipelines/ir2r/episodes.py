@@ -99,7 +99,7 @@ def load_r2r(path: Path) -> list[NavPath]:
     return out
 
 
-def _bad_r2r(rec: Any) -> str | None:
+def _bad_r2r(rec: object) -> str | None:
     if not isinstance(rec, dict):
         return "is not an object"
     for key in ("path_id", "scan", "path", "instructions"):
@@ -170,7 +170,7 @@ def load_vlnce(path: Path) -> list[NavPath]:
     return out
 
 
-def _bad_vlnce(ep: Any) -> str | None:
+def _bad_vlnce(ep: object) -> str | None:
     if not isinstance(ep, dict):
         return "is not an object"
     for key in ("episode_id", "trajectory_id", "scene_id", "start_position"):
@@ -187,7 +187,7 @@ def _bad_vlnce(ep: Any) -> str | None:
     return None
 
 
-def is_xyz(p: Any) -> bool:
+def is_xyz(p: object) -> bool:
     return (
         isinstance(p, list | tuple)
         and len(p) == 3

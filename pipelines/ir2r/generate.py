@@ -32,7 +32,7 @@ import functools
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,6 +54,9 @@ from dataforge.pipelines.ir2r.tours import build_scene_tours
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 from dataforge.tsp import require_solver
+
+if TYPE_CHECKING:
+    from dataforge.store.reader import Dataset
 
 PIPELINE = "ir2r"
 CONNECTIVITY_DIR = "mp3d_connectivity"
@@ -221,7 +224,7 @@ def produce(cfg: IR2RConfig, unit: WorkUnit, rng: np.random.Generator) -> Iterat
 # -- the job -----------------------------------------------------------------------------------
 
 
-def tours_document(ds: Any, split: str) -> dict[str, dict[str, list[list[Any]]]]:
+def tours_document(ds: Dataset, split: str) -> dict[str, dict[str, list[list[Any]]]]:
     """``{split: {scene: [[episode id, ...], ...]}}`` from a stored tour dataset."""
     scenes: dict[str, list[list[Any]]] = {}
     for ep in ds.episodes():
@@ -230,7 +233,7 @@ def tours_document(ds: Any, split: str) -> dict[str, dict[str, list[list[Any]]]]
     return {split: {s: scenes[s] for s in sorted(scenes)}}
 
 
-def tours_json(ds: Any, split: str) -> dict[str, bytes]:
+def tours_json(ds: Dataset, split: str) -> dict[str, bytes]:
     """The tours file: plain JSON, one tour per line (diffable, and any JSON reader loads it)."""
     doc = tours_document(ds, split)
     lines = ["{" + json.dumps(split) + ": {"]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dataforge.errors import UsageError
 from dataforge.nav.graph import NavGraph
+
+if TYPE_CHECKING:
+    from dataforge.store.reader import Dataset, StoredEpisode
 
 
 def top_down(xyz: np.ndarray, continuous: bool) -> np.ndarray:
@@ -17,7 +20,7 @@ def top_down(xyz: np.ndarray, continuous: bool) -> np.ndarray:
     return np.stack([xyz[:, 0], -xyz[:, 2]] if continuous else [xyz[:, 0], xyz[:, 1]], axis=1)
 
 
-def find_tour(ds: Any, scene: str, set_index: int, repetition: int) -> Any:
+def find_tour(ds: Dataset, scene: str, set_index: int, repetition: int) -> StoredEpisode:
     scenes = sorted({ep.metadata["scene"] for ep in ds.episodes()})
     if scene not in scenes:
         raise UsageError(f"scene {scene!r} has no tours here; scenes: {', '.join(scenes)}")
@@ -28,7 +31,7 @@ def find_tour(ds: Any, scene: str, set_index: int, repetition: int) -> Any:
 
 
 def plot_tour(
-    ds: Any,
+    ds: Dataset,
     scene: str,
     out: Path,
     *,
@@ -113,11 +116,13 @@ def _polyline(graph: NavGraph | None, a: np.ndarray, b: np.ndarray, continuous: 
     return top_down(np.array([a, b]), continuous)
 
 
-def _route(graph: NavGraph | None, tour: Any, k: int, continuous: bool) -> np.ndarray:
+def _route(graph: NavGraph | None, tour: StoredEpisode, k: int, continuous: bool) -> np.ndarray:
     return _polyline(graph, tour["start_position"][k], tour["end_position"][k], continuous)
 
 
-def _transition(graph: NavGraph | None, tour: Any, k: int, continuous: bool) -> np.ndarray:
+def _transition(
+    graph: NavGraph | None, tour: StoredEpisode, k: int, continuous: bool
+) -> np.ndarray:
     tip_to_tip = tour.metadata["ordering"] == "tip-to-tip"
     origin = tour["start_position"][k] if tip_to_tip else tour["end_position"][k]
     return _polyline(graph, origin, tour["start_position"][k + 1], continuous)

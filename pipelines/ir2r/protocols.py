@@ -138,7 +138,7 @@ def check_start(eid: str, route: Sequence[Any], traj: Sequence[Any], continuous:
     )
 
 
-def _show(p: Any) -> str:
+def _show(p: str | Sequence[float]) -> str:
     if isinstance(p, str):
         return p
     return "[" + ", ".join(f"{float(v):.3f}" for v in p) + "]"

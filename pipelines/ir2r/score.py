@@ -110,7 +110,7 @@ def load_predictions(path: Path) -> dict[str, list[Any]]:
     return out
 
 
-def _point(p: Any, path: Path, key: Any, step: int) -> Any:
+def _point(p: object, path: Path, key: object, step: int) -> str | tuple[float, ...]:
     if isinstance(p, str):
         return p
     if isinstance(p, list) and p and isinstance(p[0], str):
@@ -226,5 +226,5 @@ def euclidean_distance(a: Sequence[Any], b: Sequence[Any]) -> np.ndarray:
     return np.linalg.norm(pa[:, None, :] - pb[None, :, :], axis=-1)
 
 
-def write_json(path: Path, doc: Any) -> None:
+def write_json(path: Path, doc: object) -> None:
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")

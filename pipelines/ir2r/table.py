@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dataforge.store.reader import Dataset
 
 
-def table1(ds: Any) -> dict[str, Any]:
+def table1(ds: Dataset) -> dict[str, Any]:
     """Scenes, episodes, tours, duplicates per set, tour length (episodes) mean/min/max/SD.
 
     ``duplicates_per_set`` is the column the paper prints as Tours/Scene (tours ÷ scenes, see

@@ -9,10 +9,16 @@ built actor or articulation at its builder pose (the layouts place them).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sapien
+
+if TYPE_CHECKING:
+    from mani_skill.envs.scene import ManiSkillScene
+    from mani_skill.utils.building import ActorBuilder
+    from mani_skill.utils.structs import Actor, Articulation
+
 
 CUBE_HALF = 0.02  # PICK_CUBE_CONFIGS["panda"]["cube_half_size"]
 HIDDEN_CUBE_HALF = CUBE_HALF / 1.2  # the cubes the Unmask tasks hide under containers
@@ -45,7 +51,7 @@ PEG_DENSITY = 1200.0
 BOX_COLOR_HEX = "#FFD289"
 
 
-def _material(rgb: tuple[float, ...], **kwargs: float) -> Any:
+def _material(rgb: tuple[float, ...], **kwargs: float) -> sapien.render.RenderMaterial:
     return sapien.render.RenderMaterial(base_color=[*rgb[:3], 1.0], **kwargs)
 
 
@@ -56,7 +62,7 @@ def hex_rgb(h: str) -> tuple[float, float, float]:
     return (r**2.2, g**2.2, b**2.2)
 
 
-def _build(builder: Any, name: str, body: str) -> Any:
+def _build(builder: ActorBuilder, name: str, body: str) -> Actor:
     if body == "dynamic":
         return builder.build(name=name)
     if body == "kinematic":
@@ -65,14 +71,14 @@ def _build(builder: Any, name: str, body: str) -> Any:
 
 
 def cube(
-    scene: Any,
+    scene: ManiSkillScene,
     name: str,
     rgb: tuple[float, ...],
     *,
     half: float = CUBE_HALF,
     body: str = "dynamic",
     collision: bool = True,
-) -> Any:
+) -> Actor:
     """ManiSkill's ``build_cube``: a box of half-size ``half`` in one flat colour."""
     b = scene.create_actor_builder()
     if collision:
@@ -83,8 +89,8 @@ def cube(
 
 
 def ring_target(
-    scene: Any, name: str, radius: float, thickness: float, style: str = "purple"
-) -> Any:
+    scene: ManiSkillScene, name: str, radius: float, thickness: float, style: str = "purple"
+) -> Actor:
     """A flat target of five concentric discs alternating ``style``'s colour and white (radius
     r, 4/5 r, ... 1/5 r, each 0.01 mm thicker than the last), kinematic, without collision.
     The cylinders' axes lie along the actor's x axis: the layouts turn it upright."""
@@ -100,7 +106,7 @@ def ring_target(
     return b.build_kinematic(name=name)
 
 
-def button(scene: Any, name: str = "button") -> Any:
+def button(scene: ManiSkillScene, name: str = "button") -> Articulation:
     """The button articulation: a fixed white base and a grey cap on a prismatic joint along
     +z (limits [-travel, 0], negative is pressed) driven back to 0 by a spring."""
     builder = scene.create_articulation_builder()
@@ -139,12 +145,12 @@ def button(scene: Any, name: str = "button") -> Any:
     return art
 
 
-def button_depth(art: Any) -> float:
+def button_depth(art: Articulation) -> float:
     """How far the cap is pushed down (m)."""
     return float(-art.get_qpos()[0, 0])
 
 
-def container(scene: Any, name: str) -> Any:
+def container(scene: ManiSkillScene, name: str) -> Actor:
     """``build_bin``: a floor, four walls and a cube-sized knob at the builder origin, built
     opening up; the layouts flip it (180 degrees about x) so it stands opening down, the knob
     on top. Dynamic, default (white) material."""
@@ -166,7 +172,7 @@ def container(scene: Any, name: str) -> Any:
     return b.build(name=name)
 
 
-def board_with_hole(scene: Any, name: str = "board_with_hole") -> Any:
+def board_with_hole(scene: ManiSkillScene, name: str = "board_with_hole") -> Actor:
     """BinFill's bin: a 10 cm square board, 5 cm thick, with an 8 cm square hole, light brown,
     a black plate (visual only) at the bottom of the hole; kinematic, centred at the origin."""
     side, hole, th = BOARD_SIDE / 2, BOARD_HOLE / 2, BOARD_THICKNESS / 2
@@ -190,13 +196,13 @@ def board_with_hole(scene: Any, name: str = "board_with_hole") -> Any:
 
 
 def peg(
-    scene: Any,
+    scene: ManiSkillScene,
     name: str,
     length: float,
     radius: float,
     head_rgb: tuple[float, ...],
     tail_rgb: tuple[float, ...],
-) -> Any:
+) -> Articulation:
     """``build_peg``: two square bars (``length`` long, ``2 radius`` wide; collision 90 % of the
     length) joined end to end by a fixed joint: the head centred at the root, the tail at
     ``-length`` along x. Density 1200."""
@@ -225,12 +231,12 @@ def peg(
 
 
 def box_with_hole(
-    scene: Any,
+    scene: ManiSkillScene,
     name: str = "box_with_hole",
     inner: float = 0.017,
     outer: float = 0.04,
     depth: float = 0.05,
-) -> Any:
+) -> Actor:
     """``build_box_with_hole`` (InsertPeg): four walls around a square hole along x (half-depth
     ``depth``), ``2 outer`` wide, kinematic, #FFD289."""
     t = (outer - inner) / 2

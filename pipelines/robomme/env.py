@@ -27,7 +27,7 @@ driver.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import sapien
@@ -42,6 +42,10 @@ from dataforge.manip.grasp import GraspSensor
 from dataforge.manip.planner import ArmPlanner, PlanningFailed
 from dataforge.pipelines.robomme.robots import ARM_ROBOT, STICK_ROBOT
 from dataforge.pipelines.robomme.suites import STICK_TASKS
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor, Link
+
 
 DIFFICULTIES = ("easy", "medium", "hard")
 FRONT_CAMERA = "front_camera"
@@ -88,7 +92,7 @@ class RobommeEnv(BaseEnv):
 
     # -- ManiSkill hooks -------------------------------------------------------------------
     @property
-    def _default_sensor_configs(self) -> list[Any]:
+    def _default_sensor_configs(self) -> list[CameraConfig]:
         pose = sapien_utils.look_at(eye=list(FRONT_EYE), target=list(FRONT_TARGET))
         return [
             CameraConfig(
@@ -97,7 +101,7 @@ class RobommeEnv(BaseEnv):
         ]
 
     @property
-    def _default_human_render_camera_configs(self) -> Any:
+    def _default_human_render_camera_configs(self) -> CameraConfig:
         pose = sapien_utils.look_at(eye=[0.7, 0.5, 0.6], target=[-0.1, 0.0, 0.05])
         return CameraConfig("render_camera", pose, 512, 512, 1.0, 0.01, 10)
 
@@ -138,7 +142,7 @@ class RobommeEnv(BaseEnv):
         in order (static actors have none)."""
         return [f"{group}/{name}" for group, d in self._init_raw_state.items() for name in d]
 
-    def set_state(self, state: Any, env_idx: Any = None) -> None:
+    def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         if state.shape[-1] != self.state_dim:
             raise ValueError(
                 f"a state vector of {state.shape[-1]} values for a {type(self).__name__} scene "
@@ -153,7 +157,7 @@ class RobommeEnv(BaseEnv):
         self._parked = 0
         self.build()
 
-    def _initialize_episode(self, env_idx: Any, options: dict) -> None:
+    def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         with torch.device(self.device):
             self.table_scene.initialize(env_idx)
             qpos = START_QPOS if self.has_gripper else START_QPOS[:7]
@@ -168,12 +172,12 @@ class RobommeEnv(BaseEnv):
             self._grasp.invalidate()
         self.tick()
 
-    def set_state_dict(self, state: dict, env_idx: Any = None) -> None:
+    def set_state_dict(self, state: dict, env_idx: torch.Tensor | None = None) -> None:
         super().set_state_dict(state, env_idx)
         if self._grasp is not None:
             self._grasp.invalidate()
 
-    def evaluate(self) -> dict[str, Any]:
+    def evaluate(self) -> dict[str, torch.Tensor]:
         success, reason = self.check()
         if reason is not None and self.failure_reason is None:
             self.failure_reason = reason
@@ -187,14 +191,14 @@ class RobommeEnv(BaseEnv):
     def _get_obs_extra(self, info: dict) -> dict[str, Any]:
         return {"tcp_pose": self.agent.tcp.pose.raw_pose}
 
-    def compute_dense_reward(self, obs: Any, action: Any, info: dict) -> Any:
+    def compute_dense_reward(self, obs: Any, action: Any, info: dict) -> torch.Tensor:
         return torch.zeros(1)
 
-    def compute_normalized_dense_reward(self, obs: Any, action: Any, info: dict) -> Any:
+    def compute_normalized_dense_reward(self, obs: Any, action: Any, info: dict) -> torch.Tensor:
         return torch.zeros(1)
 
     # -- helpers for tasks -----------------------------------------------------------------
-    def park_pose(self) -> Any:
+    def park_pose(self) -> sapien.Pose:
         """A distinct pose below the floor for a hidden actor."""
         self._parked += 1
         return sapien.Pose(p=[3.0 + 0.3 * self._parked, 3.0, PARK_Z])
@@ -211,7 +215,7 @@ class RobommeEnv(BaseEnv):
         """False for the tasks RoboMME runs on its gripperless stick robot."""
         return self.TASK not in STICK_TASKS
 
-    def is_grasping(self, actor: Any) -> bool:
+    def is_grasping(self, actor: Actor | Link) -> bool:
         """ManiSkill's ``Panda.is_grasping`` (both fingers press on ``actor``), computed once
         per physics state for all actors (never, for the stick robot)."""
         if not self.has_gripper:

@@ -15,13 +15,20 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dataforge.manip.executor import Noise, Recording
 from dataforge.manip.rotations import continuous_rpy
 from dataforge.pipelines.robomme.seeds import EpisodeSpec
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from dataforge.manip.replay import CameraFrames
+    from dataforge.pipelines.robomme.env import RobommeEnv
+
 
 POINT = re.compile(r"[\[<](-?\d+), (-?\d+)[\]>]")  # a grounded pixel: [row, col] or <y, x>
 
@@ -132,7 +139,9 @@ def run_pass1(
     return None, filtered
 
 
-def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) -> dict[str, Any]:
+def run_pass2(
+    spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int
+) -> dict[str, CameraFrames]:
     """Render the states after each of pass 1's actions through ``cameras`` (``size`` px) in
     this worker's rendering env.
 
@@ -166,7 +175,7 @@ def run_pass2(spec: EpisodeSpec, run: Pass1, cameras: Sequence[str], size: int) 
     return frames
 
 
-def segment_ids(env: Any) -> dict[str, set[int]]:
+def segment_ids(env: RobommeEnv) -> dict[str, set[int]]:
     """Segmentation ids by name: an actor's own; an articulation's, all its links'; one link's
     as ``<articulation>/<link>`` (RoboMME's segments name a button's cap, a peg's link)."""
     ids: dict[str, set[int]] = {}
@@ -315,7 +324,7 @@ def subgoal_boundaries(planner: np.ndarray, completed: np.ndarray) -> np.ndarray
     return boundary
 
 
-def aligned_quats(quat: np.ndarray, dtype: Any) -> np.ndarray:
+def aligned_quats(quat: np.ndarray, dtype: DTypeLike) -> np.ndarray:
     """(n, 4) wxyz as RoboMME's writer stores them (``rpy_util.build_endeffector_pose_dict``):
     in ``dtype``, normalised (the unit quaternion where that fails), each one's sign flipped
     when its dot product with the previous stored one is negative."""
@@ -373,7 +382,7 @@ def waypoint_rows(waypoint: np.ndarray) -> np.ndarray:
 
 
 def episode_arrays(
-    run: Pass1, frames: dict[str, Any], front: str, wrist: str
+    run: Pass1, frames: dict[str, CameraFrames], front: str, wrist: str
 ) -> dict[str, np.ndarray]:
     """The stored arrays of one episode (RoboMME's obs/action/info fields, step-major)."""
     rec = run.recording
@@ -430,7 +439,9 @@ def anchors(rec: Recording) -> np.ndarray:
     return np.asarray(rec.anchor, dtype=np.float64).reshape(len(rec), 3)
 
 
-def _project(point: np.ndarray, k: np.ndarray, ext: np.ndarray, hw: tuple[int, int]) -> Any:
+def _project(
+    point: np.ndarray, k: np.ndarray, ext: np.ndarray, hw: tuple[int, int]
+) -> tuple[int, int] | None:
     cam = ext @ np.append(point, 1.0)
     z = float(cam[2])
     if not np.isfinite(z) or z <= 1e-8:
@@ -444,7 +455,7 @@ def _project(point: np.ndarray, k: np.ndarray, ext: np.ndarray, hw: tuple[int, i
 
 
 def choice_points(
-    points: np.ndarray, intrinsic: np.ndarray, extrinsic: np.ndarray, hw: Any
+    points: np.ndarray, intrinsic: np.ndarray, extrinsic: np.ndarray, hw: Sequence[int]
 ) -> np.ndarray:
     """(n, 2) int16 [row, col] per step: each step's anchor projected into the front camera as
     RoboMME's writer projects the ``choice_action`` point (``choice_action_mapping.py::

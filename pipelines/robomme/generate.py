@@ -25,9 +25,9 @@ Where it departs from the public benchmark
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -50,6 +50,10 @@ from dataforge.pipelines.robomme.seeds import (
 from dataforge.pipelines.robomme.suites import TASK_SUITES
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
+
+if TYPE_CHECKING:
+    from dataforge.store.reader import Dataset
+
 
 PIPELINE = "robomme"
 METADATA_DIR = "metadata-dir"  # the input location of --metadata-dir
@@ -186,13 +190,13 @@ def produce(cfg: RobommeConfig, unit: WorkUnit, rng: np.random.Generator) -> Ite
     )
 
 
-def task_files(ds: Any) -> dict[str, Any]:
+def task_files(ds: Dataset) -> dict[str, Callable[[Path], None]]:
     """``record_dataset_<Task>.h5`` per task, episodes in index order (writers, not bytes)."""
     by_task: dict[str, list[str]] = {}
     for eid in ds.episode_ids:
         by_task.setdefault(ds[eid].metadata["task"], []).append(eid)
 
-    def writer(ids: list[str]) -> Any:
+    def writer(ids: list[str]) -> Callable[[Path], None]:
         def write(path: Path) -> None:
             order = sorted(ids, key=lambda e: ds[e].metadata["episode"])
             write_task_file(path, (ds[e] for e in order))

@@ -21,13 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import h5py
 import numpy as np
 
 from dataforge.pipelines.robomme.episode import choice_action, multi_choices
 from dataforge.pipelines.robomme.suites import STICK_TASKS
+
+if TYPE_CHECKING:
+    from dataforge.store.reader import StoredEpisode
+
 
 OBS_FIELDS = (
     "front_rgb",
@@ -91,7 +95,7 @@ def _recovery(setup: h5py.Group, meta: dict[str, Any]) -> None:
             _scalar(setup, "fail_recover_xy_signed_offset", np.float32(miss["offset"][:2]))
 
 
-def write_episode(f: h5py.File, ep: Any, *, compress: bool = False) -> None:
+def write_episode(f: h5py.File, ep: StoredEpisode, *, compress: bool = False) -> None:
     """Write one stored episode (``dataforge.store`` StoredEpisode) as ``episode_<k>``; with
     ``compress``, images gzipped (the same values)."""
     meta = ep.metadata
@@ -158,7 +162,9 @@ def write_episode(f: h5py.File, ep: Any, *, compress: bool = False) -> None:
             _scalar(info, name, np.bool_(arrays[name][t]))
 
 
-def write_task_file(path: Path, episodes: Iterable[Any], *, compress: bool = False) -> None:
+def write_task_file(
+    path: Path, episodes: Iterable[StoredEpisode], *, compress: bool = False
+) -> None:
     """Write ``path`` with ``episodes`` (in the order given); ``compress``: gzip the images."""
     with h5py.File(path, "w", libver=("v110", "v110"), track_order=True) as f:
         for ep in episodes:

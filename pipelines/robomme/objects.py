@@ -4,12 +4,15 @@ metres; the table top is z = 0."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sapien
 
 from dataforge.manip.rotations import quat_mul, yaw_quat
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor, Articulation, Link
 
 COLORS = {
     "red": (0.85, 0.12, 0.12, 1.0),
@@ -27,7 +30,7 @@ CUBE_HALF = 0.02
 DOWN = np.array([0.0, 1.0, 0.0, 0.0])  # TCP z axis pointing down (wxyz)
 
 
-def material(color: str | tuple[float, ...]) -> Any:
+def material(color: str | tuple[float, ...]) -> sapien.render.RenderMaterial:
     rgba = COLORS[color] if isinstance(color, str) else color
     return sapien.render.RenderMaterial(base_color=list(rgba))
 
@@ -40,11 +43,11 @@ def top_grasp(position: np.ndarray, yaw: float = 0.0, dz: float = 0.0) -> np.nda
     return np.concatenate([p, quat_mul(yaw_quat(yaw), DOWN)])
 
 
-def actor_position(actor: Any) -> np.ndarray:
+def actor_position(actor: Actor | Link | Articulation) -> np.ndarray:
     return actor.pose.p[0].cpu().numpy().astype(np.float64)
 
 
-def actor_yaw(actor: Any) -> float:
+def actor_yaw(actor: Actor | Link | Articulation) -> float:
     w, x, y, z = actor.pose.q[0].cpu().numpy().astype(np.float64)
     return float(np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z)))
 

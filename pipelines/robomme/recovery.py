@@ -15,14 +15,18 @@ no other noise upstream; the paper's "5% noise" is these 6 of 100 episodes.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dataforge.manip.executor import CLOSED, OPEN, Subgoal, Waypoint
 from dataforge.manip.rotations import quat_mul, yaw_quat
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor, Link
+
 
 RECOVERY_TASKS = frozenset(
     {
@@ -129,7 +133,7 @@ def upstream_pick(task: str, seed: int, difficulty: str) -> int:
     return int(upstream_layout(task, seed, difficulty, recovery=True).params["recovery"]["choice"])
 
 
-def follow(waypoints: Iterable[Waypoint], target: Any) -> list[Waypoint]:
+def follow(waypoints: Iterable[Waypoint], target: Actor | Link | None) -> list[Waypoint]:
     """``waypoints`` (a pick made before the miss) aimed again when each is reached: moved and
     turned with ``target`` since now, as upstream reads the object's pose again after the miss
     (which may have pushed it). Without a target they stay as they are."""
@@ -139,7 +143,7 @@ def follow(waypoints: Iterable[Waypoint], target: Any) -> list[Waypoint]:
 
     p0, yaw0 = actor_position(target), actor_yaw(target)
 
-    def moved(pose: np.ndarray) -> Any:
+    def moved(pose: np.ndarray) -> Callable[[], np.ndarray]:
         def aim() -> np.ndarray:
             turn = actor_yaw(target) - yaw0
             turn = (turn + np.pi / 4) % (np.pi / 2) - np.pi / 4  # a square's quarter turns

@@ -22,7 +22,6 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import sapien
@@ -147,7 +146,7 @@ class RobommePandaStick(PandaStick):
         return stick_urdf()
 
     @property
-    def _sensor_configs(self) -> list[Any]:
+    def _sensor_configs(self) -> list[CameraConfig]:
         return [
             CameraConfig(
                 uid="hand_camera",

@@ -4,7 +4,7 @@ button, hold, strong reset), and a resting-on-target test."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,18 +18,23 @@ from dataforge.pipelines.robomme.objects import (
     top_grasp,
 )
 
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor, Articulation, Link
+
+    from dataforge.pipelines.robomme.env import RobommeEnv
+
 GRIP_STEPS = 8  # our own peg grasps and push (where upstream's need RRT) close in 8 steps
 TOGGLE_STEPS = HOLD_BLOCK  # ManiSkill's solver: open_gripper() / close_gripper() step 6 times
 READY_Z = 0.15  # RoboMME's planner: the hover height of picks, puts and button presses
 
 
-def current_yaw(env: Any) -> float:
+def current_yaw(env: RobommeEnv) -> float:
     """The hand's present yaw (``top_grasp`` convention)."""
     q = quat_mul(env.tcp_quat(), [0.0, -1.0, 0.0, 0.0])  # undo DOWN
     return 2.0 * float(np.arctan2(q[3], q[0]))
 
 
-def nearest_face_yaw(env: Any, actor: Any) -> float:
+def nearest_face_yaw(env: RobommeEnv, actor: Actor | Link) -> float:
     """Upstream's grasp frame (``compute_grasp_info_by_obb`` with the TCP's closing axis as
     ``target_closing``): the cube face pair nearest the hand's present yaw."""
     now = current_yaw(env)
@@ -37,8 +42,8 @@ def nearest_face_yaw(env: Any, actor: Any) -> float:
 
 
 def pick(
-    env: Any,
-    actor: Any,
+    env: RobommeEnv,
+    actor: Actor | Link,
     *,
     yaw: float | None = None,
     kind: str = "cube",
@@ -67,7 +72,7 @@ def pick(
     ]
 
 
-def put_onto(env: Any, point: np.ndarray, height: float | None = None) -> list[Waypoint]:
+def put_onto(env: RobommeEnv, point: np.ndarray, height: float | None = None) -> list[Waypoint]:
     """``solve_putonto_whenhold(target, height)``: keeping the hand's present orientation,
     over ``point`` at z 0.15, down to ``point``'s height (or ``height``; the table stops the
     held cube where it must), open (6 steps), back up over ``point``. Keyframes: "close"
@@ -83,7 +88,7 @@ def put_onto(env: Any, point: np.ndarray, height: float | None = None) -> list[W
     ]
 
 
-def put_down(env: Any, release_z: float) -> list[Waypoint]:
+def put_down(env: RobommeEnv, release_z: float) -> list[Waypoint]:
     """``solve_putdown_whenhold(release_z)``: from where the hand is, straight down to
     ``release_z`` keeping its orientation, open (6 steps), up to z 0.15 from where the hand
     is then. Keyframes: "open" down; the rise records none."""
@@ -117,7 +122,7 @@ def hold_obj(static: int, gripper: float = OPEN) -> list[Waypoint]:
     return [Waypoint(None, gripper, hold=-(-static // TOGGLE_STEPS) * TOGGLE_STEPS)]
 
 
-def press_spring_button(button: Any) -> list[Waypoint]:
+def press_spring_button(button: Articulation) -> list[Waypoint]:
     """RoboMME's ``solve_button`` for an ``assets.button`` articulation: hover above it at
     z 0.15 pointing down, close the gripper, go down to the button's root (the fingertips push
     the cap in), come back up. Its keyframes: "open" at the hover, "close" there again before
@@ -144,7 +149,9 @@ def button_key(position: np.ndarray) -> np.ndarray:
     return np.concatenate([np.asarray(position, dtype=np.float64)[:3], BUTTON_QUAT])
 
 
-def on_target(actor: Any, target_xy: np.ndarray, radius: float, *, max_z: float = 0.03) -> bool:
+def on_target(
+    actor: Actor | Link, target_xy: np.ndarray, radius: float, *, max_z: float = 0.03
+) -> bool:
     """The actor rests on the table within ``radius`` of the target centre."""
     p = actor_position(actor)
     return bool(np.hypot(*(p[:2] - np.asarray(target_xy)[:2])) < radius and p[2] < max_z)

@@ -39,6 +39,7 @@ from dataforge.render.renderer import Frame, depth_mm, to_uint16
 from dataforge.world.viewpoints import Viewpoint, WallSight, orbit_viewpoints
 
 if TYPE_CHECKING:
+    from dataforge.nav.grid import NavGrid
     from dataforge.simulators.protocol import HouseBackend
 
 CAMERA_HEIGHTS_M = {"standing": 1.576, "crouching": 0.901}
@@ -129,7 +130,7 @@ def close_share(depth: np.ndarray) -> float:
 
 def capture(
     backend: HouseBackend,
-    grid: Any,
+    grid: NavGrid,
     sight: WallSight,
     target: Sequence[float],
     settings: CaptureSettings,

@@ -15,7 +15,7 @@ from dataforge.store import Episode
 from dataforge.world.graph import apply_graph_diff, graph_diff
 
 
-def json_bytes(value: Any) -> bytes:
+def json_bytes(value: object) -> bytes:
     """Compact, key-sorted JSON (what the byte arrays hold)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 

@@ -645,7 +645,7 @@ def _numbered(label: str) -> tuple[int, str]:
 
 def _tracked(
     task: str, q: Mapping[str, Any], f: Frame | None, history: History, first: int, last: int
-) -> Any:
+) -> dict[str, int] | list[str]:
     """TL / STT at L2: the named object followed through the history (module docstring)."""
     ref, step = q["referents"], int(q["step"])
     at = int(ref.get("named_at", step))

@@ -13,6 +13,8 @@ from scipy import ndimage
 from dataforge.errors import UsageError
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from dataforge.stats import DatasetStats
     from dataforge.store.reader import StoredEpisode
 
@@ -151,7 +153,7 @@ def plot(stats: DatasetStats, path: Path) -> None:
     plt.close(fig)
 
 
-def _paired(ax: Any, names: list[str], ours: list[float], paper: list[float]) -> None:
+def _paired(ax: Axes, names: list[str], ours: list[float], paper: list[float]) -> None:
     x = np.arange(len(names))
     a = 100.0 * np.asarray(ours, float) / max(sum(ours), 1)
     b = 100.0 * np.asarray(paper, float) / max(sum(paper), 1)

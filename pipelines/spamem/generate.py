@@ -56,6 +56,7 @@ from dataforge.store import ArraySpec, Episode, Schema
 from dataforge.world.house_sources import HouseSource, open_source
 
 if TYPE_CHECKING:
+    from dataforge.llm.client import LLMSettings
     from dataforge.pipelines.spamem.capture import CaptureSettings
     from dataforge.pipelines.spamem.planner import Planner
     from dataforge.pipelines.spamem.rules import Rules
@@ -233,7 +234,7 @@ def settled_house(
     return house.to_json_dict(), {"settled": report.to_dict(), **origin}
 
 
-def make_planner(cfg: SpamemConfig, rules: Any, decisions: str | None) -> Any:
+def make_planner(cfg: SpamemConfig, rules: Rules, decisions: str | None) -> Planner:
     """The planner; ``decisions``: a dataset whose logged decisions are replayed instead."""
     from dataforge.pipelines.spamem.planner import HeuristicPlanner
 
@@ -248,7 +249,7 @@ def make_planner(cfg: SpamemConfig, rules: Any, decisions: str | None) -> Any:
     return LLMPlanner(rules, llm_settings(cfg), attempts=cfg.llm_attempts)
 
 
-def llm_settings(cfg: SpamemConfig) -> Any:
+def llm_settings(cfg: SpamemConfig) -> LLMSettings:
     from dataforge.llm import LLMSettings
 
     return LLMSettings(

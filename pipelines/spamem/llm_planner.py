@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dataforge.pipelines.spamem.planner import PlanState, Proposal
 from dataforge.pipelines.spamem.rules import ACTIONS, Action, Rules
 from dataforge.world.graph import WorldGraph
+
+if TYPE_CHECKING:
+    from dataforge.llm.client import LLMSettings
+    from dataforge.llm.dialog import DialogResult
+
 
 ACTION_SCHEMA = {
     "type": "object",
@@ -95,7 +100,7 @@ def history_text(history: tuple[dict[str, Any], ...]) -> str:
 class LLMPlanner:
     name = "llm"
 
-    def __init__(self, rules: Rules, settings: Any, attempts: int = 3) -> None:
+    def __init__(self, rules: Rules, settings: LLMSettings, attempts: int = 3) -> None:
         self.rules = rules
         self.settings = settings
         self.attempts = attempts
@@ -103,7 +108,7 @@ class LLMPlanner:
         self.user = template("planner_user.txt")
         self._seeded = settings  # the settings of the current sequence (its sampling seed)
         self._client: Any = None
-        self._dialog: Any = None  # the step's conversation so far
+        self._dialog: DialogResult | None = None  # the step's conversation so far
         self._step = 0
 
     def begin(self, sequence: str, rng: np.random.Generator) -> None:

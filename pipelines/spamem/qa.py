@@ -294,11 +294,11 @@ def file_name(level: int, task: str, horizon: str, modality: str) -> str:
     return f"{QUESTIONS_DIR}/L{level}/{task}.{horizon}.{modality}.jsonl"
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_num(v: Any) -> bool:
+def _is_num(v: object) -> bool:
     """A finite JSON number (an integer too long for a float is not one)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return False

@@ -27,7 +27,7 @@ QUESTION_FIELDS = (
 )
 
 
-def _frame_ok(f: Any) -> bool:
+def _frame_ok(f: object) -> bool:
     return (
         isinstance(f, dict)
         and isinstance(f.get("dataset"), str)

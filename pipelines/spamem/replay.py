@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dataforge.errors import UsageError
 from dataforge.pipelines.spamem.planner import PlanState, Proposal
 from dataforge.pipelines.spamem.rules import Action
+
+if TYPE_CHECKING:
+    from dataforge.pipelines.spamem.config import SpamemConfig
+    from dataforge.store.reader import Dataset
+
 
 SAME_SETTINGS = (
     "sequences_per_house",
@@ -32,13 +37,13 @@ SAME_SETTINGS = (
 )
 
 
-def _open(source: Path | str) -> Any:
+def _open(source: Path | str) -> Dataset:
     from dataforge.store import open_dataset
 
     return open_dataset(Path(source))
 
 
-def check_replay_source(source: Path, cfg: Any, seed: int) -> None:
+def check_replay_source(source: Path, cfg: SpamemConfig, seed: int) -> None:
     """DIR is a SpaMEM dataset holding the requested houses, made with this seed and these
     settings (one line naming what differs)."""
     with _open(source) as ds:

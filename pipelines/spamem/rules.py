@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.graph import ReceptacleNode, WorldGraph
 from dataforge.world.spawnable import receptacle_pairs, small_pickupable_types, split_assets
+
+T = TypeVar("T")
 
 ACTIONS = ("spawn", "place", "remove")
 FORBIDDEN_RECEPTACLES = frozenset({"Toilet", "Floor"})
@@ -120,9 +122,7 @@ class Rules:
         return None
 
 
-def weighted_choice(
-    rng: np.random.Generator, items: Iterable[Any], weights: Iterable[float]
-) -> Any:
+def weighted_choice(rng: np.random.Generator, items: Iterable[T], weights: Iterable[float]) -> T:
     """One of ``items`` drawn with probability proportional to ``weights`` (all > 0)."""
     items, w = list(items), np.asarray(list(weights), dtype=np.float64)
     return items[int(rng.choice(len(items), p=w / w.sum()))]

@@ -14,13 +14,17 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dataforge.errors import InputNotFoundError, MalformedInputError, UsageError
 from dataforge.inputs import read_jsonl_by_id
 from dataforge.pipelines.spamem import qa
 from dataforge.pipelines.spamem.metrics import Scores, score_answer, score_wrong
 from dataforge.pipelines.spamem.records import load_questions
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
 
 GROUP_FIELDS = ("level", "task", "horizon", "modality")
 SHOWN_IDS = 5
@@ -89,7 +93,7 @@ class ScoreReport:
         """Every metric any group reports, in the order the (sorted) groups first list them."""
         return list(dict.fromkeys(m for g in self.groups for m in g.metrics))
 
-    def table(self) -> Any:
+    def table(self) -> Table:
         """A rich Table: one row per group, "mean ± sd" per metric ("-" when undefined or not
         reported), ↑ / ↓ (qa.METRICS) in the headers."""
         from rich.table import Table
@@ -234,7 +238,7 @@ def to_json_text(report: ScoreReport) -> str:
     return json.dumps(report.to_json(), indent=1, allow_nan=False)
 
 
-def print_table(table: Any) -> None:
+def print_table(table: Table) -> None:
     """Print a rich table at its natural width (wider than the terminal when need be), so that
     no "mean ± sd" cell is cut or wrapped."""
     from rich.console import Console

@@ -39,11 +39,12 @@ from dataforge.pipelines.spamem.capture import Capture, CaptureSettings, ViewBuf
 from dataforge.pipelines.spamem.planner import Planner, PlanState
 from dataforge.pipelines.spamem.rules import Action, Rules
 from dataforge.world.boxes import OrientedBox
-from dataforge.world.graph import WorldGraph
+from dataforge.world.graph import ReceptacleNode, WorldGraph
 from dataforge.world.placement import opened_ids
 from dataforge.world.viewpoints import WallSight
 
 if TYPE_CHECKING:
+    from dataforge.nav.grid import NavGrid
     from dataforge.simulators.protocol import HouseBackend
 
 
@@ -67,13 +68,13 @@ class SequenceRun:
 class Scene:
     """What stays fixed over a house's sequences: navigation grid, wall sight, floor."""
 
-    grid: Any
+    grid: NavGrid
     sight: WallSight
     floor_y: float
     component: int
 
 
-def _centre(node: Any) -> tuple[float, float, float]:
+def _centre(node: ReceptacleNode) -> tuple[float, float, float]:
     lo, hi = np.asarray(node.aabb.lo), np.asarray(node.aabb.hi)
     c = (lo + hi) / 2.0
     return (float(c[0]), float(c[1]), float(c[2]))

@@ -15,12 +15,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from dataforge.pipelines.spamem.episode import graphs_by_step, instance_keys
 from dataforge.pipelines.spamem.naming import receptacle_names
+
+if TYPE_CHECKING:
+    from dataforge.store.reader import StoredEpisode
+
 
 VISIBLE_SHARE = 0.0005
 """An instance counts as visible in a view when its mask covers at least this share of the
@@ -60,7 +64,7 @@ class Event:
 class SequenceView:
     """Read-only access to one stored sequence (``ep``: a stored episode of a spamem dataset)."""
 
-    def __init__(self, ep: Any) -> None:
+    def __init__(self, ep: StoredEpisode) -> None:
         meta = ep.metadata
         self.id: str = ep.id
         self.views: int = int(meta["views_per_state"])

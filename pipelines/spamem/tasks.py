@@ -30,7 +30,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,14 @@ from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 from dataforge.store.atomic import remove_path
 from dataforge.store.layout import CONTROL_DIR
+
+if TYPE_CHECKING:
+    import io
+
+    from dataforge.pipelines.spamem.questions import Settings
+    from dataforge.pipelines.spamem.rules import Rules
+    from dataforge.store.reader import Dataset, StoredEpisode
+
 
 PIPELINE = "spamem-tasks"
 SEQUENCES = "sequences"
@@ -61,7 +69,7 @@ def schema() -> Schema:
 
 
 @functools.lru_cache(maxsize=1)
-def rules() -> Any:
+def rules() -> Rules:
     """The generator's rules: the small pickupable types it may spawn (the IC absent-category
     pool) and procthor's receptacle statistics (how IC draws the absent category)."""
     from dataforge.pipelines.spamem.rules import Rules
@@ -70,7 +78,7 @@ def rules() -> Any:
     return Rules(load_catalogue())
 
 
-def settings(cfg: TasksConfig) -> Any:
+def settings(cfg: TasksConfig) -> Settings:
     from dataforge.pipelines.spamem.questions import Settings
 
     return Settings(
@@ -84,7 +92,7 @@ def settings(cfg: TasksConfig) -> Any:
 
 
 def sequence_records(
-    cfg: TasksConfig, ep: Any, rng: np.random.Generator
+    cfg: TasksConfig, ep: StoredEpisode, rng: np.random.Generator
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """Every question record of one stored sequence, and what was skipped (reason -> count)."""
     from dataforge.pipelines.spamem.questions import Builder
@@ -138,12 +146,12 @@ def json_line(record: dict[str, Any]) -> bytes:
     ).encode()
 
 
-def episode_records(ep: Any) -> list[dict[str, Any]]:
+def episode_records(ep: StoredEpisode) -> list[dict[str, Any]]:
     raw = ep["questions"].read().tobytes()
     return [json.loads(line) for line in raw.splitlines() if line]
 
 
-def question_lines(ds: Any) -> Iterator[tuple[str, bytes]]:
+def question_lines(ds: Dataset) -> Iterator[tuple[str, bytes]]:
     """(question file, JSONL line) of every record, episode by episode: one streaming pass."""
     for eid in ds.manifest.episodes:
         for r in episode_records(ds[eid]):
@@ -155,7 +163,7 @@ class QuestionFiles:
     over the shards into a scratch folder under the control directory, then each moved into
     place by its writer: memory stays bounded at any dataset size."""
 
-    def __init__(self, ds: Any) -> None:
+    def __init__(self, ds: Dataset) -> None:
         self.ds = ds
         self.scratch = Path(ds.root) / CONTROL_DIR / "questions"
         self.names = sorted(
@@ -165,7 +173,7 @@ class QuestionFiles:
 
     def _write_all(self) -> None:
         remove_path(self.scratch)
-        handles: dict[str, Any] = {}
+        handles: dict[str, io.BufferedWriter] = {}
         try:
             for rel, line in question_lines(self.ds):
                 if rel not in handles:
@@ -191,7 +199,7 @@ class QuestionFiles:
         return {rel: self.writer(rel) for rel in self.names}
 
 
-def question_files(ds: Any) -> dict[str, Callable[[Path], None]]:
+def question_files(ds: Dataset) -> dict[str, Callable[[Path], None]]:
     return QuestionFiles(ds).files()
 
 

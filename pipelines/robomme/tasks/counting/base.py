@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sapien
@@ -15,6 +15,10 @@ from dataforge.pipelines.robomme import assets, skills
 from dataforge.pipelines.robomme.env import FRONT_SIZE, RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.objects import DOWN, actor_yaw, grasp_yaw
 from dataforge.pipelines.robomme.recovery import MISS_M, xy_signs
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor, Articulation, Link
+
 
 # utils/subgoal_language.py::get_subgoal_with_index (index 0 -> "first")
 ORDINALS = (
@@ -102,16 +106,16 @@ def _first(*reasons: str | None) -> str | None:
     return next((r for r in reasons if r is not None), None)
 
 
-def _pose(values: Any) -> sapien.Pose:
+def _pose(values: Sequence[float]) -> sapien.Pose:
     v = [float(x) for x in values]
     return sapien.Pose(p=v[:3], q=v[3:7])
 
 
-def _xy(actor: Any) -> np.ndarray:
+def _xy(actor: Actor | Articulation) -> np.ndarray:
     return actor.pose.p[0].cpu().numpy().astype(np.float64)[:2]
 
 
-def _position(actor: Any) -> np.ndarray:
+def _position(actor: Actor | Link) -> np.ndarray:
     return actor.pose.p[0].cpu().numpy().astype(np.float64)
 
 
@@ -139,7 +143,9 @@ class _Counting(RobommeEnv):
             **up.params,
         }
 
-    def place_from_layout(self, actors: dict[str, Any], articulations: dict[str, Any]) -> None:
+    def place_from_layout(
+        self, actors: dict[str, Actor], articulations: dict[str, Articulation]
+    ) -> None:
         """Every actor and articulation root at the layout's pose (articulations at rest)."""
         for name, actor in actors.items():
             actor.set_pose(_pose(self.layout["actors"][name]))
@@ -161,7 +167,7 @@ class _Counting(RobommeEnv):
     def task_list(self) -> list[_Task]:
         raise NotImplementedError
 
-    def pick_goal_task(self, cube: Any, suffix: str, fail: Callable[[], str | None]) -> _Task:
+    def pick_goal_task(self, cube: Actor, suffix: str, fail: Callable[[], str | None]) -> _Task:
         """The entry "pick up the <colour> cube<suffix>" of the goal cube ``cube``."""
         colour, name = self.layout["goal_colour"], self.layout["goal_cube"]
         return _Task(
@@ -202,15 +208,15 @@ class _Counting(RobommeEnv):
         return self.checker.examined
 
     # -- upstream's event tests (utils/subgoal_evaluate_func.py) -----------------------------
-    def picked(self, actor: Any) -> bool:
+    def picked(self, actor: Actor) -> bool:
         """``is_obj_pickup``: above 5 cm and grasped."""
         return bool(_position(actor)[2] > LIFTED_Z and self.is_grasping(actor))
 
-    def any_picked(self, actors: list[Any]) -> str | None:
+    def any_picked(self, actors: list[Actor]) -> str | None:
         """``is_any_obj_pickup`` as a failure reason."""
         return next((f"picked up {a.name}" for a in actors if self.picked(a)), None)
 
-    def dropped(self, actor: Any) -> bool:
+    def dropped(self, actor: Actor) -> bool:
         """``is_obj_dropped`` (outside a video): not grasped, at most 20 cm up, TCP above 5 cm."""
         return bool(
             _position(actor)[2] <= DROP_MAX_Z
@@ -218,7 +224,7 @@ class _Counting(RobommeEnv):
             and self.tcp_position()[2] > DROP_TCP_Z
         )
 
-    def dropped_onto(self, actor: Any, target: Any) -> bool:
+    def dropped_onto(self, actor: Actor, target: Actor) -> bool:
         """``is_obj_dropped_onto``: dropped within 5 cm (horizontally) of the target centre."""
         near = np.hypot(*(_xy(actor) - _xy(target))) <= ONTO_M
         return bool(near and self.dropped(actor))
@@ -275,7 +281,7 @@ class _Counting(RobommeEnv):
         """A TCP pose at ``xy`` and height ``z`` (orientation ``q``, default: pointing down)."""
         return np.concatenate([[xy[0], xy[1], z], DOWN if q is None else q])
 
-    def pick(self, actor: Any) -> list[Waypoint]:
+    def pick(self, actor: Actor) -> list[Waypoint]:
         """``solve_pickup`` (``skills.pick``) in upstream's grasp frame, marked for RoboMME's
         missed-grasp recovery. Where a screw motion cannot reach that frame (upstream falls
         back to RRT there): of the cube's two face-aligned grasps, the one whose open fingers
@@ -294,7 +300,7 @@ class _Counting(RobommeEnv):
                 return waypoints
         return first
 
-    def obstacles(self, actor: Any) -> list[tuple[np.ndarray, float]]:
+    def obstacles(self, actor: Actor) -> list[tuple[np.ndarray, float]]:
         """(xy, radius) of what the fingers must keep clear of when grasping ``actor``."""
         out = [(_xy(self.button), BUTTON_RADIUS)]
         cubes = getattr(self, "cubes", {})
@@ -304,7 +310,7 @@ class _Counting(RobommeEnv):
         """The recovery's mode ("z": episodes 0-2, "xy": 3-5), as the reset was told."""
         return self.recovery_mode
 
-    def _finger_room(self, actor: Any, yaw: float) -> float:
+    def _finger_room(self, actor: Actor, yaw: float) -> float:
         """The smallest gap between an open finger (grasp yaw ``yaw``) and an obstacle, at the
         grasp and, for the pick the recovery misses, at a sideways miss (whose fingers must
         also clear the cube itself)."""

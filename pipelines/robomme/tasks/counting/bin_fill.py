@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import sapien
@@ -23,6 +24,10 @@ from dataforge.pipelines.robomme.tasks.counting.base import (
     _Task,
     _xy,
 )
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor
+
 
 AWAY = (10.0, 10.0, 10.0)  # statechange.lift_and_drop_objects_back_to_original: away spot
 BINNED = (10.0, 10.0, 0.0)  # is_obj_dropped_onto_delete: where a cube in the bin goes
@@ -76,14 +81,14 @@ class BinFill(_Counting):
             elif self.t == back:
                 self._teleport(name, self.layout["actors"][name][:3])
 
-    def _teleport(self, name: str, p: Any) -> None:
+    def _teleport(self, name: str, p: Sequence[float]) -> None:
         cube = self.cubes[name]
         cube.set_pose(sapien.Pose(p=[float(x) for x in p], q=self.layout["actors"][name][3:7]))
         cube.set_linear_velocity(np.zeros(3))
         cube.set_angular_velocity(np.zeros(3))
 
     # -- checks ----------------------------------------------------------------------------
-    def _away_from_gripper(self, cube: Any) -> bool:
+    def _away_from_gripper(self, cube: Actor) -> bool:
         """``check_block_away_gripper``: both fingers open and the cube 2 cm from the TCP."""
         fingers = self.agent.robot.get_qpos()[0, -2:].cpu().numpy()
         far = np.linalg.norm(_position(cube) - self.tcp_position()) > AWAY_M
@@ -99,7 +104,7 @@ class BinFill(_Counting):
                 return True
         return False
 
-    def obstacles(self, actor: Any) -> list[tuple[np.ndarray, float]]:
+    def obstacles(self, actor: Actor) -> list[tuple[np.ndarray, float]]:
         """The button, the other cubes, and the board's rim (points 1 cm apart along it): a
         finger set down on the 5 cm board closes above the cube."""
         return super().obstacles(actor) + self._rim

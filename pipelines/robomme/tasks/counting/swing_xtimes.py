@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import sapien
@@ -23,6 +23,11 @@ from dataforge.pipelines.robomme.tasks.counting.base import (
     _xy,
 )
 
+if TYPE_CHECKING:
+    from mani_skill.envs.scene import ManiSkillScene
+    from mani_skill.utils.structs import Actor
+
+
 SWING_ENTER_M, SWING_ENTER_Z = 0.03, 0.12  # SwingXtimes.step: landing on a target ...
 SWING_EXIT_M, SWING_EXIT_Z = 0.04, 0.3  # ... and staying on it (hysteresis)
 SWING_Z = 0.1  # solve_swingonto_whenhold(height=0.1): TCP height over a target
@@ -34,7 +39,7 @@ HIGHLIGHT_DZ = -0.01  # ... 1 cm below the highlighted object's origin
 HIGHLIGHT_RGB = (1.0, 0.0, 0.0)
 
 
-def _red_rings(scene: Any, name: str) -> Any:
+def _red_rings(scene: ManiSkillScene, name: str) -> Actor:
     """``highlight_obj(use_target_style=True)``'s overlay: five concentric discs alternating
     pure red and white (radius r ... r/5, each 0.01 mm thicker), axis turned to vertical by a
     90-degree rotation about y, kinematic, no collision."""

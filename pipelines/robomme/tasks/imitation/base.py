@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sapien
@@ -16,6 +16,11 @@ from dataforge.manip.planner import PlanningFailed
 from dataforge.pipelines.robomme import assets, objects, skills
 from dataforge.pipelines.robomme.env import PARK_Z, RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
+
+if TYPE_CHECKING:
+    from mani_skill.envs.scene import ManiSkillScene
+    from mani_skill.utils.structs import Actor, Link
+
 
 NUDGES = (0.0, 0.0005, -0.0005, 0.001, -0.001, 0.0015)
 RESTAGE_WAIT = 60  # the video's last waypoint waits at most this long for the restaging
@@ -173,7 +178,7 @@ def upstream_dict(task: str, seed: int, difficulty: str) -> dict[str, Any]:
     }
 
 
-def flipped(q: Any) -> np.ndarray:
+def flipped(q: np.ndarray) -> np.ndarray:
     """``q`` (wxyz) turned half a round about its x axis, as ``grasp_and_lift_peg_side``
     computes it: float32, ManiSkill's ``quaternion_multiply`` (real part made non-negative)
     with the XYZ-Euler (pi, 0, 0) quaternion, normalised."""
@@ -193,7 +198,7 @@ def flipped(q: Any) -> np.ndarray:
     return out / norm if norm > 0 else out
 
 
-def grasp_and_lift(env: Any, link: Any) -> list[Waypoint] | None:
+def grasp_and_lift(env: RobommeEnv, link: Link) -> list[Waypoint] | None:
     """``grasp_and_lift_peg_side``: open (6 steps), above the link at 0.2 m with the link's
     orientation turned half a round about x, down onto its centre, close (6 steps), back up
     to 0.2 m, close again (6 steps); the link's pose read after the first open. Keyframes:
@@ -232,7 +237,7 @@ def grasp_and_lift(env: Any, link: Any) -> list[Waypoint] | None:
     ]
 
 
-def angle_px(env: Any, point: np.ndarray) -> str:
+def angle_px(env: RobommeEnv, point: np.ndarray) -> str:
     """``<row, col>``: the front-camera pixel of ``point``, as upstream fills a ``<>``."""
     row, col = pixel_of(env, point)
     return f"<{row}, {col}>"
@@ -260,7 +265,7 @@ RING_DZ = -0.01  # statechange.py highlight_obj: the disk 1 cm below the object
 TARGET_R, TARGET_THICKNESS = 0.02, 0.01  # build_gray_white_target(radius=0.02, thickness=0.01)
 
 
-def trace_sphere(scene: Any, name: str) -> Any:
+def trace_sphere(scene: ManiSkillScene, name: str) -> Actor:
     """One of the pre-built trace spheres (upstream creates one per step at run time): white,
     r 5 mm, drawn at visibility 0.1 (set once here: a constant of the actor)."""
     b = scene.create_actor_builder()
@@ -274,7 +279,7 @@ def trace_sphere(scene: Any, name: str) -> Any:
     return actor
 
 
-def red_ring(scene: Any, name: str) -> Any:
+def red_ring(scene: ManiSkillScene, name: str) -> Actor:
     """Upstream's touched-target highlight (``highlight_obj(use_target_style=True)`` with
     colour [1, 0, 0]): five concentric discs, pure red and white, r 2.004 cm, 4 cm thick,
     axes along the actor's x like ``assets.ring_target`` (the pose turns it upright). Built

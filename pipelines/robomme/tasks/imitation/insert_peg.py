@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sapien
@@ -23,6 +23,11 @@ from dataforge.pipelines.robomme.tasks.imitation.base import (
     upstream_dict,
     wrap,
 )
+
+if TYPE_CHECKING:
+    from mani_skill.envs.scene import ManiSkillScene
+    from mani_skill.utils.structs import Actor, Articulation, Link
+
 
 AXIS_Z = [np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0]  # a cylinder's x axis turned onto z
 START_Z = 0.25  # InsertPeg restages once the TCP is above this - 2 cm (the strong reset lifts it)
@@ -55,7 +60,7 @@ def rotate(q: np.ndarray, v: np.ndarray | Sequence[float]) -> np.ndarray:
     return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
 
 
-def hole_marker(scene: Any, name: str, rgb: Sequence[float]) -> Any:
+def hole_marker(scene: ManiSkillScene, name: str, rgb: Sequence[float]) -> Actor:
     """Upstream's box highlight (a vertical cylinder r 1.5 cm, 11 cm tall, 1 cm below the box
     centre), one actor per colour (#FFD289, red), kinematic and visual only."""
     b = scene.create_actor_builder()
@@ -117,7 +122,7 @@ class InsertPeg(_Imitation):
             peg.set_root_angular_velocity(np.zeros(3))
 
     # -- geometry -------------------------------------------------------------------------
-    def link(self, peg: Any, end: str) -> Any:
+    def link(self, peg: Articulation, end: str) -> Link:
         return next(ln for ln in peg.links if ln.name.endswith(f"peg_{end}"))
 
     @property
@@ -131,16 +136,16 @@ class InsertPeg(_Imitation):
         """InsertPeg.py: left -> -1, right -> 1; the TCP ends on the side y * direction < 0."""
         return -1 if self.layout["params"]["insert_side"] == "left" else 1
 
-    def pos(self, obj: Any) -> np.ndarray:
+    def pos(self, obj: Actor | Link) -> np.ndarray:
         return objects.actor_position(obj)
 
-    def picked_up(self, a: Any, b: Any) -> bool:
+    def picked_up(self, a: Link, b: Link) -> bool:
         """``is_A_pickup_notB``."""
         tcp = self.tcp_position()
         pa, pb = self.pos(a), self.pos(b)
         return pa[2] > PEG_LIFTED and np.linalg.norm(pa - tcp) < np.linalg.norm(pb - tcp)
 
-    def inserted(self, a: Any, b: Any, direction: int | None) -> bool:
+    def inserted(self, a: Link, b: Link, direction: int | None) -> bool:
         """``is_A_insert_notB``."""
         box = self.pos(self.box)
         pa, pb = self.pos(a), self.pos(b)
@@ -175,7 +180,7 @@ class InsertPeg(_Imitation):
     def entries_passed(self) -> int:
         return self.stage
 
-    def follow_stage(self, grasp: Any, insert: Any) -> None:
+    def follow_stage(self, grasp: Link, insert: Link) -> None:
         """The pick entry (``is_A_pickup_notB``), then the insertion's (``self.insert_step``
         set at this step)."""
         if self.stage == 0 and self.picked_up(grasp, insert):
@@ -269,7 +274,7 @@ class InsertPeg(_Imitation):
             Waypoint(objects.top_grasp(np.array([p[0], p[1], PEG_LIFT]), yaw), CLOSED),
         ]
 
-    def grasp_point(self, link: Any) -> tuple[np.ndarray, float]:
+    def grasp_point(self, link: Link) -> tuple[np.ndarray, float]:
         """The grasp point and yaw: the link's centre and its yaw (upstream's grasp), or the
         nearest of the points up to 1.5 cm along the link and yaws up to 0.2 rad off where the
         hand keeps off the box and the open fingers off the other links. The box is 8 cm tall

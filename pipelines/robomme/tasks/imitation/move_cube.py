@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -20,6 +20,10 @@ from dataforge.pipelines.robomme.tasks.imitation.base import (
     upstream_dict,
     wrap,
 )
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor, Link
+
 
 START_TCP = np.array([-0.0605, 0.0, 0.5211])  # the TCP at env.START_QPOS (panda_wristcam)
 MC_PEG_L, MC_PEG_R = 0.1, 0.01  # MoveCube.py: length 0.1, radius 0.01 (a 20 cm peg)
@@ -119,10 +123,10 @@ class MoveCube(_Imitation):
     def manner(self) -> str:
         return str(self.layout["params"]["manner"])
 
-    def peg_link(self, end: str) -> Any:
+    def peg_link(self, end: str) -> Link:
         return next(ln for ln in self.peg.links if ln.name.endswith(f"peg_{end}"))
 
-    def picked(self, obj: Any) -> bool:
+    def picked(self, obj: Actor | Link) -> bool:
         """``is_obj_pickup``: above 0.05 m and grasped."""
         return objects.actor_position(obj)[2] > PICKED_Z and self.is_grasping(obj)
 

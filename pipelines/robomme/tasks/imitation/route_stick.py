@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sapien
@@ -11,6 +11,11 @@ import sapien
 from dataforge.manip.executor import CLOSED, Waypoint
 from dataforge.pipelines.robomme import objects
 from dataforge.pipelines.robomme.tasks.imitation.base import SWING_Z, _StickTask, pose_of
+
+if TYPE_CHECKING:
+    from mani_skill.envs.scene import ManiSkillScene
+    from mani_skill.utils.structs import Actor
+
 
 ROUTE_R = 0.03  # RouteStick.py: the moves' checks use distance_threshold=0.03 ...
 ROUTE_Z = 0.15  # ... and z_threshold=self.z_threshold (0.15)
@@ -20,7 +25,7 @@ ARC_POINTS = 45  # solve_swingonto_withDirection: IK points along the Bezier cur
 ARC_REPEATS = 5  # ... then the last one 5 times more, one env step each
 
 
-def obstacle(scene: Any, name: str, rgb: Sequence[float]) -> Any:
+def obstacle(scene: ManiSkillScene, name: str, rgb: Sequence[float]) -> Actor:
     """``target_cube_<k>``: a kinematic box (10 cm tall once turned upright), random colour."""
     b = scene.create_actor_builder()
     b.add_box_visual(half_size=list(OBSTACLE_HALF), material=objects.material((*rgb[:3], 1.0)))

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import sapien
@@ -16,6 +16,10 @@ from dataforge.pipelines.robomme import assets, skills
 from dataforge.pipelines.robomme.env import RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
 from dataforge.pipelines.robomme.objects import actor_position, actor_yaw, top_grasp
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor
+
 
 # -- the scene script (statechange.py; <Task>.step) ----------------------------------------
 AWAY = (10.0, 10.0, 10.0)  # lift_and_drop_*: the teleport target while an object is away
@@ -41,19 +45,21 @@ GOAL_PICK = "pick up the container hiding the {} cube"
 GOAL_PICK_2 = "finally pick up another container hiding the {} cube"
 
 
-def pose_of(pose7: Any) -> sapien.Pose:
+def pose_of(pose7: Sequence[float]) -> sapien.Pose:
     """A layout pose [x, y, z, qw, qx, qy, qz] as a sapien pose."""
     return sapien.Pose(p=[float(v) for v in pose7[:3]], q=[float(v) for v in pose7[3:7]])
 
 
-def teleport(actor: Any, position: Any, quat: Any) -> None:
+def teleport(
+    actor: Actor, position: Sequence[float] | np.ndarray, quat: Sequence[float] | np.ndarray
+) -> None:
     """Put a dynamic actor at a pose, at rest (upstream ``_teleport``)."""
     actor.set_pose(sapien.Pose(p=[float(v) for v in position], q=[float(v) for v in quat]))
     actor.set_linear_velocity(np.zeros(3))
     actor.set_angular_velocity(np.zeros(3))
 
 
-def actor_quat(actor: Any) -> np.ndarray:
+def actor_quat(actor: Actor) -> np.ndarray:
     return actor.pose.q[0].cpu().numpy().astype(np.float64)
 
 
@@ -72,7 +78,7 @@ def closing_yaw(box_yaw: float, closing: np.ndarray) -> float:
     return float((best + np.pi) % (2 * np.pi) - np.pi)
 
 
-def pick_container(env: Any, actor: Any) -> list[Waypoint]:
+def pick_container(env: RobommeEnv, actor: Actor) -> list[Waypoint]:
     """``solve_pickup_bin``: open; above the container at z 0.2; open; down to 1 cm above its
     origin (the knob); close; up to z 0.2 above where the container is then. Every pose is
     aimed when the executor gets there (a callable pose); the grasp keyframe carries
@@ -94,7 +100,7 @@ def pick_container(env: Any, actor: Any) -> list[Waypoint]:
     ]
 
 
-def put_down(env: Any) -> list[Waypoint]:
+def put_down(env: RobommeEnv) -> list[Waypoint]:
     """``solve_putdown_whenhold(release_z=0.07)`` (``skills.put_down``)."""
     return skills.put_down(env, RELEASE_Z)
 
@@ -152,8 +158,8 @@ class _Permanence(RobommeEnv):
     def build(self) -> None:
         lay = self.layout
         self.buttons = {name: assets.button(self.scene, name) for name in self.BUTTONS}
-        self.bins: dict[str, Any] = {}
-        self.cubes: dict[str, Any] = {}
+        self.bins: dict[str, Actor] = {}
+        self.cubes: dict[str, Actor] = {}
         for name in lay["actors"]:  # upstream's build order: bins, then cubes
             if name.startswith("bin_"):
                 self.bins[name] = assets.container(self.scene, name)
@@ -176,7 +182,7 @@ class _Permanence(RobommeEnv):
             art.set_qpos(np.zeros((1, 1)))
             art.set_qvel(np.zeros((1, 1)))
 
-    def pairs(self) -> list[tuple[Any, Any]]:
+    def pairs(self) -> list[tuple[Actor, Actor]]:
         """(cube, container hiding it) per colour."""
         lay = self.layout
         return [
@@ -224,7 +230,7 @@ class _Permanence(RobommeEnv):
         self.static_from = 0  # static_check's first timestep (set by the reset's evaluate)
         self.unpressed = list(self.BUTTONS)  # is_any_button_pressed_removelist's list
         self.partners: list[str | None] = [None] * int(self.layout.get("swap_times", 0))
-        self.swap_cache: dict[int, dict[str, Any]] = {}
+        self.swap_cache: dict[int, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
         self.cube_cache: dict[str, tuple[np.ndarray, float]] = {}
 
     def bin_picked(self, name: str) -> bool:

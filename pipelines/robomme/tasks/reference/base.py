@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sapien
@@ -15,6 +15,10 @@ from dataforge.pipelines.robomme import assets, skills
 from dataforge.pipelines.robomme.env import RobommeEnv, pixel_of
 from dataforge.pipelines.robomme.layouts import upstream_layout
 from dataforge.pipelines.robomme.objects import actor_position, actor_yaw, grasp_yaw, top_grasp
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor, Articulation, Link
+
 
 # utils/subgoal_evaluate_func.py
 LIFTED_Z = 0.05  # is_obj_pickup: object centre above this and grasped
@@ -36,12 +40,12 @@ ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")  # subgoal_l
 # ---------------------------------------------------------------------------------------------
 # upstream's checks (utils/subgoal_evaluate_func.py)
 # ---------------------------------------------------------------------------------------------
-def is_picked(env: Any, actor: Any) -> bool:
+def is_picked(env: RobommeEnv, actor: Actor) -> bool:
     """``is_obj_pickup``: lifted above 5 cm and grasped."""
     return bool(actor_position(actor)[2] > LIFTED_Z and env.is_grasping(actor))
 
 
-def is_dropped(env: Any, actor: Any) -> bool:
+def is_dropped(env: RobommeEnv, actor: Actor) -> bool:
     """``is_obj_dropped`` (the generator runs without the demonstration wrapper): not grasped,
     at most 20 cm high, the TCP above 5 cm."""
     return bool(
@@ -51,19 +55,19 @@ def is_dropped(env: Any, actor: Any) -> bool:
     )
 
 
-def is_dropped_onto(env: Any, actor: Any, target: Any) -> bool:
+def is_dropped_onto(env: RobommeEnv, actor: Actor, target: Actor) -> bool:
     """``is_obj_dropped_onto``: dropped within 5 cm (horizontally) of the target's centre."""
     d = actor_position(actor)[:2] - actor_position(target)[:2]
     return bool(np.hypot(*d) <= ONTO_M and is_dropped(env, actor))
 
 
-def is_static(env: Any) -> bool:
+def is_static(env: RobommeEnv) -> bool:
     """``is_static``: every arm joint's speed at most 0.2 rad/s."""
     qvel = env.agent.robot.get_qvel()[0, :-2].cpu().numpy()
     return bool(np.max(np.abs(qvel)) <= STATIC_QVEL)
 
 
-def is_pressed(button: Any) -> bool:
+def is_pressed(button: Articulation) -> bool:
     """``is_button_pressed``: the cap pushed down more than 5 mm."""
     return assets.button_depth(button) > assets.BUTTON_PRESSED_M
 
@@ -85,7 +89,7 @@ class TaskList:
     """``sequential_task_check``: the current entry's failure check, then its success check;
     success moves on to the next entry. ``update`` runs once per control step."""
 
-    env: Any
+    env: RobommeEnv
     entries: list[Entry]
     index: int = 0
     examined: int = 0  # the entry the last update checked (RoboMME's online subgoal)
@@ -128,22 +132,22 @@ class TwoLaneSwap:
     places on two lanes (sideways offset ``lane`` sin(pi s), s the smoothstep of the progress),
     their quaternions blended; the ``others`` are held where they were at the start."""
 
-    a: Any
-    b: Any
+    a: Actor
+    b: Actor
     start: int
     end: int
     lane: float
-    others: list[Any] = field(default_factory=list)
+    others: list[Actor] = field(default_factory=list)
     dynamic: bool = True
     _from: dict[str, Any] | None = None
 
     def _capture(self) -> dict[str, Any]:
-        def pose(actor: Any) -> tuple[np.ndarray, np.ndarray]:
+        def pose(actor: Actor) -> tuple[np.ndarray, np.ndarray]:
             return actor_position(actor), actor.pose.q[0].cpu().numpy().astype(np.float64)
 
         return {"a": pose(self.a), "b": pose(self.b), "others": [pose(o) for o in self.others]}
 
-    def _put(self, actor: Any, p: Any, q: Any) -> None:
+    def _put(self, actor: Actor, p: Any, q: Any) -> None:
         actor.set_pose(sapien.Pose(p=[float(v) for v in p], q=[float(v) for v in q]))
         if self.dynamic:
             actor.set_linear_velocity(np.zeros(3))
@@ -196,11 +200,11 @@ def upstream_scene(env: RobommeEnv) -> dict[str, Any]:
     }
 
 
-def set_pose7(actor: Any, pose: Any) -> None:
+def set_pose7(actor: Actor, pose: Sequence[float]) -> None:
     actor.set_pose(sapien.Pose(p=[float(v) for v in pose[:3]], q=[float(v) for v in pose[3:7]]))
 
 
-def place_button(button: Any, pose: Any) -> None:
+def place_button(button: Articulation, pose: Sequence[float]) -> None:
     """The button articulation at its root pose, cap up."""
     button.set_root_pose(sapien.Pose(p=list(map(float, pose[:3])), q=list(map(float, pose[3:]))))
     button.set_qpos(np.zeros((1, 1)))
@@ -213,7 +217,7 @@ def color_of(name: str, default: str = "") -> str:
     return parts[1] if len(parts) == 3 and parts[0] == "cube" else default
 
 
-def grounded(env: Any, segment: str, actor: Any | None) -> str:
+def grounded(env: RobommeEnv, segment: str, actor: Actor | Link | None) -> str:
     """``subgoal_segment`` with ``<>`` filled with the actor's front-camera pixel."""
     if actor is None or "<>" not in segment:
         return segment
@@ -222,10 +226,10 @@ def grounded(env: Any, segment: str, actor: Any | None) -> str:
 
 
 def subgoal(
-    env: Any,
+    env: RobommeEnv,
     name: str,
     segment: str,
-    actor: Any | None,
+    actor: Actor | Link | None,
     waypoints: list[Waypoint],
     *,
     choice: str = "",
@@ -247,7 +251,7 @@ def no_record(waypoints: list[Waypoint]) -> Subgoal:
     return Subgoal("NO RECORD", "NO RECORD", waypoints, video=True, record=False)
 
 
-def hand_yaw(env: Any, xy: Any) -> float:
+def hand_yaw(env: RobommeEnv, xy: np.ndarray) -> float:
     """The yaw of the hand (``top_grasp`` convention) for carrying to ``xy``: its current yaw
     turned by the multiple of 90 degrees that points it closest away from the robot base (a
     held cube looks the same; far corners are reached more easily)."""
@@ -256,7 +260,7 @@ def hand_yaw(env: Any, xy: Any) -> float:
     return radial + grasp_yaw(now - radial)
 
 
-def put_onto(env: Any, point: Any, height: float | None = None) -> list[Waypoint]:
+def put_onto(env: RobommeEnv, point: np.ndarray, height: float | None = None) -> list[Waypoint]:
     """``solve_putonto_whenhold`` (``skills.put_onto``), or where a screw motion cannot reach
     it with the hand as it is (upstream falls back to RRT there), :func:`turned_put`."""
     waypoints = skills.put_onto(env, point, height)
@@ -266,16 +270,18 @@ def put_onto(env: Any, point: Any, height: float | None = None) -> list[Waypoint
     return turned_put(env, p, p[2] if height is None else height)
 
 
-def put_down(env: Any, release_z: float) -> list[Waypoint]:
+def put_down(env: RobommeEnv, release_z: float) -> list[Waypoint]:
     """``solve_putdown_whenhold(release_z)`` (``skills.put_down``: straight down from where
     the hand is), or where a screw motion cannot reach that, :func:`turned_put` there."""
     waypoints = skills.put_down(env, release_z)
-    if env.chain_reaches([waypoints[0].pose]):
+    if env.chain_reaches([cast("np.ndarray", waypoints[0].pose)]):  # its first: a pose
         return waypoints
     return turned_put(env, env.agent.tcp.pose.p[0].cpu().numpy(), release_z, putdown=True)
 
 
-def turned_put(env: Any, xy: Any, release_z: float, *, putdown: bool = False) -> list[Waypoint]:
+def turned_put(
+    env: RobommeEnv, xy: np.ndarray, release_z: float, *, putdown: bool = False
+) -> list[Waypoint]:
     """Ours, where upstream's put needs RRT: above ``xy`` at 15 cm, down to ``release_z``,
     open, back up, the hand turned by :func:`hand_yaw` or the nearest yaw a screw motion
     reaches. Keyframes as upstream records them: "close" above, "open" down; "open" back up
@@ -291,7 +297,7 @@ def turned_put(env: Any, xy: Any, release_z: float, *, putdown: bool = False) ->
     ]
 
 
-def reachable_yaw(env: Any, point: np.ndarray, dz: float, yaw: float) -> float:
+def reachable_yaw(env: RobommeEnv, point: np.ndarray, dz: float, yaw: float) -> float:
     """``yaw``, or the first of its quarter turns and 15-30 degree neighbours for which a screw
     motion from the arm's current joints reaches ``top_grasp(point, yaw, dz)`` (``yaw`` when
     none does: the executor then reports the failure)."""
@@ -302,7 +308,7 @@ def reachable_yaw(env: Any, point: np.ndarray, dz: float, yaw: float) -> float:
     return yaw
 
 
-def finger_clearance(cube: Any, yaw: float, others: list[Any]) -> float:
+def finger_clearance(cube: Actor, yaw: float, others: list[Actor]) -> float:
     """How far the nearest other cube's centre is from where the open fingers come down when
     grasping ``cube`` with hand yaw ``yaw`` (``top_grasp``: fingers along the yawed y axis)."""
     p = actor_position(cube)[:2]
@@ -312,7 +318,7 @@ def finger_clearance(cube: Any, yaw: float, others: list[Any]) -> float:
     return float(min(dists, default=np.inf))
 
 
-def pick_waypoints(env: Any, cube: Any, others: list[Any]) -> list[Waypoint]:
+def pick_waypoints(env: RobommeEnv, cube: Actor, others: list[Actor]) -> list[Waypoint]:
     """``solve_pickup``: ``skills.pick`` (approach, grasp at the centre, close, lift) with the
     hand turned to the cube face nearest its present yaw, as upstream chooses it (or, where a
     screw motion cannot reach that, to the face nearest the resting wrist), and to the other
@@ -331,7 +337,7 @@ def pick_waypoints(env: Any, cube: Any, others: list[Any]) -> list[Waypoint]:
     return chosen
 
 
-def reset_waypoints(env: Any, static: int = RESET_STATIC) -> list[Waypoint]:
+def reset_waypoints(env: RobommeEnv, static: int = RESET_STATIC) -> list[Waypoint]:
     """``solve_reset`` + ``solve_hold_obj(static)``: the TCP to (0, 0, 0.2) with the hand as
     it is, open (6 steps), then ``skills.hold_obj(static)`` (neither records a keyframe)."""
     pose = np.array([*RESET_TCP, *env.tcp_quat()])
@@ -367,7 +373,7 @@ class _Upstream(RobommeEnv):
     def place(self) -> None:
         self.place_actors()
 
-    def other_cubes(self, cube: Any) -> list[Any]:
+    def other_cubes(self, cube: Actor) -> list[Actor]:
         """Every cube of the scene but ``cube`` (upstream names: ``cube_*``, ``bin_*``)."""
         return [
             a for n, a in self.actors.items() if n.startswith(("cube_", "bin_")) and a is not cube
@@ -411,7 +417,7 @@ class _PlaceSequence(_Upstream):
     GOAL_RADIUS = 0.06  # the goal site's ring (spawn_random_target radius)
 
     def build(self) -> None:
-        self.actors: dict[str, Any] = {}
+        self.actors: dict[str, Actor] = {}
         for name in self.layout["actors"]:
             if name.startswith("cube_"):
                 self.actors[name] = assets.cube(self.scene, name, assets.RGB[color_of(name)])
@@ -454,7 +460,7 @@ class _PlaceSequence(_Upstream):
         ]
         self.tasks = TaskList(self, entries)
 
-    def visit_entries(self, target: Any) -> list[Entry]:
+    def visit_entries(self, target: Actor) -> list[Entry]:
         cube = self.cube
         return [
             Entry("pick up the cube", lambda: is_picked(self, cube)),
@@ -467,7 +473,7 @@ class _PlaceSequence(_Upstream):
     def video_entries(self) -> list[Entry]:
         raise NotImplementedError
 
-    def video_steps(self) -> list[str | Any]:
+    def video_steps(self) -> list[str | Actor]:
         """The video's visits and press in order: target actors and "press"."""
         raise NotImplementedError
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sapien
@@ -25,6 +25,9 @@ from dataforge.pipelines.robomme.tasks.reference.base import (
     subgoal,
     upstream_scene,
 )
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor
 
 
 class PickHighlight(_Upstream):
@@ -57,7 +60,7 @@ class PickHighlight(_Upstream):
         ]
         self.build_button()
 
-    def _disk(self, name: str) -> Any:
+    def _disk(self, name: str) -> Actor:
         """A white disc lying flat (kinematic, visual only)."""
         b = self.scene.create_actor_builder()
         b.add_cylinder_visual(
@@ -82,7 +85,7 @@ class PickHighlight(_Upstream):
         self.picks = [0] * len(goals)
         self._was_picked = [False] * len(goals)
         self.highlit = False
-        self.current: Any = None
+        self.current: Actor | None = None
         entries = [Entry("press the button", lambda: is_pressed(self.button))]
         wrong = lambda: any(is_picked(self, c) for c in others)  # noqa: E731
         for k, cube in enumerate(goals):
@@ -92,7 +95,7 @@ class PickHighlight(_Upstream):
                 entries.append(Entry("place the cube onto the table", self._dropped, wrong))
         self.tasks = TaskList(self, entries)
 
-    def _pick(self, cube: Any) -> bool:
+    def _pick(self, cube: Actor) -> bool:
         """``is_any_obj_pickup_flag_currentpickup``."""
         if is_picked(self, cube):
             self.current = cube

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dataforge.pipelines.robomme import assets
 from dataforge.pipelines.robomme.tasks.reference.base import Entry, _PlaceSequence, color_of
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor
 
 
 class VideoPlaceButton(_PlaceSequence):
@@ -19,7 +22,7 @@ class VideoPlaceButton(_PlaceSequence):
     GOAL_RADIUS = 3 * assets.CUBE_HALF
     LAST_PICK_CHOICE = ""  # VideoPlaceButton.py gives this entry no choice_label
 
-    def video_steps(self) -> list[str | Any]:
+    def video_steps(self) -> list[str | Actor]:
         return [self.actors["target_0"], "press", self.actors["target_1"]]
 
     def video_entries(self) -> list[Entry]:

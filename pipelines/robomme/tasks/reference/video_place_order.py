@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dataforge.pipelines.robomme import assets
 from dataforge.pipelines.robomme.tasks.reference.base import Entry, _PlaceSequence, color_of
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor
+
 
 NUM_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth"}  # task_goal.py num2words_2
 
@@ -20,8 +24,8 @@ class VideoPlaceOrder(_PlaceSequence):
     TASK = "VideoPlaceOrder"
     GOAL_RADIUS = 5 * assets.CUBE_HALF
 
-    def video_steps(self) -> list[str | Any]:
-        visits: list[str | Any] = [self.actors[n] for n in self.params["visit_order"]]
+    def video_steps(self) -> list[str | Actor]:
+        visits: list[str | Actor] = [self.actors[n] for n in self.params["visit_order"]]
         k = self.params["press_after_placement"]
         return [*visits[:k], "press", *visits[k:]]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,10 @@ from dataforge.pipelines.robomme.tasks.reference.base import (
     subgoal,
     upstream_scene,
 )
+
+if TYPE_CHECKING:
+    from mani_skill.utils.structs import Actor
+
 
 VIDEO_PUTDOWN_Z = 0.03  # VideoRepick's video: solve_putdown_whenhold(release_z=0.03)
 NUM_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}  # task_goal.py num2words
@@ -66,7 +70,7 @@ class VideoRepick(_Upstream):
         self.goal_cube = self.actors[p["goal_cube"]]
         others = [c for c in self.cubes if c is not self.goal_cube]
         self.swap_first = [self.actors[n] for n in p["swap_first"]]
-        self.swap_partner: list[Any] = [None] * len(self.swap_first)
+        self.swap_partner: list[Actor | None] = [None] * len(self.swap_first)
         self.swap_start: int | None = None
         self.swaps: dict[int, TwoLaneSwap] = {}
         self.timers: dict[int, int] = {}
@@ -103,7 +107,7 @@ class VideoRepick(_Upstream):
         )
         self.tasks = TaskList(self, entries)
 
-    def _repeat_fail(self, others: list[Any], timer: int) -> bool:
+    def _repeat_fail(self, others: list[Actor], timer: int) -> bool:
         """Another cube picked up, or the button pressed 50-500 steps after the first check of
         ``timewindow`` timer ``timer`` (2: the picks, 3: the put-downs)."""
         start = self.timers.setdefault(timer, self.t)
@@ -137,7 +141,7 @@ class VideoRepick(_Upstream):
                 )
             self.swaps[k].apply(e)
 
-    def _nearest(self, cube: Any) -> Any:
+    def _nearest(self, cube: Actor) -> Actor:
         p = actor_position(cube)[:2]
         others = [c for c in self.cubes if c is not cube]
         return min(others, key=lambda c: float(np.hypot(*(actor_position(c)[:2] - p))))
