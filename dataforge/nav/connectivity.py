@@ -9,7 +9,6 @@ marks j unobstructed and both are included; an edge weighs the distance between 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from dataforge.errors import MalformedInputError
 from dataforge.inputs import read_json
@@ -45,7 +44,7 @@ def load_connectivity(path: Path) -> NavGraph:
     return NavGraph.from_edges(positions, edges, directed=True)
 
 
-def _bad_record(item: Any, n: int) -> str | None:
+def _bad_record(item: object, n: int) -> str | None:
     if not isinstance(item, dict):
         return "is not an object"
     for key in ("image_id", "pose", "included", "unobstructed"):

@@ -29,11 +29,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dataforge.errors import UsageError
+
+if TYPE_CHECKING:
+    from dataforge.nav.space import NavSpace, Point
 
 Action = tuple[str, float]
 
@@ -119,8 +122,8 @@ class GreedyFollower:
         self,
         start: Sequence[float],
         yaw: float,
-        waypoints: Sequence[Sequence[float]],
-        grid: Any = None,
+        waypoints: Sequence[Point],
+        grid: NavSpace | None = None,
     ) -> FollowResult:
         """Actions that take an agent at xyz ``start`` facing ``yaw`` through ``waypoints``
         (xyz; the last is the goal). With ``grid`` (a NavGrid), forward moves stay on its
@@ -161,7 +164,7 @@ class GreedyFollower:
         return FollowResult(tuple(actions), tuple(poses), True)
 
     def follow(
-        self, grid: Any, start: Sequence[float], goal: Sequence[float], yaw: float
+        self, grid: NavSpace, start: Sequence[float], goal: Sequence[float], yaw: float
     ) -> FollowResult:
         """Plan with ``grid.shortest_path`` (a NavGrid) and follow the path from ``start``
         facing ``yaw`` to ``goal``; just STOP when no path exists."""
@@ -178,7 +181,7 @@ class GreedyFollower:
         start: Sequence[float],
         yaw: float,
         actions: Sequence[Action],
-        grid: Any = None,
+        grid: NavSpace | None = None,
     ) -> list[Pose2D]:
         """Replay ``actions`` from xyz ``start`` facing ``yaw``: the start pose, then the pose
         after each action. With ``grid``, a FORWARD that would leave navigable space fails and
@@ -207,14 +210,16 @@ class GreedyFollower:
         n = round(abs(turn) / self.turn_deg)
         return [math.copysign(self.turn_deg, turn)] * n
 
-    def _passed(self, pose: Pose2D, wp: np.ndarray, nxt: np.ndarray, grid: Any) -> bool:
+    def _passed(self, pose: Pose2D, wp: np.ndarray, nxt: np.ndarray, grid: NavSpace | None) -> bool:
         """Whether to aim past the intermediate waypoint ``wp`` at ``nxt``: on a grid, once
         ``nxt`` is in clear sight; without one, within ``step / 2`` of ``wp``."""
         if grid is not None:
             return bool(grid.segment_clear(pose.xyz, nxt))
         return _dist(pose, wp) <= self.step / 2
 
-    def _next_move(self, pose: Pose2D, target: np.ndarray, grid: Any) -> tuple[float, float] | None:
+    def _next_move(
+        self, pose: Pose2D, target: np.ndarray, grid: NavSpace | None
+    ) -> tuple[float, float] | None:
         """(turn, forward) toward ``target``, or None when no move gets closer.
 
         Headings (multiples of ``turn_deg`` from the current yaw) are tried in order of their
@@ -245,7 +250,7 @@ class GreedyFollower:
         return None
 
 
-def _clear_run(grid: Any, pose: Pose2D, d: float, resolution: float) -> float:
+def _clear_run(grid: NavSpace, pose: Pose2D, d: float, resolution: float) -> float:
     """The longest move of at most ``d`` along ``pose``'s heading that stays navigable (to
     within ``resolution``); 0 when none."""
     if d <= 0 or grid.segment_clear(pose.xyz, pose.moved(d).xyz):

@@ -40,7 +40,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import shapely
@@ -89,7 +89,7 @@ class NavGrid:
     cache_size: int = 32
     _fields: OrderedDict[Cell, np.ndarray] = field(default_factory=OrderedDict, repr=False)
     _labels: np.ndarray | None = field(default=None, repr=False)
-    _boxes: list[Any] | None = field(default=None, repr=False)
+    _boxes: list[tuple[slice, slice]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.free = np.asarray(self.free, dtype=bool)
@@ -337,7 +337,7 @@ class NavGrid:
 
     # -- distances (GeodesicOracle) ------------------------------------------------------
 
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+    def distances(self, sources: Sequence[Point], targets: Sequence[Point]) -> np.ndarray:
         """``len(sources) x len(targets)`` geodesic distances in metres between xyz points.
 
         ``inf`` where a point does not snap (off the grid, or farther than ``snap_radius``
@@ -543,7 +543,7 @@ class _Targets:
 
     SCALAR_MAX = 8
 
-    def __init__(self, grid: NavGrid, targets: Sequence[Any]) -> None:
+    def __init__(self, grid: NavGrid, targets: Sequence[Point]) -> None:
         self.grid = grid
         self.rows: list[tuple[float, ...] | None] = []
         for t in targets:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from dataforge.nav.graph import NavGraph
 from dataforge.nav.pathfinder import NavmeshPathfinder, require_habitat_sim
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 
 class GeodesicOracle(Protocol):
@@ -51,7 +54,7 @@ class HabitatOracle:
     name = "habitat"
 
     @staticmethod
-    def require() -> Any:
+    def require() -> ModuleType:
         """The ``habitat_sim`` module, or a one-line error saying how to install it."""
         return require_habitat_sim()
 

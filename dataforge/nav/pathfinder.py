@@ -51,12 +51,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dataforge.errors import InputNotFoundError, MissingDependencyError, UsageError
 from dataforge.nav.space import Point
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from habitat_sim import PathFinder, ShortestPath
 
 __all__ = [
     "ISLAND_DRAWS",
@@ -72,7 +77,7 @@ ISLAND_DRAWS = 100  # random points drawn before sample gives up on the island r
 ON_LATTICE_M = 1e-2  # a lattice point is on the navmesh when its snap moves it at most this
 
 
-def require_habitat_sim() -> Any:
+def require_habitat_sim() -> ModuleType:
     """The ``habitat_sim`` module, or a one-line :class:`MissingDependencyError` saying how to
     install it."""
     try:
@@ -85,7 +90,7 @@ def require_habitat_sim() -> Any:
     return habitat_sim
 
 
-def _f32(point: Any) -> np.ndarray:
+def _f32(point: Point) -> np.ndarray:
     """A point as the bindings take it: a float32 array of 3."""
     a = np.asarray(point, dtype=np.float32).reshape(-1)
     if a.shape != (3,):
@@ -104,9 +109,9 @@ class NavmeshPathfinder:
 
     def __init__(
         self,
-        pathfinder: Any,
+        pathfinder: PathFinder,
         *,
-        habitat_sim: Any = None,
+        habitat_sim: ModuleType | None = None,
         snap_tolerance: float = SNAP_TOLERANCE_M,
         min_island_radius: float = 0.0,
     ) -> None:
@@ -159,7 +164,7 @@ class NavmeshPathfinder:
         lo, hi = self.pathfinder.get_bounds()
         return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
 
-    def snap(self, point: Any) -> np.ndarray | None:
+    def snap(self, point: Point) -> np.ndarray | None:
         """``point`` snapped to the navmesh (float64), or None when it is off the mesh (the
         module docstring's rule: no snap, or a snap further than a finite ``snap_tolerance``)."""
         p = _f32(point)
@@ -176,7 +181,7 @@ class NavmeshPathfinder:
         the navmesh's polygons is not navigable but still snaps."""
         return bool(self.pathfinder.is_navigable(_f32(point), float(max_y_delta)))
 
-    def segment_clear(self, p: Any, q: Any, step: float = SEGMENT_STEP_M) -> bool:
+    def segment_clear(self, p: Point, q: Point, step: float = SEGMENT_STEP_M) -> bool:
         """Whether the straight segment ``p`` -> ``q`` stays on the navmesh: every sample
         ``step`` apart in the plane (and both ends) :meth:`navigable` at ``p``'s height."""
         a, b = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
@@ -217,7 +222,7 @@ class NavmeshPathfinder:
 
     # -- geodesics and paths ----------------------------------------------------------------
 
-    def _find(self, a: np.ndarray, b: np.ndarray) -> Any:
+    def _find(self, a: np.ndarray, b: np.ndarray) -> ShortestPath | None:
         """``find_path`` between two snapped points: the filled ``ShortestPath``, or None."""
         path = self._hs.ShortestPath()
         path.requested_start = a.astype(np.float32)
@@ -226,7 +231,7 @@ class NavmeshPathfinder:
             return None
         return path
 
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+    def distances(self, sources: Sequence[Point], targets: Sequence[Point]) -> np.ndarray:
         """``len(sources) x len(targets)`` geodesics (m); ``inf`` where either point is off
         the mesh or no path joins them (the module docstring's rule)."""
         src = [self.snap(p) for p in sources]
@@ -243,11 +248,11 @@ class NavmeshPathfinder:
                     out[i, j] = float(path.geodesic_distance)
         return out
 
-    def distance(self, a: Any, b: Any) -> float:
+    def distance(self, a: Point, b: Point) -> float:
         """The geodesic (m) from ``a`` to ``b``, ``inf`` as in :meth:`distances`."""
         return float(self.distances([a], [b])[0, 0])
 
-    def shortest_path(self, a: Any, b: Any) -> list[np.ndarray]:
+    def shortest_path(self, a: Point, b: Point) -> list[np.ndarray]:
         """Waypoints (float64) of the shortest path from ``a`` to ``b``, from the snapped start
         to the snapped end; ``[]`` when either is off the mesh or no path joins them."""
         sa, sb = self.snap(a), self.snap(b)
@@ -260,7 +265,7 @@ class NavmeshPathfinder:
 
     # -- islands and the lattice ------------------------------------------------------------
 
-    def island_of(self, point: Any) -> int | None:
+    def island_of(self, point: Point) -> int | None:
         """The index of the island ``point`` snaps onto (``get_island``), or None when it is off
         the mesh."""
         s = self.snap(point)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,8 +30,11 @@ from dataforge.errors import DataforgeError, MissingDependencyError, UsageError
 from dataforge.render.camera import check_pose, intrinsics
 from dataforge.render.mesh import Scene
 
+if TYPE_CHECKING:
+    import moderngl
+
 _INSTALL = "apt-get install libegl1 libgl1-mesa-dri; pip install moderngl"
-_CONTEXTS: dict[int, Any] = {}  # process id -> this process's shared moderngl.Context
+_CONTEXTS: dict[int, moderngl.Context] = {}  # process id -> this process's shared moderngl.Context
 _EGL_PIDS: set[int] = set()  # processes that have created an EGL context
 
 _VERTEX_SHADER = """
@@ -93,7 +96,7 @@ void main() {
 """
 
 
-def create_context() -> Any:
+def create_context() -> moderngl.Context:
     """A new moderngl standalone EGL context (OpenGL >= 3.3).
 
     Raises :class:`MissingDependencyError` naming what to install when moderngl is missing or no
@@ -123,7 +126,11 @@ def create_context() -> Any:
 
 
 def shared_context() -> Any:
-    """This process's EGL context, created on first use and reused afterwards."""
+    """This process's EGL context, created on first use and reused afterwards.
+
+    Typed ``Any``: :class:`Renderer` drives it through program members that moderngl's stubs
+    type as a union (uniform ``.value`` and ``.write`` would each need a cast).
+    """
     pid = os.getpid()
     if pid not in _CONTEXTS:
         _CONTEXTS.clear()  # a context inherited through fork is unusable here
@@ -251,7 +258,7 @@ class Renderer:
             self._program,
         ]
         self._scene_objects: list[Any] = []
-        self._vao: Any = None
+        self._vao: moderngl.VertexArray | None = None
 
     def set_scene(self, scene: Scene) -> None:
         """Upload ``scene``'s merged buffers, replacing the previous scene."""

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dataforge.errors import UsageError
 from dataforge.simulators.embedded import EmbeddedWorld
@@ -19,6 +19,9 @@ from dataforge.simulators.protocol import NavSpace, WorldBackend
 from dataforge.simulators.thor import ThorWorld
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.house import House
+
+if TYPE_CHECKING:
+    from dataforge.simulators.habitat import HabitatScene
 
 SIMS = ("embedded", "ai2thor", "habitat")
 HOUSE_SIMS = ("embedded", "ai2thor")
@@ -37,7 +40,7 @@ __all__ = [
 
 def open_world(
     sim: str,
-    house: Any,
+    house: House | HabitatScene,
     catalogue: AssetCatalogue | None = None,
     *,
     width: int = 640,

@@ -24,7 +24,16 @@ from dataforge.world.surfaces import WorldSurface
 from dataforge.world.vectors import Vec3
 
 if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
+
     from dataforge.nav.grid import NavGrid
+    from dataforge.nav.space import Point
+    from dataforge.render.renderer import Renderer
+    from dataforge.world.appearance import Appearance
+    from dataforge.world.mesh_assets import MeshLibrary
+    from dataforge.world.scene import HouseScene
+
+_LayoutKey = tuple[tuple[str, str, Vec3, Vec3, float | None], ...]
 
 
 class HouseObjects:
@@ -79,7 +88,7 @@ class EmbeddedWorld(HouseObjects):
         height: int = 480,
         vfov_deg: float = 90.0,
         agent_radius: float = 0.2,
-        library: Any = None,
+        library: MeshLibrary | None = None,
     ) -> None:
         self.catalogue = catalogue
         self.library = library  # a MeshLibrary of real meshes (--assets), or None
@@ -89,16 +98,16 @@ class EmbeddedWorld(HouseObjects):
         self.size = (width, height, vfov_deg)
         self.agent_radius = agent_radius
         self._picked: dict[str, HouseObject] = {}  # picked objects, by id (place() takes them)
-        self._renderer: Any = None
-        self._scene: Any = None
-        self._uploaded: Any = None
-        self._grid: Any = None
-        self._grid_key: tuple[Any, ...] = ()
-        self._walls: list[Any] | None = None
+        self._renderer: Renderer | None = None
+        self._scene: HouseScene | None = None
+        self._uploaded: HouseScene | None = None
+        self._grid: NavGrid | None = None
+        self._grid_key: _LayoutKey = ()
+        self._walls: list[BaseGeometry] | None = None
         self._carried: tuple[dict[str, np.ndarray], float, np.ndarray] | None = None
 
     @property
-    def scene(self) -> Any:
+    def scene(self) -> HouseScene:
         from dataforge.world.scene import house_scene
 
         if self._scene is None:
@@ -108,7 +117,7 @@ class EmbeddedWorld(HouseObjects):
         return self._scene
 
     @property
-    def grid(self) -> Any:
+    def grid(self) -> NavGrid:
         """The navigation grid, rebuilt only when a floor-standing object moved, opened or
         went (objects resting on others are no obstacles: :func:`house_nav_grid`)."""
         from dataforge.world.navigation import house_nav_grid
@@ -122,7 +131,7 @@ class EmbeddedWorld(HouseObjects):
         return self._grid
 
     @property
-    def walls(self) -> list[Any]:
+    def walls(self) -> list[BaseGeometry]:
         """The house's standing walls in plan view (shapely LineStrings in x, z), door holes
         left open except where a door leaf is closed (:func:`wall_obstacles`, what the grid
         blocks): what a goal check's reference point may not be snapped across. Objects never
@@ -154,7 +163,7 @@ class EmbeddedWorld(HouseObjects):
         """The navigation grid (:attr:`grid`), a :class:`~.protocol.NavSpace`."""
         return cast("NavGrid", self.grid)
 
-    def _layout_key(self) -> tuple[Any, ...]:
+    def _layout_key(self) -> _LayoutKey:
         return tuple(
             (o.id, o.asset_id, o.position, o.rotation, o.openness)
             for o in self.world.objects
@@ -205,10 +214,10 @@ class EmbeddedWorld(HouseObjects):
     def reachable_positions(self, step: float = 0.25) -> np.ndarray:
         return self.grid.reachable_positions(step=step)
 
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+    def distances(self, sources: Sequence[Point], targets: Sequence[Point]) -> np.ndarray:
         return self.grid.distances(sources, targets)
 
-    def appearance(self, object_id: str, asset_id: str | None = None) -> Any:
+    def appearance(self, object_id: str, asset_id: str | None = None) -> Appearance | None:
         """How object ``object_id`` is drawn, in words (an
         :class:`~dataforge.world.appearance.Appearance`: colour, shape, print or design,
         material); ``asset_id`` names its asset when it is not in the world (carried). None

@@ -38,7 +38,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shapely
@@ -76,6 +76,12 @@ from dataforge.world.house import HouseObject
 from dataforge.world.placement import PlacementResult
 from dataforge.world.scene import InstanceIds, SemanticTable
 
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from habitat_sim import Configuration, Simulator
+    from habitat_sim.physics import ManagedRigidObject, RayHitInfo
+
 __all__ = [
     "HabitatAgent",
     "HabitatReceptacle",
@@ -102,7 +108,7 @@ STOW_DROP_M = 1000.0  # a stowed (carried) object waits this far below the scene
 SENSORS = ("rgb", "depth", "semantic")
 
 
-def require() -> Any:
+def require() -> ModuleType:
     """The ``habitat_sim`` module (``magnum``, which ships with it, imported too), or the
     one-line :class:`MissingDependencyError` (§8)."""
     try:
@@ -234,7 +240,7 @@ class HabitatWorld:
         height: int = 480,
         vfov_deg: float = 90.0,
         agent: HabitatAgent | None = None,
-        sim: Any = None,
+        sim: Simulator | None = None,
         gpu_device_id: int = 0,
     ) -> None:
         hs = require()
@@ -251,7 +257,7 @@ class HabitatWorld:
         self.ids = InstanceIds()
         names = set(scene.categories.values()) | set(scene.receptacle_categories.values())
         self.semantics = SemanticTable(sorted(names))
-        self._positions: dict[tuple[float, Any, bool], np.ndarray] = {}
+        self._positions: dict[tuple[float, tuple[float, ...] | None, bool], np.ndarray] = {}
         self._spawned: list[str] = []  # handles added since open / reset, in order
         self._on: dict[str, tuple[str, int]] = {}  # object -> (receptacle, surface index)
         self._stowed: set[str] = set()  # spawned objects taken out of the scene (stow)
@@ -277,7 +283,7 @@ class HabitatWorld:
             self.close()
             raise
 
-    def _configuration(self, gpu_device_id: int) -> Any:
+    def _configuration(self, gpu_device_id: int) -> Configuration:
         hs = self._hs
         sim_cfg = hs.SimulatorConfiguration()
         sim_cfg.scene_dataset_config_file = str(self.scene.dataset_config)
@@ -327,7 +333,7 @@ class HabitatWorld:
         for handle in sorted(rom.get_object_handles()):
             self._label(rom.get_object_by_handle(handle))
 
-    def _label(self, obj: Any) -> None:
+    def _label(self, obj: ManagedRigidObject) -> None:
         iid = self.ids(obj.handle)
         obj.semantic_id = iid
         if iid >= len(self._lut):
@@ -374,7 +380,9 @@ class HabitatWorld:
             self._positions[key] = self._lattice(float(step), start, all_components)
         return self._positions[key].copy()
 
-    def _lattice(self, step: float, start: Any, all_components: bool) -> np.ndarray:
+    def _lattice(
+        self, step: float, start: Sequence[float] | None, all_components: bool
+    ) -> np.ndarray:
         if start is not None:
             island = self.pathfinder.island_of(to_hab(start))
             if island is None:  # off the navmesh (the pathfinder's off-mesh rule)
@@ -389,7 +397,7 @@ class HabitatWorld:
         pts[:, 2] *= -1  # to dataforge's frame (the lattice's exact x, z kept)
         return pts[np.lexsort((pts[:, 0], pts[:, 2]))] if len(pts) else pts
 
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+    def distances(self, sources: Sequence[Point], targets: Sequence[Point]) -> np.ndarray:
         """Geodesics (m) on the navmesh between dataforge points; ``inf`` when a point is off
         the navmesh or no path joins them (other island): the off-mesh rule of
         :mod:`dataforge.nav.pathfinder`."""
@@ -437,7 +445,7 @@ class HabitatWorld:
             )
         return found[0]
 
-    def _add(self, template_handle: str) -> Any:
+    def _add(self, template_handle: str) -> ManagedRigidObject:
         """A new rigid object of the template (not yet labelled or placed)."""
         obj = self.sim.get_rigid_object_manager().add_object_by_template_handle(template_handle)
         if obj is None:
@@ -601,7 +609,7 @@ class HabitatWorld:
             kind="mesh",
         )
 
-    def _rests_on(self, obj: Any, support_id: int) -> str:
+    def _rests_on(self, obj: ManagedRigidObject, support_id: int) -> str:
         """Whether ``obj`` rests where it is on ``support_id`` (:meth:`place_pose`)."""
         mn = self._mn
         lo, hi = mn.range(obj.aabb)
@@ -613,14 +621,14 @@ class HabitatWorld:
             return "no_free_space"
         return "placed" if self._contacts_ok(obj, support_id) else "collision"
 
-    def _first_hit_below(self, obj: Any, origin: np.ndarray) -> Any:
+    def _first_hit_below(self, obj: ManagedRigidObject, origin: np.ndarray) -> RayHitInfo | None:
         """The first hit of a ray cast straight down from ``origin`` (habitat frame) that is
         not ``obj`` itself, or None."""
         mn = self._mn
         ray = self._hs.geo.Ray(mn.vector(origin), mn.vector((0.0, -1.0, 0.0)))
         return next((h for h in self.sim.cast_ray(ray).hits if h.object_id != obj.object_id), None)
 
-    def _contacts_ok(self, obj: Any, support_id: int) -> bool:
+    def _contacts_ok(self, obj: ManagedRigidObject, support_id: int) -> bool:
         """After a discrete collision pass: ``obj`` touches nothing but ``support_id``, and
         nothing deeper than :data:`MAX_DEPTH_M` (snap_down's contact test, §5)."""
         self.sim.perform_discrete_collision_detection()
@@ -635,7 +643,7 @@ class HabitatWorld:
 
     def _drop(
         self,
-        obj: Any,
+        obj: ManagedRigidObject,
         rec: HabitatReceptacle,
         rng: np.random.Generator,
         attempts: int,
@@ -683,7 +691,7 @@ class HabitatWorld:
             kind="mesh",
         )
 
-    def _snap_down(self, obj: Any, support_id: int) -> str:
+    def _snap_down(self, obj: ManagedRigidObject, support_id: int) -> str:
         """habitat-lab's ``snap_down`` with one support (§5): a ray down from the COM must first
         hit (self hits skipped) the support; the box's lowest corner is put on the hit point;
         then any contact of the object with another id, or deeper than :data:`MAX_DEPTH_M`,
@@ -932,7 +940,7 @@ class NavMeshPaths:
     def navigable(self, point: Point) -> bool:
         return self.world.pathfinder.navigable(to_hab(point))
 
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+    def distances(self, sources: Sequence[Point], targets: Sequence[Point]) -> np.ndarray:
         return self.world.distances(sources, targets)
 
     def distance(self, a: Point, b: Point) -> float:

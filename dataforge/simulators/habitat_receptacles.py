@@ -24,7 +24,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import shapely
@@ -32,6 +32,9 @@ from shapely.geometry import MultiPoint, Polygon
 
 from dataforge.errors import MalformedInputError, MissingDependencyError
 from dataforge.world.boxes import Aabb
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
 
 MESH_PREFIX = "receptacle_mesh_"
 TRUE = frozenset({"true", "1", "1.0", "yes"})
@@ -157,7 +160,7 @@ class HabitatSurface:
     def areas(self) -> np.ndarray:
         return triangle_areas(self.triangles)
 
-    def polygon(self) -> Any:
+    def polygon(self) -> BaseGeometry:
         """The plan-view (x, z) union of the triangles (degenerate ones left out)."""
         polys = [Polygon(t[:, [0, 2]]) for t in self.triangles]
         return shapely.union_all([p for p in polys if p.is_valid and p.area > 0])

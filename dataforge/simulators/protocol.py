@@ -10,7 +10,7 @@ backends: :mod:`dataforge.simulators.embedded`, :mod:`~dataforge.simulators.thor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from dataforge.world.house import HouseObject
 from dataforge.world.placement import PlacementResult, World
 from dataforge.world.scene import InstanceIds, SemanticTable
 from dataforge.world.vectors import Vec3
+
+if TYPE_CHECKING:
+    from dataforge.nav.space import Point
 
 
 class WorldBackend(Protocol):
@@ -55,7 +58,7 @@ class WorldBackend(Protocol):
         ``GetReachablePositions``) on the largest navigable component."""
         ...
 
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray: ...
+    def distances(self, sources: Sequence[Point], targets: Sequence[Point]) -> np.ndarray: ...
 
     def floor_y(self) -> float:
         """The floor's height (m)."""

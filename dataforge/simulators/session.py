@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from dataforge.errors import UsageError
 from dataforge.simulators import HOUSE_SIMS, open_world
@@ -10,6 +10,9 @@ from dataforge.simulators.protocol import HouseBackend
 from dataforge.simulators.thor import ThorWorld
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.house import House
+
+if TYPE_CHECKING:
+    from ai2thor.controller import Controller
 
 
 class WorldSession:
@@ -31,7 +34,7 @@ class WorldSession:
         height: int = 480,
         vfov_deg: float = 90.0,
         reset_every: int = 5,
-        controller: Any = None,
+        controller: Controller | None = None,
         **kw: Any,
     ) -> None:
         if sim not in HOUSE_SIMS:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,12 @@ from dataforge.world.house import House, HouseObject
 from dataforge.world.placement import PlacementResult, World, opened_ids
 from dataforge.world.scene import InstanceIds, SemanticTable
 from dataforge.world.vectors import vec3
+
+if TYPE_CHECKING:
+    from ai2thor.controller import Controller
+    from ai2thor.server import Event
+
+    from dataforge.nav.space import Point
 
 THOR_HOUSE_SCHEMA = "1.0.0"
 """The house schema AI2-THOR 5.0.0's ``CreateHouse`` reads: ``ProceduralTools.CreateHouse`` throws
@@ -163,7 +169,7 @@ def thor_house(house: Mapping[str, Any], catalogue: AssetCatalogue) -> dict[str,
     return out
 
 
-def _schema_version(schema: Any) -> tuple[int, int, int]:
+def _schema_version(schema: object) -> tuple[int, int, int]:
     """``"0.0.1"`` -> (0, 0, 1); a missing or unreadable part counts 0, as in ProceduralTools."""
     parts = str(schema).split(".") if schema else []
     nums = []
@@ -175,11 +181,11 @@ def _schema_version(schema: Any) -> tuple[int, int, int]:
     return nums[0], nums[1], nums[2]
 
 
-def _dicts(items: Any) -> list[dict[str, Any]]:
+def _dicts(items: object) -> list[dict[str, Any]]:
     return [d for d in items if isinstance(d, dict)] if isinstance(items, list) else []
 
 
-def _walk_objects(objects: Any) -> list[dict[str, Any]]:
+def _walk_objects(objects: object) -> list[dict[str, Any]]:
     """Every object dict of a house's ``objects``, children included."""
     out = []
     stack = list(reversed(_dicts(objects)))
@@ -191,7 +197,7 @@ def _walk_objects(objects: Any) -> list[dict[str, Any]]:
 
 
 def _upgrade_material(
-    data: dict[str, Any], key: str, *, color: Any = None, tiling: tuple[str, str] | None = None
+    data: dict[str, Any], key: str, *, color: object = None, tiling: tuple[str, str] | None = None
 ) -> None:
     """``data[key]``, a material name, becomes a ``MaterialProperties`` dict (in place); the
     fields named by ``tiling`` give its ``tilingDivisorX`` and ``tilingDivisorY``."""
@@ -229,7 +235,7 @@ def _upgrade_hole(hole: dict[str, Any], catalogue: AssetCatalogue) -> None:
         }
 
 
-def _one_line(message: Any, limit: int = 400) -> str:
+def _one_line(message: object, limit: int = 400) -> str:
     """A simulator message (often several lines, with a C# stack trace) as one short line."""
     text = " ".join(str(message or "").split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -293,7 +299,7 @@ class ThorWorld(HouseObjects):
         width: int = 640,
         height: int = 480,
         vfov_deg: float = 90.0,
-        controller: Any = None,
+        controller: Controller | None = None,
         **controller_kw: Any,
     ) -> None:
         self.catalogue = catalogue
@@ -317,7 +323,7 @@ class ThorWorld(HouseObjects):
             raise
 
     @staticmethod
-    def _start(width: int, height: int, fov: float, kw: dict[str, Any]) -> Any:
+    def _start(width: int, height: int, fov: float, kw: dict[str, Any]) -> Controller:
         try:
             from ai2thor.controller import Controller
         except ImportError:
@@ -360,13 +366,13 @@ class ThorWorld(HouseObjects):
         if not meta.get("lastActionSuccess", True):
             raise UsageError(f"AI2-THOR CreateHouse failed: {_one_line(meta.get('errorMessage'))}")
 
-    def _record(self, event: Any) -> None:
+    def _record(self, event: Event) -> None:
         """Keep the objects of ``event`` (every AI2-THOR event lists all of them)."""
         objects = (getattr(event, "metadata", None) or {}).get("objects")
         if isinstance(objects, list):
             self._objects = {o["objectId"]: o for o in objects if "objectId" in o}
 
-    def _step(self, action: str, **kw: Any) -> Any:
+    def _step(self, action: str, **kw: Any) -> Event:
         event = self.controller.step(action=action, **kw)
         self._record(event)
         meta = getattr(event, "metadata", {}) or {}
@@ -409,7 +415,7 @@ class ThorWorld(HouseObjects):
         pts = self._step("GetReachablePositions").metadata["actionReturn"]
         return np.array([[p["x"], p["y"], p["z"]] for p in pts], dtype=np.float64).reshape(-1, 3)
 
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+    def distances(self, sources: Sequence[Point], targets: Sequence[Point]) -> np.ndarray:
         """Shortest-path lengths on AI2-THOR's navmesh, inf where there is no path.
 
         AI2-THOR 5.0.0's ``GetShortestPathToPoint(Vector3 position, Vector3 target, float

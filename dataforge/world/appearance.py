@@ -46,12 +46,15 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dataforge.world.assets import AssetInfo
 from dataforge.world.shapes import Part, Shape
+
+if TYPE_CHECKING:
+    from dataforge.world.house import HouseObject
 
 RGB = tuple[int, int, int]
 
@@ -318,7 +321,7 @@ def asset_appearance(info: AssetInfo) -> Appearance:
     return shape_appearance(shape_of(info), info)
 
 
-def object_appearance(obj: Any, info: AssetInfo) -> Appearance:
+def object_appearance(obj: HouseObject, info: AssetInfo) -> Appearance:
     """How house object ``obj`` (a :class:`~dataforge.world.house.HouseObject` of asset
     ``info``) is drawn: its asset's appearance (every instance is drawn alike)."""
     if obj.asset_id != info.asset_id:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from dataforge.world.boxes import OrientedBox
 from dataforge.world.house import HouseObject
 from dataforge.world.scene import type_color
 from dataforge.world.shape_mesh import object_meshes
+
+if TYPE_CHECKING:
+    from dataforge.world.mesh_assets import MeshLibrary
 
 TILE = 200
 LABEL_H = 18
@@ -68,7 +71,9 @@ def shape_record(info: AssetInfo, library: Any = None) -> dict[str, Any]:
 
 
 def gallery_records(
-    catalogue: AssetCatalogue, types: Sequence[str] | None = None, library: Any = None
+    catalogue: AssetCatalogue,
+    types: Sequence[str] | None = None,
+    library: MeshLibrary | None = None,
 ) -> list[GalleryEntry]:
     chosen = sorted(types) if types else list(catalogue.types())
     out = []
@@ -79,7 +84,9 @@ def gallery_records(
     return out
 
 
-def _tile_scene(info: AssetInfo, boxes: bool, library: Any) -> tuple[Scene, np.ndarray]:
+def _tile_scene(
+    info: AssetInfo, boxes: bool, library: MeshLibrary | None
+) -> tuple[Scene, np.ndarray]:
     """The asset on a floor before a wall, and a camera pose framing it."""
     from dataforge.render import look_at_pose
 
@@ -113,7 +120,11 @@ def _tile_scene(info: AssetInfo, boxes: bool, library: Any) -> tuple[Scene, np.n
 
 
 def render_gallery(
-    entries: Sequence[GalleryEntry], *, boxes: bool = False, library: Any = None, columns: int = 10
+    entries: Sequence[GalleryEntry],
+    *,
+    boxes: bool = False,
+    library: MeshLibrary | None = None,
+    columns: int = 10,
 ) -> np.ndarray:
     """One RGB contact sheet: a tile per entry with its type's name under it."""
     from PIL import Image, ImageDraw

@@ -15,6 +15,8 @@ baked under the same rule.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from shapely.geometry import LineString
 from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
@@ -23,6 +25,9 @@ from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import object_box
 from dataforge.world.house import House
 from dataforge.world.surfaces import object_footprint
+
+if TYPE_CHECKING:
+    from dataforge.nav.grid import NavGrid
 
 FLOOR_OBJECT_MAX_Y = 0.3  # m above the floor: boxes starting higher hang on walls
 DOOR_MAX_SILL = 0.3  # m: a hole whose bottom is lower than this is walkable (a door)
@@ -91,7 +96,7 @@ def house_nav_grid(
     agent_radius: float = 0.2,
     cell: float = 0.05,
     hidden: frozenset[str] = frozenset(),
-):  # -> dataforge.nav.grid.NavGrid
+) -> NavGrid:
     """The navigation grid of ``house`` for an agent of ``agent_radius`` (AI2-THOR's default
     agent is a 0.2 m radius capsule)."""
     from dataforge.nav.grid import NavGrid

@@ -45,7 +45,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from shapely.geometry import Point
@@ -55,6 +55,9 @@ from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import OrientedBox, object_box
 from dataforge.world.house import HouseObject, load_house
 from dataforge.world.placement import World
+
+if TYPE_CHECKING:
+    from dataforge.world.validity import HouseCheck
 
 SPLITS = ("train", "val", "test")
 BELOW_FLOOR = -1.0  # m: a spawned object waits below this height until it is placed
@@ -651,7 +654,7 @@ class UsableHouse:
     raw: dict[str, Any]
     seed: int
     rejected: tuple[dict[str, Any], ...]
-    check: Any  # dataforge.world.validity.HouseCheck
+    check: HouseCheck
 
 
 def generate_usable_house(

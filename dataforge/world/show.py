@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from shapely.geometry import Polygon
@@ -14,9 +14,14 @@ from dataforge.world.navigation import wall_obstacles
 from dataforge.world.scene import type_color
 from dataforge.world.surfaces import object_footprint
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from dataforge.world.mesh_assets import MeshLibrary
+
 
 def draw_plan(
-    ax: Any, house: House, catalogue: AssetCatalogue, reachable: np.ndarray | None
+    ax: Axes, house: House, catalogue: AssetCatalogue, reachable: np.ndarray | None
 ) -> None:
     """Rooms, walls (holes left open), object footprints and reachable positions on ``ax``."""
     for room in house.rooms:
@@ -56,7 +61,7 @@ def show_house(
     height: int = 240,
     reachable: np.ndarray | None = None,
     sim: str = "embedded",
-    library: Any = None,
+    library: MeshLibrary | None = None,
 ) -> Path:
     """Draw the plan and ``views`` rendered views into the PNG ``out`` (its folder must exist)."""
     import matplotlib

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from shapely.geometry import Point, Polygon
@@ -27,6 +27,9 @@ from dataforge.world.assets import AssetCatalogue, AssetInfo
 from dataforge.world.boxes import OrientedBox, rotation_matrix, yaw_offset
 from dataforge.world.house import HouseObject
 from dataforge.world.shapes import element_id
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
 
 REST_BELOW_M = 0.03  # a child's bottom may sink this far below its surface (AI2-THOR settling)
 REST_ABOVE_M = 0.08  # ... or float this far above it (ProcTHOR records some objects 5.5 cm high)
@@ -139,7 +142,7 @@ def part_boxes(obj: HouseObject, info: AssetInfo) -> tuple[OrientedBox, ...]:
     return _part_boxes(obj.position, obj.rotation, info)
 
 
-def object_footprint(obj: HouseObject, info: AssetInfo) -> Any:
+def object_footprint(obj: HouseObject, info: AssetInfo) -> BaseGeometry:
     """The object's plan-view footprint (x, z): the union of its parts' footprints (an
     L-shaped sofa is an L), as a shapely geometry."""
     from shapely.ops import unary_union

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from shapely.geometry import Point
@@ -34,6 +34,9 @@ from shapely.geometry import Point
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import OrientedBox, object_box
 from dataforge.world.house import House
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
 
 MIN_REACHABLE_PER_ROOM = 5  # ProcTHOR's House.validate
 MAX_HOVER_M = 0.08  # a child's bottom may be this far above its parent's top
@@ -170,7 +173,7 @@ def boxes_overlap(a: OrientedBox, b: OrientedBox) -> bool:
     return bool(inter.area > OVERLAP_TOL_M**2) and _depth(inter) > OVERLAP_TOL_M
 
 
-def _depth(poly: Any) -> float:
+def _depth(poly: BaseGeometry) -> float:
     """Smallest side of the overlap's minimum rotated rectangle (how deep boxes interpenetrate)."""
     rect = poly.minimum_rotated_rectangle
     xs, ys = rect.exterior.coords.xy

@@ -35,13 +35,20 @@ import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shapely
 from shapely.geometry import LineString, Point
 
 from dataforge.world.house import House
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
+
+    from dataforge.nav.grid import NavGrid
+    from dataforge.world.assets import AssetCatalogue
+    from dataforge.world.house import Opening
 
 AZIMUTHS_8 = tuple(float(a) for a in range(0, 360, 45))
 RADIUS_STEP_M = 0.05
@@ -100,7 +107,7 @@ class WallSight:
     and the room a camera has around it: the wall lines and, given the ``catalogue``, the plan
     footprints of door and window meshes (frames, swung leaves)."""
 
-    def __init__(self, house: House, catalogue: Any = None) -> None:
+    def __init__(self, house: House, catalogue: AssetCatalogue | None = None) -> None:
         lines = [
             LineString([w.start, w.end])
             for w in house.walls
@@ -125,7 +132,7 @@ class WallSight:
         return len(hits) == 0
 
 
-def opening_footprint(house: House, opening: Any, catalogue: Any) -> Any:
+def opening_footprint(house: House, opening: Opening, catalogue: AssetCatalogue) -> BaseGeometry:
     """The plan-view area covered by a door's or window's meshes (an open leaf included)."""
     from dataforge.world.openings import opening_meshes
 
@@ -155,7 +162,7 @@ def plan_bearing(target: Sequence[float], position: Sequence[float]) -> float:
 
 
 def orbit_viewpoints(
-    grid: Any,
+    grid: NavGrid,
     sight: WallSight,
     target: Sequence[float],
     *,
@@ -186,7 +193,7 @@ class _Orbit:
 
     def __init__(
         self,
-        grid: Any,
+        grid: NavGrid,
         sight: WallSight,
         target: Sequence[float],
         floor_y: float,

@@ -24,6 +24,7 @@ from dataforge.store.reader import Dataset, StoredEpisode
 if TYPE_CHECKING:
     from shapely.geometry.base import BaseGeometry
 
+    from dataforge.nav.space import Point
     from dataforge.pipelines.findingdory.config import EpisodesConfig
     from dataforge.pipelines.findingdory.plan import EpisodePlan
 
@@ -82,9 +83,9 @@ class CheckScene(Protocol):
 
     def off_largest(self, points: np.ndarray) -> list[int]: ...
 
-    def distance(self, a: Any, b: Any) -> float: ...
+    def distance(self, a: Point, b: Point) -> float: ...
 
-    def reference(self, point: Any) -> np.ndarray | None: ...
+    def reference(self, point: Point) -> np.ndarray | None: ...
 
     def replay(self, plan: EpisodePlan) -> Iterator[str]: ...
 
@@ -140,10 +141,10 @@ class _Scene:
             if not (grid.inside(c := grid.cell_of(p)) and labels[c] == keep)
         ]
 
-    def distance(self, a: Any, b: Any) -> float:
+    def distance(self, a: Point, b: Point) -> float:
         return float(self.grid.distance(a, b))
 
-    def reference(self, point: Any) -> np.ndarray | None:
+    def reference(self, point: Point) -> np.ndarray | None:
         """``point``'s reference point as ``robot_at_object`` measures it
         (:func:`.goals.reference_point` on this grid and the house's walls)."""
         from types import SimpleNamespace

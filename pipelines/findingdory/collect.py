@@ -43,7 +43,7 @@ import functools
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -53,6 +53,11 @@ from dataforge.pipelines.findingdory.config import CITATION, LICENSE_URL, URL, C
 from dataforge.pipelines.findingdory.habitat_scene import carry_scenes
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
+
+if TYPE_CHECKING:
+    from dataforge.pipelines.findingdory.oracle import StepRecord
+    from dataforge.store.builder import ExtraFile
+    from dataforge.store.reader import Dataset
 
 PIPELINE = "findingdory-collect"
 EPISODES = "episodes"
@@ -172,7 +177,7 @@ def produce(
     last: dict[str, Any] = {}
 
     def blocks() -> Iterator[dict[str, np.ndarray]]:
-        buf: list[Any] = []
+        buf: list[StepRecord] = []
         for rec in agent.run():
             buf.append(rec)
             if len(buf) == BLOCK:
@@ -181,7 +186,7 @@ def produce(
         if buf:
             yield block(buf)
 
-    def block(recs: list[Any]) -> dict[str, np.ndarray]:
+    def block(recs: list[StepRecord]) -> dict[str, np.ndarray]:
         rids = [room_of(r.position, polygons) for r in recs]
         room_frames.update(x for x in rids if x is not None)
         last["pose"] = (recs[-1].position, recs[-1].yaw)
@@ -257,7 +262,7 @@ def produce(
 # -- videos ----------------------------------------------------------------------------------
 
 
-def video_files(ds: Any, fps: float) -> dict[str, Any]:
+def video_files(ds: Dataset, fps: float) -> dict[str, ExtraFile]:
     """``videos/<episode>.mp4`` of every stored episode's RGB, written from the shards, each
     frame stamped with its clock and frame number (:func:`video_frame`)."""
     return {
@@ -266,7 +271,7 @@ def video_files(ds: Any, fps: float) -> dict[str, Any]:
     }
 
 
-def _write_video(ds: Any, eid: str, fps: float, path: Any) -> None:
+def _write_video(ds: Dataset, eid: str, fps: float, path: Path) -> None:
     from dataforge.viz.video import Mp4Writer
 
     rgb = ds[eid]["rgb"]

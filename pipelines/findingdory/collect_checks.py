@@ -7,7 +7,7 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -323,7 +323,7 @@ def caught(ep: StoredEpisode, k: int = SUBSAMPLE) -> list[tuple[bool, bool]]:
         iid = ids.get(i.object)
         desnap = desnap_frame(act, i.place)
 
-        def shows(a: int, b: int, iid: Any = iid) -> bool:
+        def shows(a: int, b: int, iid: int | None = iid) -> bool:
             return iid is not None and any(
                 bool(np.any(inst[int(f)] == iid)) for f in picks[(picks >= a) & (picks <= b)]
             )

@@ -53,6 +53,9 @@ from dataforge.world.assets import AssetCatalogue
 from dataforge.world.house import House
 
 if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
+
+    from dataforge.nav.space import Point as NavPoint
     from dataforge.simulators.protocol import NavSpace, WorldBackend
     from dataforge.world.graph import WorldGraph
     from dataforge.world.placement import PlacementResult
@@ -87,7 +90,7 @@ class Rejection:
 class Receptacle:
     id: str
     category: str
-    footprint: Any  # shapely geometry (plan view)
+    footprint: BaseGeometry  # plan view
 
 
 class SceneBase:
@@ -146,7 +149,7 @@ class SceneBase:
                 out.append(c)
         return out
 
-    def distances(self, sources: Sequence[Any], targets: Sequence[Any]) -> np.ndarray:
+    def distances(self, sources: Sequence[NavPoint], targets: Sequence[NavPoint]) -> np.ndarray:
         """Geodesics on the scene's navigable space as loaded."""
         return self.nav.distances(sources, targets)
 
@@ -538,7 +541,7 @@ def _clear_view(
     return coverage_of(frame.instance, instance_ids_of(backend.ids, furniture)) < min_coverage
 
 
-def _nearest_point(geom: Any, x: float, z: float) -> tuple[float, float]:
+def _nearest_point(geom: BaseGeometry, x: float, z: float) -> tuple[float, float]:
     line = shapely.shortest_line(Point(x, z), geom)
     px, pz = line.coords[1] if isinstance(line, LineString) else (x, z)
     # stop just short of the footprint: the wall test must not hit a wall the furniture touches

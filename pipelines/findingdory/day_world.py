@@ -22,9 +22,15 @@ from dataforge.errors import DatasetError
 from dataforge.world.house import HouseObject
 
 if TYPE_CHECKING:
+    from shapely.geometry import Polygon
+
+    from dataforge.pipelines.findingdory.config import HeadCamera
+    from dataforge.pipelines.findingdory.plan import EpisodePlan
     from dataforge.simulators.embedded import EmbeddedWorld
     from dataforge.simulators.habitat import HabitatWorld
     from dataforge.simulators.protocol import HouseBackend, WorldBackend
+    from dataforge.store.manifest import Manifest
+    from dataforge.world.assets import AssetCatalogue
 
 HABITAT = "habitat"
 # Where a carried object is drawn: (right, up, forward) metres from the head camera, low in its
@@ -39,7 +45,7 @@ def is_habitat(meta: Mapping[str, Any]) -> bool:
 
 def drawn_words(
     world: WorldBackend, object_id: str, asset_id: str | None = None
-) -> dict[str, Any] | None:
+) -> dict[str, str | None] | None:
     """The words for how the object is drawn: shape, color, print_or_design, material
     (:meth:`WorldBackend.appearance`); ``asset_id`` for an object no longer in the world; None
     when they are not known."""
@@ -54,7 +60,7 @@ def carry(world: WorldBackend, object_id: str | None, yaw: float = 0.0) -> None:
     world.carry(object_id, CARRY_OFFSET, yaw)
 
 
-def room_polygons(world: WorldBackend) -> dict[str, Any]:
+def room_polygons(world: WorldBackend) -> dict[str, Polygon]:
     """Room id -> plan-view polygon (x, z)."""
     from shapely.geometry import Polygon
 
@@ -105,12 +111,12 @@ def scene_json(world: WorldBackend, stored: bytes) -> bytes:
 def plan_world(
     scene_json: bytes,
     meta: Mapping[str, Any],
-    plan: Any,
+    plan: EpisodePlan,
     *,
-    camera: Any,
+    camera: HeadCamera,
     agent_radius: float,
     scenes_root: Path | None = None,
-    catalogue: Any = None,
+    catalogue: AssetCatalogue | None = None,
 ) -> WorldBackend:
     """The world of ``plan`` (every rearranged object and distractor at its recorded start
     pose) at ``camera``'s image size and field of view. ``scene_json``: the stored house or
@@ -135,7 +141,11 @@ def plan_world(
 
 
 def embedded_world(
-    scene_json: bytes, name: str, camera: Any, agent_radius: float, catalogue: Any = None
+    scene_json: bytes,
+    name: str,
+    camera: HeadCamera,
+    agent_radius: float,
+    catalogue: AssetCatalogue | None = None,
 ) -> EmbeddedWorld:
     """The embedded world of a stored house (``scene_json``) at ``camera``'s image size and
     field of view, its grid for an agent of ``agent_radius``."""
@@ -158,13 +168,13 @@ def embedded_world(
 def final_world(
     scene_json: bytes,
     meta: Mapping[str, Any],
-    plan: Any,
+    plan: EpisodePlan,
     events: Sequence[Mapping[str, Any]],
     *,
-    camera: Any,
+    camera: HeadCamera,
     agent_radius: float,
     scenes_root: Path | None = None,
-    catalogue: Any = None,
+    catalogue: AssetCatalogue | None = None,
 ) -> WorldBackend:
     """The plan's world as the day left it: objects placed where placed, a picked object that
     was never placed (the day's frame cap) gone."""
@@ -190,7 +200,7 @@ def final_world(
     return day
 
 
-def final_objects(plan: Any, events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def final_objects(plan: EpisodePlan, events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every object the plan spawns, in spawn order, as the day left it: ``id``, ``asset``,
     ``category``, ``receptacle``, ``position``, ``rotation`` and ``present`` (False: picked and
     never placed). Stored with an HSSD scene's tasks, which :func:`stored_day` rebuilds from."""
@@ -226,7 +236,7 @@ def stored_day(
     scene_json: bytes,
     meta: Mapping[str, Any],
     *,
-    camera: Any,
+    camera: HeadCamera,
     agent_radius: float,
     scenes_root: Path | None,
 ) -> HabitatWorld:
@@ -251,7 +261,7 @@ def stored_day(
     return day
 
 
-def scenes_root_of(manifest: Any) -> Path | None:
+def scenes_root_of(manifest: Manifest) -> Path | None:
     """The HSSD data folder a dataset's manifest records (``scenes`` location), if any."""
     from dataforge.inputs import Inputs
 
@@ -261,7 +271,7 @@ def scenes_root_of(manifest: Any) -> Path | None:
 def _habitat_day(
     scene_json: bytes,
     meta: Mapping[str, Any],
-    camera: Any,
+    camera: HeadCamera,
     agent_radius: float,
     scenes_root: Path | None,
 ) -> HabitatWorld:

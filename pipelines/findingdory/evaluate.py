@@ -157,7 +157,7 @@ def parse_indices(
     raise UsageError(f"--parse is one of {', '.join(PARSE_MODES)}, got {mode!r}")
 
 
-def upstream_object(body: str) -> Any:
+def upstream_object(body: str) -> object:
     """What upstream's ``VLMAgent.response_json_loads`` makes of a reply (``vlm_agent.py``
     144-169, 287-288), None where it gives nothing: only a reply holding "json" or both braces
     is read; "json" and back-ticks are removed everywhere, the text from the first ``{`` to the
@@ -181,7 +181,7 @@ def upstream_object(body: str) -> Any:
         return None
 
 
-def upstream_picks(obj: Any) -> tuple[list[int] | None, str | None]:
+def upstream_picks(obj: object) -> tuple[list[int] | None, str | None]:
     """(the indices, None) or (None, why unusable), as upstream's
     ``extract_frame_indices_from_response`` reads ``frame_indices`` (``vlm_agent.py:305-321``):
     ``int()`` of each entry, so 4.5 is 4, " 3 " is 3 and true is 1; an ellipsis, or an entry

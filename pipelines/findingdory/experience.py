@@ -18,7 +18,7 @@ material the drawing does not name) from the category table (:meth:`.EpisodeLog.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,10 +32,13 @@ from dataforge.pipelines.findingdory.log import (
 )
 from dataforge.simulators.protocol import WorldBackend
 
+if TYPE_CHECKING:
+    from dataforge.pipelines.findingdory.plan import EpisodePlan
+
 
 def episode_log(
     day: WorldBackend,
-    plan: Any,
+    plan: EpisodePlan,
     meta: Mapping[str, Any],
     views: np.ndarray,
     events: Sequence[Mapping[str, Any]],
@@ -65,7 +68,7 @@ def episode_log(
     objects: list[LoggedObject] = []
     interactions: list[Interaction] = []
     final: dict[str, Sequence[float]] = {}
-    drawn: dict[str, Any] = {}
+    drawn: dict[str, dict[str, str | None] | None] = {}
     planned = set()
     for k, r in enumerate(plan.rearrangements):
         planned.add(r.object)
@@ -109,10 +112,10 @@ def episode_log(
         ref = reference_point(day, pos)
         if ref is not None:
             found[oid] = _finite(grid.distances([end], [ref])[0, 0])
-    for k, r in enumerate(recs):
+    for k, rec in enumerate(recs):
         pts = views[views[:, 3] == k, :3]
         if len(pts):
-            found[r["id"]] = _finite(float(np.min(grid.distances([end], list(pts))[0])))
+            found[rec["id"]] = _finite(float(np.min(grid.distances([end], list(pts))[0])))
     distance = {k: v for k, v in found.items() if v is not None}
     log = EpisodeLog(
         tuple(objects), receptacles, rooms, tuple(interactions), int(frames), clock, distance

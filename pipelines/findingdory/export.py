@@ -37,9 +37,12 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dataforge.errors import DatasetError, UsageError
+
+if TYPE_CHECKING:
+    from dataforge.store.reader import StoredEpisode
 
 FORMATS = ("findingdory-train",)
 FRAMES = 96  # yali30/findingdory-subsampled-96 (findingdory-train's README)
@@ -299,7 +302,7 @@ def _write(
     return {s: len(rows[s]) for s in order}, videos, {r: len(v) for r, v in dropped.items()}
 
 
-def _write_video(path: Path, ep: Any, kept: Sequence[int], clean: bool) -> None:
+def _write_video(path: Path, ep: StoredEpisode, kept: Sequence[int], clean: bool) -> None:
     from dataforge.pipelines.findingdory.stamps import stamp_frame
     from dataforge.viz.video import Mp4Writer
 

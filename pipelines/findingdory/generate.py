@@ -41,7 +41,7 @@ import functools
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,6 +56,9 @@ from dataforge.pipelines.findingdory.config import (
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 from dataforge.world.house_sources import HouseSource
+
+if TYPE_CHECKING:
+    from dataforge.pipelines.findingdory.creation import SceneBase
 
 PIPELINE = "findingdory"
 SCENES = "scenes"
@@ -157,13 +160,13 @@ def _habitat_record(
 
 
 def _record(
-    ctx: Any,
+    ctx: SceneBase,
     unit: WorkUnit,
     rng: np.random.Generator,
     scene_json: bytes,
     origin: dict[str, Any],
     rooms: list[dict[str, Any]],
-    room_of_receptacle: dict[str, Any],
+    room_of_receptacle: dict[str, str | None],
 ) -> Episode:
     """Draw the scene's episodes (rejections counted, give-ups after ``max_tries``) and make
     its stored record."""

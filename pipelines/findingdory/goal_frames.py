@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,12 @@ from dataforge.pipelines.findingdory.day_world import room_polygons
 from dataforge.pipelines.findingdory.metrics import THRESHOLDS
 from dataforge.pipelines.findingdory.templates import PREDICATES
 from dataforge.simulators.protocol import WorldBackend
+
+if TYPE_CHECKING:
+    from dataforge.nav.space import NavSpace
+    from dataforge.pipelines.findingdory.config import HeadCamera
+    from dataforge.pipelines.findingdory.log import EpisodeLog
+    from dataforge.store.reader import StoredEpisode
 
 DISTANCE, ANGLE, COVERAGE = 1, 2, 4
 ALL = DISTANCE | ANGLE | COVERAGE
@@ -61,7 +67,7 @@ class Entity:
         return {"id": self.id, "kind": self.kind, "point": list(self.point)}
 
 
-def entities_of(day: WorldBackend, ids: Sequence[str], log: Any) -> list[Entity]:
+def entities_of(day: WorldBackend, ids: Sequence[str], log: EpisodeLog) -> list[Entity]:
     """The entities named ``ids`` (objects, receptacles or rooms of ``log``) with their centres
     in the day's world (:mod:`.day_world`)."""
     kinds = {o.id: "object" for o in log.objects}
@@ -87,7 +93,7 @@ def frame_checks(
     rooms: np.ndarray,
     room_ids: Sequence[str],
     viewpoints: Mapping[str, np.ndarray],
-    camera: Any,
+    camera: HeadCamera,
 ) -> np.ndarray:
     """(E, F) uint8 check bits of each entity at each frame (module docstring). ``poses``:
     F x 4 (x, floor y, z, yaw); ``rooms``: each frame's index into ``room_ids`` (-1 none);
@@ -149,7 +155,7 @@ def frame_checks(
     return out
 
 
-def counts_from(entities: Sequence[Entity], log: Any) -> list[int | None]:
+def counts_from(entities: Sequence[Entity], log: EpisodeLog) -> list[int | None]:
     """The first frame at which each entity can be a label (module docstring): the first frame
     of an interacted object's place routine (None: never placed), frame 0 for everything else."""
     placed = {
@@ -190,7 +196,9 @@ def _angles(pos: np.ndarray, yaw: np.ndarray, point: Sequence[float]) -> np.ndar
     return ang
 
 
-def _near_viewpoints(grid: Any, pos: np.ndarray, views: np.ndarray, radius: float) -> np.ndarray:
+def _near_viewpoints(
+    grid: NavSpace, pos: np.ndarray, views: np.ndarray, radius: float
+) -> np.ndarray:
     """Whether each position is within ``radius`` (geodesic) of one of ``views``: within it in
     a straight line that stays on navigable cells (geodesic >= straight-line distance)."""
     out = np.zeros(len(pos), dtype=bool)
@@ -205,7 +213,9 @@ def _near_viewpoints(grid: Any, pos: np.ndarray, views: np.ndarray, radius: floa
     return out
 
 
-def stored_world(ep: Any, scenes_root: Path | None = None) -> tuple[WorldBackend, Any]:
+def stored_world(
+    ep: StoredEpisode, scenes_root: Path | None = None
+) -> tuple[WorldBackend, HeadCamera]:
     """The day's world of a tasks record as the day left it (its stored house JSON, not the
     replay that made the checks; for an HSSD scene, the scene rebuilt from ``scenes_root`` with
     the stored final objects) and the head camera, for teleport-and-check renders."""

@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import shapely
@@ -58,6 +58,9 @@ from dataforge.simulators.protocol import WorldBackend
 from dataforge.world.graph import WorldGraph
 from dataforge.world.graph import room_of as _room_containing
 from dataforge.world.scene import InstanceIds
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
 
 SNAP_RADIUS_M = 2.0
 """How far (m, floor plane; by path where walls are known) a target's centre may be from
@@ -278,7 +281,7 @@ def _xyz(p: ArrayLike) -> tuple[float, float, float]:
 
 
 def _snap_on_grid(
-    grid: NavGrid, point: ArrayLike, radius: float, walls: Sequence[Any] | None = None
+    grid: NavGrid, point: ArrayLike, radius: float, walls: Sequence[BaseGeometry] | None = None
 ) -> np.ndarray | None:
     """The navigable cell centre of ``grid``'s largest component nearest to ``point`` within
     ``radius``: by path around ``walls`` (:func:`_wall_paths`), or in a straight line when
@@ -311,7 +314,7 @@ def _wall_paths(
     grid: NavGrid,
     xz: tuple[float, float],
     window: tuple[int, int, int, int],
-    walls: Sequence[Any],
+    walls: Sequence[BaseGeometry],
 ) -> np.ndarray:
     """Path lengths (m) from the floor point ``xz`` to the centre of every cell of ``window``
     (rows i0:i1, columns j0:j1 of ``grid``) with the wall lines ``walls`` as the only obstacles

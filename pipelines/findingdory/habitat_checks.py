@@ -19,6 +19,7 @@ import numpy as np
 from shapely.geometry import Polygon
 
 if TYPE_CHECKING:
+    from dataforge.nav.space import Point
     from dataforge.pipelines.findingdory.config import EpisodesConfig
     from dataforge.pipelines.findingdory.plan import EpisodePlan
 
@@ -74,10 +75,10 @@ class HabitatCheckScene:
                 out.append(k)
         return out
 
-    def distance(self, a: Any, b: Any) -> float:
+    def distance(self, a: Point, b: Point) -> float:
         return float(self.world.distances([a], [b])[0][0])
 
-    def reference(self, point: Any) -> np.ndarray | None:
+    def reference(self, point: Point) -> np.ndarray | None:
         """``point``'s reference point as ``robot_at_object`` measures it in this world
         (:func:`.goals.reference_point`: the nearest reachable position)."""
         from dataforge.pipelines.findingdory.goals import reference_point

@@ -35,7 +35,11 @@ from dataforge.pipelines.findingdory.creation import Receptacle, SceneBase, chec
 from dataforge.world.scene_sources import HssdLayout
 
 if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
+
+    from dataforge.inputs import Inputs
     from dataforge.simulators.habitat import HabitatAgent, HabitatWorld
+    from dataforge.store.manifest import Manifest
 
 SIGHT_INSET_M = 0.05  # the sight target: this far inside the footprint's nearest point
 SIGHT_BELOW_TOP_M = 0.02  # and this far below the furniture's top
@@ -60,7 +64,7 @@ def stretch_agent(radius: float) -> HabitatAgent:
     )
 
 
-def open_habitat_world(layout: HssdLayout, scene_id: str, cfg: EpisodesConfig) -> Any:
+def open_habitat_world(layout: HssdLayout, scene_id: str, cfg: EpisodesConfig) -> HabitatWorld:
     """The check world for one HSSD scene at the check resolution (habitat-sim required)."""
     return open_scene(
         layout,
@@ -185,7 +189,7 @@ class HabitatSceneContext(SceneBase):
         return self.templates[asset]
 
 
-def _inside_point(footprint: Any, x: float, z: float) -> tuple[float, float]:
+def _inside_point(footprint: BaseGeometry, x: float, z: float) -> tuple[float, float]:
     """The footprint's nearest point to (x, z), moved :data:`SIGHT_INSET_M` towards its
     centroid (a ray aimed at the edge itself may graze past it)."""
     from shapely.geometry import Point
@@ -210,7 +214,7 @@ def scene_instance_bytes(layout: HssdLayout, scene_id: str) -> bytes:
     return Path(path).read_bytes()
 
 
-def carry_scenes(inputs: Any, manifest: Any, *, habitat: bool) -> str | None:
+def carry_scenes(inputs: Inputs, manifest: Manifest, *, habitat: bool) -> str | None:
     """For a stage that reads a dataset made on HSSD scenes (``habitat``): the same data folder
     as that dataset's manifest records under ``scenes`` (unless given, e.g. by reproduce),
     every file it read from there hashed again (so reproduce checks them), and the folder's

@@ -15,15 +15,19 @@ it rests on is in the house JSON.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dataforge.errors import MalformedInputError
+
+if TYPE_CHECKING:
+    from dataforge.world.house import HouseObject
 
 Vec3 = tuple[float, float, float]
 
 
-def _vec3(v: Any) -> Vec3:
+def _vec3(v: Iterable[float]) -> Vec3:
     x, y, z = (float(a) for a in v)
     return (x, y, z)
 
@@ -147,7 +151,7 @@ class EpisodePlan:
         except (KeyError, TypeError, ValueError) as e:
             raise MalformedInputError(f"episode plan: {type(e).__name__}: {e}") from None
 
-    def spawns(self) -> list[tuple[Any, str]]:
+    def spawns(self) -> list[tuple[HouseObject, str]]:
         """What the episode puts in the house before the day: (the object at its start pose as a
         :class:`~dataforge.world.house.HouseObject`, its receptacle), the rearranged objects in
         order, then the distractors."""

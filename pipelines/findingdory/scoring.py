@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +39,14 @@ from dataforge.pipelines.findingdory.metrics import (
 )
 
 if TYPE_CHECKING:
+    from rich.table import Table
+    from shapely.geometry import Polygon
+
+    from dataforge.nav.grid import NavGrid
+    from dataforge.nav.space import NavSpace
+    from dataforge.pipelines.findingdory.config import HeadCamera
     from dataforge.simulators.protocol import WorldBackend
+    from dataforge.store.reader import Dataset, StoredEpisode
 
 
 def frame_results(
@@ -65,18 +72,18 @@ class EpisodeTasks:
     index: dict[str, int]
     poses: np.ndarray
     distance: np.ndarray
-    ep: Any  # the stored record (house JSON, viewpoints) for geodesics and renders
+    ep: StoredEpisode  # the stored record (house JSON, viewpoints) for geodesics and renders
     scenes_root: Path | None = None  # an HSSD scene's data folder (the manifest's)
     entity_distance: dict[str, float | None] = field(default_factory=dict)  # from the start
     entity_point: dict[str, tuple[float, float, float]] = field(default_factory=dict)
-    _grid: Any = None
-    _day: tuple[WorldBackend, Any] | None = None
+    _grid: NavGrid | None = None
+    _day: tuple[WorldBackend, HeadCamera] | None = None
 
     @property
     def frames(self) -> int:
         return len(self.poses)
 
-    def day(self) -> tuple[WorldBackend, Any]:
+    def day(self) -> tuple[WorldBackend, HeadCamera]:
         """The stored final world and head camera (:func:`.goal_frames.stored_world`), built
         once; :meth:`close` closes it."""
         if self._day is None:
@@ -90,7 +97,7 @@ class EpisodeTasks:
             self._day[0].close()
             self._day = None
 
-    def grid(self, agent_radius: float) -> Any:
+    def grid(self, agent_radius: float) -> NavSpace:
         """Geodesics in the stored world: the house's grid (embedded), the navmesh (HSSD)."""
         from dataforge.pipelines.findingdory.day_world import is_habitat
 
@@ -109,7 +116,7 @@ class EpisodeTasks:
         return self._grid
 
 
-def load_tasks(ds: Any, only: Sequence[str] | None = None) -> list[EpisodeTasks]:
+def load_tasks(ds: Dataset, only: Sequence[str] | None = None) -> list[EpisodeTasks]:
     """Every episode's tasks (templates in ``only``, e.g. ``["T01"]``, when given)."""
     from dataforge.pipelines.findingdory.day_world import scenes_root_of
 
@@ -250,7 +257,7 @@ def score_predictions(
     return out, counts
 
 
-def _indices_ok(v: Any) -> bool:
+def _indices_ok(v: object) -> bool:
     return isinstance(v, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
 
 
@@ -307,7 +314,11 @@ def _hl_spl(
 
 
 def _low_level(
-    ep: EpisodeTasks, t: Mapping[str, Any], traj: Mapping[str, Any], agent_radius: float, world: Any
+    ep: EpisodeTasks,
+    t: Mapping[str, Any],
+    traj: Mapping[str, Any],
+    agent_radius: float,
+    world: Callable[[EpisodeTasks], tuple[WorldBackend, HeadCamera]],
 ) -> tuple[bool, float | None]:
     """LL success and LL-SPL of one trajectory: its stop poses rendered in the stored final
     world and checked (:func:`.goal_frames.frame_checks`)."""
@@ -348,7 +359,9 @@ def _low_level(
     return ok, spl(ok, float(l_m), p) if np.isfinite(p) else None
 
 
-def _rooms_of(polys: Mapping[str, Any], poses: np.ndarray, room_ids: Sequence[str]) -> np.ndarray:
+def _rooms_of(
+    polys: Mapping[str, Polygon], poses: np.ndarray, room_ids: Sequence[str]
+) -> np.ndarray:
     from dataforge.world.graph import room_of
 
     out = []
@@ -439,7 +452,7 @@ def parse_modes(preds: Mapping[str, Mapping[str, Any]], ids: Iterable[str]) -> d
     return dict(sorted(counts.items()))
 
 
-def table(report: Mapping[str, Any]) -> Any:
+def table(report: Mapping[str, Any]) -> Table:
     """A rich table of a :func:`run_score` report: solvable tasks per category and overall,
     then the unsolvable ones overall."""
     from rich.table import Table

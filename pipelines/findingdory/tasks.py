@@ -37,9 +37,9 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,6 +56,15 @@ from dataforge.pipelines.findingdory.generate import SCENES
 from dataforge.pipelines.findingdory.habitat_scene import carry_scenes
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
+
+if TYPE_CHECKING:
+    from dataforge.nav.space import NavSpace
+    from dataforge.pipelines.findingdory.goal_frames import Entity
+    from dataforge.pipelines.findingdory.log import EpisodeLog
+    from dataforge.pipelines.findingdory.templates import Task
+    from dataforge.store.reader import Dataset
+
+    Key = tuple[float, float, float]  # a frame position, rounded (FrameTours)
 
 PIPELINE = "findingdory-tasks"
 EXPERIENCE = "experience"
@@ -215,7 +224,7 @@ def produce(
 
 
 def entity_records(
-    entities: Any, since: list[int | None], distances: list[float | None]
+    entities: Sequence[Entity], since: list[int | None], distances: list[float | None]
 ) -> list[dict[str, Any]]:
     """The stored entities: id, kind, centre, ``counts_from`` (the first frame that can be a
     label: :func:`.goal_frames.counts_from`) and ``distance_m`` (:func:`entity_distances`)."""
@@ -226,7 +235,7 @@ def entity_records(
 
 
 def entity_distances(
-    entities: Any, log: Any, bits: np.ndarray, dist: np.ndarray
+    entities: Sequence[Entity], log: EpisodeLog, bits: np.ndarray, dist: np.ndarray
 ) -> list[float | None]:
     """The geodesic (m) from the day's final pose, where a task starts, to each entity: what
     upstream's HL-SPL compares (``dist_to_goal`` of ``task/pddl/pddl.py::is_robot_at_position``
@@ -255,16 +264,16 @@ class FrameTours:
     """Geodesics between frame positions (one distance field per distinct position, cached for
     the episode) and the shortest tours through one valid frame per subgoal."""
 
-    def __init__(self, grid: Any, positions: np.ndarray, start: np.ndarray) -> None:
+    def __init__(self, grid: NavSpace, positions: np.ndarray, start: np.ndarray) -> None:
         self.grid = grid
         self.keys = [_key(p) for p in positions]
         self.start = _key(start)
         pts = np.asarray(positions, dtype=np.float64)
         self.points = {k: pts[i] for i, k in enumerate(self.keys)}
         self.points[self.start] = np.asarray(start, dtype=np.float64)
-        self._rows: dict[tuple[float, float, float], dict[Any, float]] = {}
+        self._rows: dict[Key, dict[Key, float]] = {}
 
-    def distance(self, a: Any, b: Any) -> float:
+    def distance(self, a: Key, b: Key) -> float:
         row = self._rows.get(a)
         if row is None:
             order = list(self.points)
@@ -279,9 +288,9 @@ class FrameTours:
         each represented by its first valid frame."""
         from dataforge.pipelines.findingdory.metrics import shortest_tour_path
 
-        reps: list[dict[Any, int]] = []
+        reps: list[dict[Hashable, int]] = []
         for frames in valid:
-            rep: dict[Any, int] = {}
+            rep: dict[Hashable, int] = {}
             for f in frames:
                 rep.setdefault(self.keys[f], f)
             reps.append(rep)
@@ -293,11 +302,11 @@ class FrameTours:
         return float(length), [(i, reps[i][key]) for i, key in visits]
 
 
-def _key(p: Any) -> tuple[float, float, float]:
+def _key(p: Sequence[float] | np.ndarray) -> Key:
     return (round(float(p[0]), 4), round(float(p[1]), 4), round(float(p[2]), 4))
 
 
-def _locks(task: Any, frames: list[int], bits: np.ndarray, index: dict[str, int]) -> bool:
+def _locks(task: Task, frames: list[int], bits: np.ndarray, index: dict[str, int]) -> bool:
     """Whether presenting ``frames`` in this order solves ``task`` under the lock rules."""
     from dataforge.pipelines.findingdory.metrics import high_level_success
     from dataforge.pipelines.findingdory.scoring import frame_results
@@ -309,7 +318,7 @@ def _locks(task: Any, frames: list[int], bits: np.ndarray, index: dict[str, int]
 # -- the files beside the shards ------------------------------------------------------------
 
 
-def task_lines(ds: Any) -> Iterator[dict[str, Any]]:
+def task_lines(ds: Dataset) -> Iterator[dict[str, Any]]:
     """One record per task in the authors' QA fields plus ours, in episode order (``video``:
     the experience's MP4 when it was collected with one, as each episode's metadata says)."""
     for eid in ds.episode_ids:
@@ -332,7 +341,7 @@ def task_lines(ds: Any) -> Iterator[dict[str, Any]]:
             }
 
 
-def tasks_file(ds: Any) -> bytes:
+def tasks_file(ds: Dataset) -> bytes:
     return "".join(
         json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n" for r in task_lines(ds)
     ).encode()

@@ -59,7 +59,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,6 +67,11 @@ from dataforge.errors import MalformedInputError, UsageError
 from dataforge.pipelines.findingdory.log import (
     EpisodeLog,
 )
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 KINDS = ("object", "receptacle", "room")
 PREDICATES = {
@@ -374,7 +379,7 @@ class _View:
         return tuple(k for k, row in enumerate(rows) if ids & set(row))
 
 
-def _unique(xs: Iterable[Any]) -> list[Any]:
+def _unique(xs: Iterable[T | None]) -> list[T]:
     return [x for x in dict.fromkeys(xs) if x is not None]
 
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +38,11 @@ from dataforge.inputs import Inputs
 from dataforge.pipelines.houses.config import HousesConfig
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
+
+if TYPE_CHECKING:
+    from dataforge.store.reader import Dataset
+    from dataforge.world.assets import AssetCatalogue
+    from dataforge.world.house import House
 
 PIPELINE = "houses"
 HOUSES_DIR = "houses"
@@ -66,7 +71,7 @@ def schema() -> Schema:
     )
 
 
-def house_bytes(house: dict[str, Any]) -> bytes:
+def house_bytes(house: Mapping[str, object]) -> bytes:
     """The stored form of a house: sorted keys, two-space indent, trailing newline."""
     return (json.dumps(house, sort_keys=True, indent=2) + "\n").encode()
 
@@ -116,7 +121,7 @@ def produce(cfg: HousesConfig, unit: WorkUnit, rng: np.random.Generator) -> Iter
     )
 
 
-def house_counts(house: Any) -> dict[str, int]:
+def house_counts(house: House) -> dict[str, int]:
     return {
         "rooms": len(house.rooms),
         "doors": len(house.doors),
@@ -127,7 +132,7 @@ def house_counts(house: Any) -> dict[str, int]:
     }
 
 
-def surface_counts(house: Any, catalogue: Any) -> dict[str, int]:
+def surface_counts(house: House, catalogue: AssetCatalogue) -> dict[str, int]:
     """How many objects rest on each kind of support surface of their parent (``top``,
     ``shelf``, ``seat``, ``interior``, ``basin``; ``none``: tilted, dropped objects), and how
     many are in or on each kind of sub-receptacle (``in Drawer``, ``on Shelf``, ...)."""
@@ -145,7 +150,7 @@ def surface_counts(house: Any, catalogue: Any) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def house_files(ds: Any) -> dict[str, bytes]:
+def house_files(ds: Dataset) -> dict[str, bytes]:
     """Each stored house as its own JSON file (the stored bytes, unchanged)."""
     return {ep.metadata["file"]: ep["house_json"].read().tobytes() for ep in ds.episodes()}
 

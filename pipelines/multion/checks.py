@@ -232,7 +232,7 @@ def _room_checks(
 # -- the dataset -------------------------------------------------------------------------------
 
 
-def _read_json(root: Path, rel: str) -> Any:
+def _read_json(root: Path, rel: str) -> object:
     """A dataset file's JSON (gzip when ``.gz``), read without following links."""
     from dataforge.store.hashing import read_inside
 
@@ -255,7 +255,7 @@ def habitat_id_problem(ids: np.ndarray) -> str:
     )
 
 
-def _normalised(doc: Any) -> Any:
+def _normalised(doc: object) -> Any:
     return json.loads(json.dumps(doc))
 
 

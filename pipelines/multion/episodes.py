@@ -94,13 +94,13 @@ def document(episodes: list[dict]) -> dict[str, Any]:
     return {**category_maps(), "episodes": episodes}
 
 
-def gz_json(doc: Any) -> bytes:
+def gz_json(doc: object) -> bytes:
     """Compact JSON, gzip-compressed without a timestamp (the same bytes every run)."""
     text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
     return gzip.compress(text.encode(), compresslevel=6, mtime=0)
 
 
-def write_gz_json(path: Path, doc: Any) -> None:
+def write_gz_json(path: Path, doc: object) -> None:
     path.write_bytes(gz_json(doc))
 
 
@@ -133,7 +133,7 @@ def read_document(path: Path | str, what: str = "MultiON episodes") -> dict[str,
     return doc
 
 
-def _eid(ep: Any) -> str:
+def _eid(ep: object) -> str:
     return str(ep.get("episode_id")) if isinstance(ep, dict) else "?"
 
 

@@ -13,11 +13,16 @@ import itertools
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dataforge.pipelines.multion.cylinders import NAMES, built_in
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from dataforge.nav.grid import NavGrid
 
 NAVIGABLE = (150, 150, 150)
 OFF = (255, 255, 255)
@@ -30,7 +35,7 @@ def _rgb(c: Sequence[int]) -> tuple[float, float, float]:
     return (c[0] / 255, c[1] / 255, c[2] / 255)
 
 
-def shortest_route(grid: Any, points: Sequence[Sequence[float]]) -> list[np.ndarray]:
+def shortest_route(grid: NavGrid, points: Sequence[Sequence[float]]) -> list[np.ndarray]:
     """A shortest path on ``grid`` through ``points`` in order (goal points that are blocked
     are approached at their nearest free cell)."""
     out: list[np.ndarray] = []
@@ -41,8 +46,8 @@ def shortest_route(grid: Any, points: Sequence[Sequence[float]]) -> list[np.ndar
 
 
 def draw_map(
-    ax: Any,
-    grid: Any,
+    ax: Axes,
+    grid: NavGrid,
     start: Sequence[float],
     yaw_deg: float,
     goals: Sequence[Sequence[float]],
@@ -96,7 +101,7 @@ def draw_map(
 
 def episode_figure(
     path: Path,
-    grid: Any,
+    grid: NavGrid,
     start: Sequence[float],
     yaw_deg: float,
     goals: Sequence[Sequence[float]],

@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,6 +63,12 @@ from dataforge.world.scene_sources import (
     plan_scene_units,
     resolve_scenes,
 )
+
+if TYPE_CHECKING:
+    from dataforge.pipelines.multion.sampling import Rules
+    from dataforge.pipelines.multion.scenes import SceneSpace
+    from dataforge.store.builder import ExtraFile
+    from dataforge.store.reader import Dataset
 
 PIPELINE = "multion"
 SCENES = "scenes"
@@ -123,7 +129,7 @@ def schema(cfg: MultionConfig) -> Schema:
 
 def open_space(
     cfg: MultionConfig, source: HouseSource | None, unit: WorkUnit, rng: np.random.Generator
-) -> tuple[Any, dict[str, Any], bytes]:
+) -> tuple[SceneSpace, dict[str, Any], bytes]:
     """The unit's navigable space, what to record of where the scene came from, and the house
     JSON bytes (empty for a Habitat scene)."""
     from dataforge.pipelines.multion.scenes import habitat_space, house_space
@@ -158,7 +164,7 @@ def scene_id_of(cfg: MultionConfig, unit: WorkUnit) -> str:
     return f"procthor/{unit.id}.json"
 
 
-def rules_of(cfg: MultionConfig) -> Any:
+def rules_of(cfg: MultionConfig) -> Rules:
     from dataforge.pipelines.multion.sampling import Rules
 
     return Rules(
@@ -179,7 +185,7 @@ def produce(
     space, origin, house = open_space(cfg, source, unit, rng)
     drawn, tally = draw_episodes(space, rules_of(cfg), rng, cfg.episodes)
     n, m = len(drawn), cfg.m
-    arrays = {
+    arrays: dict[str, np.ndarray] = {
         # habitat-lab's MultiNav-v1 loader numbers each content file's episodes 0, 1, ...
         # (multi_nav_dataset.py: episode.episode_id = str(i)): write exactly those ids
         "episode_id": np.arange(n, dtype=np.int64),
@@ -224,9 +230,9 @@ def produce(
 # -- the files beside the shards ---------------------------------------------------------------
 
 
-def challenge_files(ds: Any, split: str) -> dict[str, Any]:
+def challenge_files(ds: Dataset, split: str) -> dict[str, ExtraFile]:
     """``<split>/<split>.json.gz``, ``<split>/content/<scene>.json.gz`` and the houses."""
-    files: dict[str, Any] = {split_file(split): gz_json({**category_maps(), "episodes": []})}
+    files: dict[str, ExtraFile] = {split_file(split): gz_json({**category_maps(), "episodes": []})}
     for eid in ds.episode_ids:
         files[content_file(split, eid)] = functools.partial(_write_content, ds, eid)
         ep = ds[eid]
@@ -235,13 +241,13 @@ def challenge_files(ds: Any, split: str) -> dict[str, Any]:
     return files
 
 
-def _write_content(ds: Any, eid: str, path: Path) -> None:
+def _write_content(ds: Dataset, eid: str, path: Path) -> None:
     ep = ds[eid]
     arrays = {k: ep[k].read() for k in ep if k != "house_json"}
     path.write_bytes(gz_json(document(episode_dicts(arrays, ep.metadata))))
 
 
-def _write_house(ds: Any, eid: str, path: Path) -> None:
+def _write_house(ds: Dataset, eid: str, path: Path) -> None:
     path.write_bytes(ds[eid]["house_json"][:].tobytes())
 
 

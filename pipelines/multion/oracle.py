@@ -41,7 +41,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -64,11 +64,15 @@ from dataforge.pipelines.multion.cylinders import NAMES, OBJECTS_DIR, cylinders
 from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 
+if TYPE_CHECKING:
+    from dataforge.render.renderer import Frame, Renderer
+    from dataforge.world.assets import AssetCatalogue
+
 PIPELINE = "multion-oracle"
 EPISODES = "episodes"
 DATA_DIR = "data-dir"
 SEMANTICS_FILE = "semantic_classes.json"
-_renderers: dict[tuple[int, int, float], Any] = {}  # this worker's renderer, across scenes
+_renderers: dict[tuple[int, int, float], Renderer] = {}  # this worker's renderer, across scenes
 
 
 def vfov(cfg: OracleConfig) -> float:
@@ -201,7 +205,7 @@ def follow(
     return OracleRun(actions, poses, gidx, to_goal, found, success, ended)
 
 
-def approach_point(grid: Any, goal: np.ndarray, pose: Pose2D) -> np.ndarray:
+def approach_point(grid: NavGrid, goal: np.ndarray, pose: Pose2D) -> np.ndarray:
     """Where the follower heads for ``goal``: the goal itself when the agent may stand there,
     else the centre of the free cell nearest to it that the agent can reach (a cylinder blocks
     its own position; the free cell nearest to it may lie in a pocket cut off by it)."""
@@ -221,7 +225,7 @@ def approach_point(grid: Any, goal: np.ndarray, pose: Pose2D) -> np.ndarray:
 
 
 def _next_action(
-    grid: Any, pose: Pose2D, goal: np.ndarray, tries: list[int], forward: float, turn: float
+    grid: NavGrid, pose: Pose2D, goal: np.ndarray, tries: list[int], forward: float, turn: float
 ) -> int | None:
     """MOVE_FORWARD when the current heading's free step is the best one, else the first
     turn toward the best heading; None when no free step gets closer to the goal."""
@@ -298,7 +302,9 @@ def search_leg(
 class SceneRenderer:
     """A house's meshes with each episode's goal cylinders, seen from the agent's camera."""
 
-    def __init__(self, cfg: OracleConfig, house: Any, catalogue: Any, objects: Path | None):
+    def __init__(
+        self, cfg: OracleConfig, house: Any, catalogue: AssetCatalogue, objects: Path | None
+    ):
         from dataforge.render.renderer import Renderer
         from dataforge.world.scene import house_scene
 
@@ -334,7 +340,7 @@ class SceneRenderer:
             )
         self.renderer.set_scene(Scene(meshes))
 
-    def render(self, pose: Pose2D) -> Any:
+    def render(self, pose: Pose2D) -> Frame:
         from dataforge.render.camera import thor_camera_pose
 
         eye = np.array([pose.x, pose.y + self.cfg.camera_height, pose.z])

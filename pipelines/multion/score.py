@@ -69,7 +69,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -77,6 +77,16 @@ from dataforge.errors import DatasetError, InputNotFoundError, MalformedInputErr
 from dataforge.pipelines.multion.agent import FOUND, action_id
 from dataforge.pipelines.multion.config import OracleConfig
 from dataforge.pipelines.multion.scenes import SceneSpace
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    from rich.table import Table
+
+    from dataforge.nav.follower import Pose2D
+    from dataforge.store.reader import Dataset
+
+    State = TypeVar("State")  # the agent's state in score_episode: a Pose2D, or an index
 
 EPISODES_PIPELINE = "multion"
 ORACLE_PIPELINE = "multion-oracle"
@@ -172,7 +182,7 @@ def _ratio(d: float, p: float) -> float:
     return d / den if den > 0 else 1.0
 
 
-def _xyz(state: Any) -> np.ndarray:
+def _xyz(state: object) -> np.ndarray:
     """A state's position: its ``xyz`` (a :class:`Pose2D`) or the state itself."""
     return np.asarray(getattr(state, "xyz", state), dtype=np.float64)
 
@@ -182,11 +192,11 @@ def score_episode(
     goals: Sequence[Sequence[float]],
     legs: Sequence[float],
     *,
-    start: Any,
-    step: Callable[[Any, int], Any],
+    start: State,
+    step: Callable[[State, int], State],
     geodesic: Callable[[np.ndarray, np.ndarray], float],
     geodesic_distance: float | None = None,
-    position: Callable[[Any], np.ndarray | Sequence[float]] = _xyz,
+    position: Callable[[State], np.ndarray | Sequence[float]] = _xyz,
     success_distance: float = _DEFAULTS.success_distance,
     max_steps: int = _DEFAULTS.max_steps,
     episode_id: str = "",
@@ -316,7 +326,7 @@ class Trajectories:
     config: Mapping[str, Any] = field(default_factory=dict)
 
 
-def ids_text(ids: Sequence[Any]) -> str:
+def ids_text(ids: Sequence[object]) -> str:
     """``episode ids 3, 7, 9`` or ``episode ids 1, 2, 3, 4, 5 and 12 more``."""
     shown = ", ".join(str(i) for i in ids[:SHOWN_IDS])
     more = len(ids) - SHOWN_IDS
@@ -358,7 +368,7 @@ def load_trajectories(path: Path | str) -> Trajectories:
     return Trajectories(path, "file", _parse_records(path, _read_records(path)))
 
 
-def _read_records(path: Path) -> list[tuple[str, Any]]:
+def _read_records(path: Path) -> list[tuple[str, object]]:
     """``(label, record)`` of every record: a JSON list, one JSON object, or JSON lines."""
     raw = path.read_bytes()
     try:
@@ -399,7 +409,7 @@ def _read_records(path: Path) -> list[tuple[str, Any]]:
     return out
 
 
-def _parse_records(path: Path, records: list[tuple[str, Any]]) -> dict[Key, Trajectory]:
+def _parse_records(path: Path, records: list[tuple[str, object]]) -> dict[Key, Trajectory]:
     out: dict[Key, Trajectory] = {}
     problems: list[tuple[str, str, str]] = []
     for label, rec in records:
@@ -428,7 +438,7 @@ def _parse_records(path: Path, records: list[tuple[str, Any]]) -> dict[Key, Traj
     return out
 
 
-def _trajectory(actions: Any, positions: Any) -> Trajectory:
+def _trajectory(actions: object, positions: object) -> Trajectory:
     """A checked trajectory (raises :class:`UsageError` saying what is wrong)."""
     if isinstance(actions, np.ndarray):
         actions = actions.tolist()
@@ -597,7 +607,7 @@ class DatasetScore:
         }
 
 
-def _open_episodes(directory: Path) -> tuple[Any, dict[str, Any]]:
+def _open_episodes(directory: Path) -> tuple[Dataset, dict[str, Any]]:
     from dataforge.store import open_dataset
 
     directory = Path(directory)
@@ -614,7 +624,7 @@ def _open_episodes(directory: Path) -> tuple[Any, dict[str, Any]]:
 
 def _scene_motion(
     space: SceneSpace, goals: np.ndarray, config: Mapping[str, Any], settings: ScoreSettings
-) -> Callable[[Any, int], Any] | None:
+) -> Callable[[Pose2D, int], Pose2D] | None:
     """The motion callable on the scene's grid (goal cylinders blocked when the dataset says
     so); ``None`` where there is no grid (a Habitat navmesh)."""
     from dataforge.pipelines.multion import agent
@@ -624,7 +634,7 @@ def _scene_motion(
     grid = space.move_grid(goals, config)
     fwd, turn = float(settings.forward_step), float(settings.turn_angle)
 
-    def step(pose: Any, a: int) -> Any:
+    def step(pose: Pose2D, a: int) -> Pose2D:
         return agent.step(pose, a, grid, fwd, turn)
 
     return step
@@ -848,7 +858,7 @@ TABLE_COLUMNS = (
 )
 
 
-def report_table(report: ScoreReport) -> Any:
+def report_table(report: ScoreReport) -> Table:
     """A rich table: per m and overall, the episodes and the mean metrics in percent."""
     from rich.table import Table
 
