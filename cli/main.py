@@ -23,6 +23,9 @@ DATASET_COMMANDS: dict[str, str] = {
     "inspect": "dataforge.cli.dataset:inspect",
     "stats": "dataforge.cli.dataset:stats",
     "reproduce": "dataforge.cli.reproduce:reproduce",
+    "subset": "dataforge.cli.curation:subset",
+    "merge": "dataforge.cli.curation:merge",
+    "split": "dataforge.cli.curation:split",
 }
 
 
@@ -54,7 +57,8 @@ def cli(debug: bool) -> None:
     """dataforge: generate, curate and verify datasets for benchmarking memory in embodied agents.
 
     Pipeline commands generate datasets (sharded Zarr or HDF5 with a checksummed manifest);
-    validate, inspect and stats work on any dataset. Every command has --help.
+    validate, inspect, stats and reproduce work on any dataset; subset, merge and split curate
+    them (the result is a dataset too, its parents recorded). Every command has --help.
 
     Exit status: 0 success, 1 failed validation or run, 2 bad usage or input, 130 Ctrl-C.
     """

@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # for annotations only: importing them would load the store, 
     from dataforge.inputs import Inputs
     from dataforge.run.job import Job
     from dataforge.stats import DatasetStats
+    from dataforge.store.builder import ExtraFile
     from dataforge.store.reader import Dataset, StoredEpisode
 
 # The hooks of a pipeline's checks module (see the module docstring).
@@ -74,6 +75,7 @@ StatsFn = Callable[["Dataset"], "PipelineStats"]
 PreviewFrames = Callable[["StoredEpisode", int], list[int]]
 Preview = Callable[["StoredEpisode", Path, "int | None"], None]
 Plot = Callable[["DatasetStats", Path], None]
+ExtrasFn = Callable[["Dataset"], Mapping[str, "ExtraFile"]]
 PIPELINES_PACKAGE = "dataforge.pipelines"
 
 
@@ -162,6 +164,10 @@ class Pipeline:
     argument: str | None = None  # an input location taken as the command's argument
     # a benchmark's commands that make no dataset (evaluate, score, baseline, export, ...)
     tools: tuple[str, ...] = ()
+    # "module:function": (dataset) -> {relative path: bytes or writer}, the files beside the
+    # shards made from the episodes (and the dataset's config): what generation writes and
+    # what a curated dataset (dataforge.curate) gets again for the episodes it keeps
+    extras: str | None = None
     # Arrays that a library does not make bit-identical across CPUs: golden tests compare their
     # per-frame channel means within this absolute tolerance instead of their sha256, and the
     # extra files matching ``golden_derived`` (copies of those arrays that validate checks
@@ -201,6 +207,10 @@ class Pipeline:
                 f"pipeline {self.name!r} needs the package {exc.name!r}{hint}"
             ) from exc
         return getattr(mod, attr) if attr else mod
+
+    def extras_hook(self) -> ExtrasFn | None:
+        """The registered ``extras`` function, or None."""
+        return None if self.extras is None else self._load(self.extras)
 
     def job(
         self, config: PipelineConfig, *, seed: int, fmt: str, inputs: Inputs | None = None

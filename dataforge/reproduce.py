@@ -6,8 +6,10 @@ format, and the sha256 of every external input file it read (``inputs``). :func:
 1. reads the manifest (its self-digest must hold; a newer format version is refused);
 2. checks every recorded input file at its location (as recorded, or moved with
    ``--data-dir`` / ``--input NAME=PATH``) against its sha256, before any work;
-3. rebuilds the job from the recorded config (``PipelineConfig.from_dict``) and checks that it
-   has the recorded config hash (else this dataforge makes another dataset from that config);
+3. rebuilds the job from the recorded config (``PipelineConfig.from_dict``), or for a curated
+   dataset from its parents and its curation record (``dataforge.curate.plan.rebuild``), and
+   checks that it has the recorded config hash (else this dataforge makes another dataset
+   from that config);
 4. runs it into a fresh directory (temporary, or ``keep``: rerunning resumes there);
 5. compares every data file (all but ``manifest.json``, whose provenance differs by design):
    the rebuild's sha256 against the dataset's manifest and the bytes on disk. For a shard the
@@ -100,7 +102,10 @@ def reproduce(
         )
     recorded = Inputs.from_dict(manifest.inputs)
     identity = run_identity(manifest.pipeline, manifest.format, manifest.seed, manifest.config)
-    if header_hash(identity, manifest.schema, recorded.files) != manifest.config_hash:
+    if (
+        header_hash(identity, manifest.schema, recorded.files, manifest.curation)
+        != manifest.config_hash
+    ):
         raise DatasetError(
             f"{root}'s manifest records settings that do not give its config hash: it was "
             "edited after the run, so there is nothing trustworthy to rebuild"
@@ -108,9 +113,14 @@ def reproduce(
     check_locations(root, recorded, locations or {})
     where = {**recorded.locations, **{k: Path(v) for k, v in (locations or {}).items()}}
     check_inputs(recorded.files, where)
-    config = pipeline.config.from_dict(manifest.config)
-    inputs = Inputs({**where, REPRODUCING: root})
-    job = pipeline.job(config, seed=manifest.seed, fmt=manifest.format, inputs=inputs)
+    if manifest.curation:  # a subset, merge or split: made again from its parents
+        from dataforge.curate.plan import rebuild
+
+        job = rebuild(manifest, where)
+    else:
+        config = pipeline.config.from_dict(manifest.config)
+        inputs = Inputs({**where, REPRODUCING: root})
+        job = pipeline.job(config, seed=manifest.seed, fmt=manifest.format, inputs=inputs)
     header = job.header()
     if header.config_hash != manifest.config_hash:
         diff = config_diff(flat_identity(identity), flat_identity(header.identity))

@@ -164,6 +164,37 @@ def test_reproduce_passes(name: str, tiny_dataset: Callable[..., Path]) -> None:
     )
 
 
+def extra_files(root: Path) -> set[str]:
+    """The files beside the shards a pipeline wrote (its registered ``extras``)."""
+    m = read_manifest(root)
+    fixed = {"episodes.csv", "croissant.json"}
+    return {rel for rel in m.files if m.shard_of(rel) is None and rel not in fixed}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_subset_of_one_unit_validates_and_reproduces(
+    name: str, tiny_dataset: Callable[..., Path], tmp_path: Path
+) -> None:
+    """``dataforge subset`` keeps the first unit of the tiny dataset: the result passes the
+    pipeline's checks (its files beside the shards made again by the registered ``extras``,
+    its upstream datasets found through the inherited inputs) and reproduces from its parent."""
+    root = tiny_dataset(name)
+    m = read_manifest(root)
+    unit = m.shards[0].unit
+    out = tmp_path / "subset"
+    where = f"unit == {unit!r}"
+    r = run_cli("subset", str(root), "--where", where, "--out", str(out), "--quiet", timeout=1800)
+    assert r.returncode == 0, r.stderr
+    sub = read_manifest(out)
+    assert list(sub.episodes) == [e for e, loc in m.episodes.items() if loc.unit == unit]
+    report = validate(out)
+    assert report.ok, [p.line() for p in report.problems]
+    assert report.checked["invariants"] == list(get_pipeline(name).hooks.invariants)  # type: ignore[union-attr]
+    assert bool(extra_files(out)) == bool(extra_files(root)), "register the pipeline's extras"
+    r = run_cli("reproduce", str(out), "--quiet", timeout=1800)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_golden_checksums(name: str, tiny_dataset: Callable[..., Path]) -> None:
     path = GOLDEN / f"{name}.json"

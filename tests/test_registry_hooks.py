@@ -74,3 +74,41 @@ def test_hook_annotations_match_the_registry(
     hints = typing.get_type_hints(fn, localns=NAMES)
     got = [hints.get(p.name, Any) for p in params[: len(want)]]
     assert got == want, f"{pipeline}.{hook} takes {got}, the registry declares {want}"
+
+
+def loaded_extras() -> list[tuple[str, Callable[..., Any]]]:
+    out = []
+    for name, pipeline in registered().items():
+        try:
+            fn = pipeline.extras_hook()
+        except MissingDependencyError:
+            continue
+        if fn is not None:
+            out.append((name, fn))
+    return out
+
+
+def test_every_pipeline_that_writes_files_beside_its_shards_registers_them() -> None:
+    """The pipelines whose jobs write extra files (RoboMME's H5 per task, the IR2R tours
+    file, MultiON's challenge files, ...) register the function, so curation makes them
+    again; a pipeline that writes none (synthetic, spamem, findingdory episodes) has none."""
+    have = {name for name, p in registered().items() if p.extras is not None}
+    assert have == {
+        "houses",
+        "ir2r",
+        "robomme",
+        "spamem-tasks",
+        "multion",
+        "multion-oracle",
+        "findingdory-collect",
+        "findingdory-tasks",
+    }
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "fn"), loaded_extras(), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_extras_take_the_dataset_alone(pipeline: str, fn: Callable[..., Any]) -> None:
+    params = list(inspect.signature(fn).parameters.values())
+    assert len(params) == 1, f"{pipeline}.extras takes {params}: the dataset alone"
+    assert params[0].annotation in ("Dataset", Dataset), f"{pipeline}.extras: {params[0]}"

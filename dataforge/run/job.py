@@ -45,6 +45,7 @@ class Job:
     inputs: Inputs = field(default_factory=Inputs)
     preflight: Callable[[], None] | None = None
     notes: tuple[str, ...] = ()  # what the generation command prints after the run
+    curation: Mapping[str, Any] = field(default_factory=dict)  # a curated dataset's (curate)
 
     def header(self) -> DatasetHeader:
         return DatasetHeader(
@@ -60,4 +61,5 @@ class Job:
             url=self.url,
             citation=self.citation,
             inputs=self.inputs.to_dict(),
+            curation=dict(self.curation),
         )

@@ -92,6 +92,9 @@ class DatasetHeader:
     citation: str | None = None
     # external input files read: {"files": {key: sha256}, "locations": {name: path}}
     inputs: Mapping[str, Any] = field(default_factory=dict)
+    # a curated dataset's provenance (dataforge.curate): the operation and its settings (its
+    # parents are input files: their manifests); empty for a generated dataset
+    curation: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.units is not None:
@@ -111,15 +114,23 @@ class DatasetHeader:
 
     @property
     def config_hash(self) -> str:
-        return header_hash(self.identity, self.schema, self.input_files)
+        return header_hash(self.identity, self.schema, self.input_files, self.curation)
 
 
-def header_hash(identity: Mapping[str, Any], schema: Schema, input_files: Mapping[str, str]) -> str:
-    """The config hash: format version, pipeline, format, seed, config, schema and the digests
-    of the input files read (their locations do not count)."""
+def header_hash(
+    identity: Mapping[str, Any],
+    schema: Schema,
+    input_files: Mapping[str, str],
+    curation: Mapping[str, Any] | None = None,
+) -> str:
+    """The config hash: format version, pipeline, format, seed, config, schema, the digests
+    of the input files read (their locations do not count) and, for a curated dataset, its
+    curation (the operation and its settings; its parents are input files)."""
     payload = {"format_version": FORMAT_VERSION, **identity, "schema": schema.to_dict()}
     if input_files:
         payload["inputs"] = dict(sorted(input_files.items()))
+    if curation:
+        payload["curation"] = dict(curation)
     return config_hash(payload)
 
 
@@ -421,6 +432,7 @@ class DatasetBuilder:
             environment=_environment(),
             summary=summary,
             inputs=dict(self.header.inputs),
+            curation=dict(self.header.curation),
         )
 
     def finalize(

@@ -71,6 +71,9 @@ class Manifest:
     # external input files the run read: {"files": {"<location>:<path>": sha256},
     # "locations": {location: path on the machine that ran it}}; empty when none
     inputs: Mapping[str, Any] = field(default_factory=dict)
+    # a curated dataset's provenance (dataforge.curate: the operation and its settings; each
+    # parent is an input, its manifest.json hashed); empty (and not written) when generated
+    curation: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def episode_ids(self) -> list[str]:
@@ -96,6 +99,7 @@ class Manifest:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        curation = {"curation": dict(self.curation)} if self.curation else {}
         return {
             "format_version": self.format_version,
             "name": self.name,
@@ -111,6 +115,7 @@ class Manifest:
             "schema": self.schema.to_dict(),
             "summary": dict(self.summary),
             "inputs": dict(self.inputs),
+            **curation,
             "shards": [s.to_dict() for s in self.shards],
             "episodes": {k: v.to_dict() for k, v in self.episodes.items()},
             "files": {k: v.to_dict() for k, v in self.files.items()},
@@ -152,6 +157,7 @@ class Manifest:
                 summary=dict(d.get("summary", {})),
                 format_version=version,
                 inputs=dict(d.get("inputs", {})),
+                curation=dict(d.get("curation", {})),
             )
         except KeyError as exc:
             raise DatasetError(f"manifest.json lacks the field {exc.args[0]!r}") from None

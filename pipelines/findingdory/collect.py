@@ -262,6 +262,12 @@ def produce(
 # -- videos ----------------------------------------------------------------------------------
 
 
+def extras(ds: Dataset) -> dict[str, ExtraFile]:
+    """The files beside the shards (registered): the MP4s when the dataset asks for them."""
+    config = ds.manifest.config
+    return video_files(ds, float(config["fps"])) if config["video"] == "mp4" else {}
+
+
 def video_files(ds: Dataset, fps: float) -> dict[str, ExtraFile]:
     """``videos/<episode>.mp4`` of every stored episode's RGB, written from the shards, each
     frame stamped with its clock and frame number (:func:`video_frame`)."""
@@ -336,7 +342,7 @@ def build_job(cfg: CollectConfig, *, seed: int, fmt: str, inputs: Inputs | None 
         schema=schema(cfg),
         units=tuple(units),
         produce=functools.partial(produce, cfg, root, scenes_root),
-        extra_files=functools.partial(video_files, fps=cfg.fps) if cfg.video == "mp4" else None,
+        extra_files=extras,
         description=f"FindingDory oracle experience ({len(units)} episodes, {w}x{h} RGB-D, "
         f"instance and semantic masks, clock {cfg.day_start}-{cfg.day_end}).",
         url=URL,

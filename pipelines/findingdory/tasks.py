@@ -341,6 +341,11 @@ def task_lines(ds: Dataset) -> Iterator[dict[str, Any]]:
             }
 
 
+def extras(ds: Dataset) -> dict[str, bytes]:
+    """The files beside the shards (registered): ``tasks.jsonl``."""
+    return {TASKS_FILE: tasks_file(ds)}
+
+
 def tasks_file(ds: Dataset) -> bytes:
     return "".join(
         json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n" for r in task_lines(ds)
@@ -370,7 +375,7 @@ def build_job(cfg: TasksConfig, *, seed: int, fmt: str, inputs: Inputs | None = 
         schema=schema(cfg),
         units=tuple(units),
         produce=functools.partial(produce, cfg, root, dict(manifest.config), scenes_root),
-        extra_files=lambda ds: {TASKS_FILE: tasks_file(ds)},
+        extra_files=extras,
         description=f"FindingDory tasks (the 60 templates of Table 3) over {len(units)} "
         f"collected days, with every valid goal frame.",
         url=URL,

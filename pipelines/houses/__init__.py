@@ -14,6 +14,7 @@ PIPELINE = register(
         summary="ProcTHOR houses (procthor's generator on the embedded world)",
         config=HousesConfig,
         build_job="dataforge.pipelines.houses.generate:build_job",
+        extras="dataforge.pipelines.houses.generate:house_files",
         cli="dataforge.pipelines.houses.cli:houses",
         tools=("assets", "show"),
         checks="dataforge.pipelines.houses.checks",

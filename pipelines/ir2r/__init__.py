@@ -12,6 +12,7 @@ PIPELINE = register(
         summary="Iterative Room-to-Room tours (ATSP-ordered R2R episodes)",
         config=IR2RConfig,
         build_job="dataforge.pipelines.ir2r.generate:build_job",
+        extras="dataforge.pipelines.ir2r.generate:extras",
         cli="dataforge.pipelines.ir2r.cli:ir2r",
         command="tours",
         tools=("stats", "plot", "score", "export"),

@@ -233,6 +233,11 @@ def tours_document(ds: Dataset, split: str) -> dict[str, dict[str, list[list[Any
     return {split: {s: scenes[s] for s in sorted(scenes)}}
 
 
+def extras(ds: Dataset) -> dict[str, bytes]:
+    """The files beside the shards (registered): the tours file of the dataset's split."""
+    return tours_json(ds, str(ds.manifest.config["split"]))
+
+
 def tours_json(ds: Dataset, split: str) -> dict[str, bytes]:
     """The tours file: plain JSON, one tour per line (diffable, and any JSON reader loads it)."""
     doc = tours_document(ds, split)
@@ -281,7 +286,7 @@ def build_job(cfg: IR2RConfig, *, seed: int, fmt: str, inputs: Inputs | None = N
         schema=schema(),
         units=tuple(units),
         produce=functools.partial(produce, cfg),
-        extra_files=functools.partial(tours_json, split=cfg.split),
+        extra_files=extras,
         description=f"{kind} {cfg.split} tours ({cfg.ordering}): Room-to-Room episodes ordered "
         "into tours by an asymmetric TSP, as in Iterative Vision-and-Language Navigation.",
         license_url="https://github.com/peteanderson80/Matterport3DSimulator",

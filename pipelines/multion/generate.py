@@ -230,6 +230,11 @@ def produce(
 # -- the files beside the shards ---------------------------------------------------------------
 
 
+def extras(ds: Dataset) -> dict[str, ExtraFile]:
+    """The files beside the shards (registered): the challenge files of the dataset's split."""
+    return challenge_files(ds, str(ds.manifest.config["split"]))
+
+
 def challenge_files(ds: Dataset, split: str) -> dict[str, ExtraFile]:
     """``<split>/<split>.json.gz``, ``<split>/content/<scene>.json.gz`` and the houses."""
     files: dict[str, ExtraFile] = {split_file(split): gz_json({**category_maps(), "episodes": []})}
@@ -305,7 +310,7 @@ def build_job(cfg: MultionConfig, *, seed: int, fmt: str, inputs: Inputs | None 
         schema=schema(cfg),
         units=tuple(units),
         produce=functools.partial(produce, cfg, source),
-        extra_files=functools.partial(challenge_files, split=cfg.split),
+        extra_files=extras,
         description=f"MultiON {cfg.m}-ON {cfg.split} episodes in {n} scenes, "
         f"{cfg.episodes} per scene, in the challenge's episode format.",
         url="https://github.com/saimwani/multiON",

@@ -66,6 +66,7 @@ from dataforge.store import ArraySpec, Episode, Schema
 
 if TYPE_CHECKING:
     from dataforge.render.renderer import Frame, Renderer
+    from dataforge.store.reader import Dataset
     from dataforge.world.assets import AssetCatalogue
 
 PIPELINE = "multion-oracle"
@@ -434,7 +435,13 @@ def produce(
 # -- the job -----------------------------------------------------------------------------------
 
 
-def semantic_classes(objects: str | None) -> dict[str, bytes]:
+def extras(ds: Dataset) -> dict[str, bytes]:
+    """The files beside the shards (registered): ``semantic_classes.json`` when the dataset
+    renders semantic masks."""
+    return semantic_classes() if "semantic" in ds.manifest.config["render"] else {}
+
+
+def semantic_classes() -> dict[str, bytes]:
     """``semantic_classes.json``: the semantic ids of every rendered frame (the same for every
     house: the catalogue's classes, then the 8 cylinders)."""
     from dataforge.world.assets import load_catalogue
@@ -476,7 +483,7 @@ def build_job(cfg: OracleConfig, *, seed: int, fmt: str, inputs: Inputs | None =
         schema=schema(cfg),
         units=tuple(units),
         produce=functools.partial(produce, cfg, root, dict(manifest.config), objects),
-        extra_files=(lambda ds: semantic_classes(objects)) if "semantic" in cfg.render else None,
+        extra_files=extras,
         description=f"MultiON oracle trajectories ({modalities}) for the {n}-scene "
         f"{manifest.config.get('m')}-ON {manifest.config.get('split')} episodes of "
         f"dataset {manifest.config_hash[:12]}.",

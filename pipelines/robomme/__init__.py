@@ -13,6 +13,7 @@ PIPELINE = register(
         summary="RoboMME manipulation demos (ManiSkill, keyframe waypoints, noise and recovery)",
         config=RobommeConfig,
         build_job="dataforge.pipelines.robomme.generate:build_job",
+        extras="dataforge.pipelines.robomme.generate:task_files",
         cli="dataforge.pipelines.robomme.cli:robomme",
         tools=("tasks",),
         checks="dataforge.pipelines.robomme.checks",

@@ -42,6 +42,7 @@ TASKS = register(
         summary="SpaMEM question sets (L1-L3, short/long, RGB/RGB-D) with computed answers",
         config=TasksConfig,
         build_job="dataforge.pipelines.spamem.tasks:build_job",
+        extras="dataforge.pipelines.spamem.tasks:question_files",
         checks="dataforge.pipelines.spamem.tasks_checks",
         extra="procthor",
         stage_of="spamem",
