@@ -3,42 +3,15 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from dataforge.cli.options import apply_options, execution_options, executor_options
+from dataforge.cli.options import execution_options, output_options
 from dataforge.cli.report import echo_run_report
 
 DATASET = click.Path(exists=True, file_okay=False, path_type=Path)
-
-
-def curation_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--out, --workers, --executor, --ray-address, --overwrite, --dry-run, --quiet."""
-    return apply_options(
-        [
-            click.option(
-                "--out",
-                "out",
-                required=True,
-                type=click.Path(path_type=Path),
-                help="Output dataset directory (created; an unfinished run there resumes).",
-            ),
-            executor_options,
-            click.option(
-                "--overwrite",
-                is_flag=True,
-                help="Replace a dataset made with other settings in --out.",
-            ),
-            click.option(
-                "--dry-run", is_flag=True, help="Say what would be written; write nothing."
-            ),
-            click.option("--quiet", is_flag=True, help="No progress output."),
-        ],
-        f,
-    )
 
 
 def _run(job: Any, out: Path, kw: dict[str, Any]) -> None:
@@ -62,7 +35,7 @@ WHERE_HELP = (
 @click.command()
 @click.argument("dataset", type=DATASET)
 @click.option("--where", "where", required=True, help=WHERE_HELP)
-@curation_options
+@output_options
 def subset(dataset: Path, where: str, out: Path, **kw: Any) -> None:
     """Write the episodes of DATASET that --where keeps into --out: a dataset like any other
     (shards, manifest, Croissant; 'dataforge validate' runs the pipeline's checks), whose
@@ -83,7 +56,7 @@ def subset(dataset: Path, where: str, out: Path, **kw: Any) -> None:
     help="Rename an episode id that an earlier dataset has to <id>-p<k> (k: the dataset's "
     "position, from 1) instead of refusing the merge.",
 )
-@curation_options
+@output_options
 def merge(datasets: tuple[Path, ...], rename: bool, out: Path, **kw: Any) -> None:
     """Write the episodes of two or more DATASETS (e.g. the outputs of several machines or
     seeds) into one dataset in --out. They must share pipeline, format version, shard format,
@@ -110,7 +83,7 @@ def merge(datasets: tuple[Path, ...], rename: bool, out: Path, **kw: Any) -> Non
 @click.option(
     "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Shuffles the groups."
 )
-@curation_options
+@output_options
 def split(dataset: Path, by: str, fractions: str, seed: int, out: Path, **kw: Any) -> None:
     """Split DATASET into parts (--out/<part>) with no value of --by in two parts: the
     groups are shuffled with --seed and each goes to the part furthest below its fraction of

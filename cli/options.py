@@ -54,18 +54,28 @@ def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
+OUT = click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Output dataset directory (created; an unfinished run there resumes).",
+)
+OVERWRITE = click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace a dataset made with another configuration in --out.",
+)
+DRY_RUN = click.option("--dry-run", is_flag=True, help="Say what would be written; write nothing.")
+QUIET = click.option("--quiet", is_flag=True, help="No progress output.")
+
+
 def generation_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--out, --seed, --format, --workers, --executor, --ray-address, --overwrite, --dry-run,
     --quiet."""
     return apply_options(
         [
-            click.option(
-                "--out",
-                "out",
-                required=True,
-                type=click.Path(path_type=Path),
-                help="Output dataset directory (created; an unfinished run there resumes).",
-            ),
+            OUT,
             click.option(
                 "--seed",
                 type=click.IntRange(min=0),
@@ -82,18 +92,18 @@ def generation_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 help="Shard format: Zarr v3 (sharded) or HDF5.",
             ),
             executor_options,
-            click.option(
-                "--overwrite",
-                is_flag=True,
-                help="Replace a dataset made with another configuration in --out.",
-            ),
-            click.option(
-                "--dry-run", is_flag=True, help="Say what would be generated; write nothing."
-            ),
-            click.option("--quiet", is_flag=True, help="No progress output."),
+            OVERWRITE,
+            DRY_RUN,
+            QUIET,
         ],
         f,
     )
+
+
+def output_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--out, --workers, --executor, --ray-address, --overwrite, --dry-run, --quiet: a command
+    that writes a dataset from others (dataforge subset, merge, split)."""
+    return apply_options([OUT, executor_options, OVERWRITE, DRY_RUN, QUIET], f)
 
 
 def execution_options(kwargs: dict[str, Any]) -> ExecutionOptions:
