@@ -26,6 +26,7 @@ DATASET_COMMANDS: dict[str, str] = {
     "subset": "dataforge.cli.curation:subset",
     "merge": "dataforge.cli.curation:merge",
     "split": "dataforge.cli.curation:split",
+    "export": "dataforge.cli.export:export",
 }
 
 

@@ -168,6 +168,9 @@ class Pipeline:
     # shards made from the episodes (and the dataset's config): what generation writes and
     # what a curated dataset (dataforge.curate) gets again for the episodes it keeps
     extras: str | None = None
+    # format -> "module:function": (dataset) -> what `dataforge export FORMAT` writes
+    # (hf: dataforge.export.hf.HfExport)
+    exports: Mapping[str, str] = field(default_factory=dict)
     # Arrays that a library does not make bit-identical across CPUs: golden tests compare their
     # per-frame channel means within this absolute tolerance instead of their sha256, and the
     # extra files matching ``golden_derived`` (copies of those arrays that validate checks
@@ -207,6 +210,11 @@ class Pipeline:
                 f"pipeline {self.name!r} needs the package {exc.name!r}{hint}"
             ) from exc
         return getattr(mod, attr) if attr else mod
+
+    def export_hook(self, kind: str) -> Callable[[Dataset], Any] | None:
+        """The registered ``exports[kind]`` function, or None."""
+        ref = self.exports.get(kind)
+        return None if ref is None else self._load(ref)
 
     def extras_hook(self) -> ExtrasFn | None:
         """The registered ``extras`` function, or None."""

@@ -43,6 +43,7 @@ TASKS = register(
         config=TasksConfig,
         build_job="dataforge.pipelines.spamem.tasks:build_job",
         extras="dataforge.pipelines.spamem.tasks:question_files",
+        exports={"hf": "dataforge.pipelines.spamem.export_hf:hf_export"},
         checks="dataforge.pipelines.spamem.tasks_checks",
         extra="procthor",
         stage_of="spamem",

@@ -110,12 +110,12 @@ def depth_to_grey(depth_mm: np.ndarray) -> np.ndarray:
     return grey.astype(np.uint8)
 
 
-def _png_base64(pixels: np.ndarray) -> str:
+def _png(pixels: np.ndarray) -> bytes:
     from PIL import Image
 
     buf = io.BytesIO()
     Image.fromarray(pixels).save(buf, format="PNG")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    return buf.getvalue()
 
 
 def tasks_inputs(tasks_dir: Path) -> dict[str, Any]:
@@ -142,7 +142,7 @@ class FrameSource:
         self.recorded = Inputs.from_dict(self.inputs)
         self._lock = threading.Lock()
         self._datasets: dict[str, tuple[Dataset, threading.Lock]] = {}
-        self.image = lru_cache(maxsize=IMAGE_CACHE)(self._image)
+        self.png = lru_cache(maxsize=IMAGE_CACHE)(self._png)
 
     def check_ref(self, ref: str, qid: str) -> None:
         """A frame's ``dataset`` names an input location the tasks manifest recorded (``spamem
@@ -183,7 +183,13 @@ class FrameSource:
                 self._datasets[ref] = (ds, threading.Lock())
             return self._datasets[ref]
 
-    def _image(self, group: FrameGroup) -> str:
+    def image(self, group: FrameGroup) -> str:
+        """:meth:`png` as base64 (a data URL's payload)."""
+        return base64.b64encode(self.png(group)).decode("ascii")
+
+    def _png(self, group: FrameGroup) -> bytes:
+        """The PNG of one frame group: its RGB, its depth as grey (:func:`depth_to_grey`), or
+        both side by side (what the model is shown)."""
         ds, lock = self.dataset(group.dataset)
         with lock:
             try:
@@ -200,12 +206,12 @@ class FrameSource:
             depth = ep["depth"][row] if group.depth else None
         if depth is None:
             assert rgb is not None
-            return _png_base64(np.ascontiguousarray(rgb[..., :3]))
+            return _png(np.ascontiguousarray(rgb[..., :3]))
         grey = depth_to_grey(depth)
         if rgb is None:
-            return _png_base64(grey)
+            return _png(grey)
         side = np.concatenate([rgb[..., :3], np.repeat(grey[..., None], 3, axis=2)], axis=1)
-        return _png_base64(np.ascontiguousarray(side))
+        return _png(np.ascontiguousarray(side))
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,1 @@
+"""Exports to the tools users train and look with: :mod:`.hf` (Hugging Face datasets)."""
