@@ -24,8 +24,8 @@ def hf(dataset: Path, out: Path, quiet: bool) -> None:
     """DATASET's rows as a Hugging Face dataset folder in --out (new): parquet files with the
     images embedded, one config per table, and a dataset card (README.md) whose YAML header
     the Hub reads and which records DATASET's manifest sha256. Question sets export (SpaMEM
-    tasks); load it with datasets.load_dataset(OUT, name=CONFIG) or
-    load_dataset("parquet", data_files=...)."""
+    tasks: the frames as images; FindingDory tasks: the days' videos); load it with
+    datasets.load_dataset(OUT, name=CONFIG) or load_dataset("parquet", data_files=...)."""
     from dataforge.export.hf import HfExport, manifest_sha256, write_hf
     from dataforge.inputs import check_complete
     from dataforge.outputs import check_apart

@@ -7,6 +7,8 @@ streaming pass of ``(table, row)`` pairs. This module writes them with pyarrow::
     README.md                          the dataset card: YAML header (configs, licence, the
                                        source dataset's manifest sha256), description, fields
     data/<table>/part-00000.parquet    rows, ROWS_PER_FILE per file, images embedded
+    ...                                what the export's ``files`` writes (videos the rows
+                                       name by relative path)
     export.json                        what was written, from which dataset
 
 Column types: ``string``, ``int64``, ``float64``, ``bool``, ``strings`` (a list of strings),
@@ -22,7 +24,6 @@ and version write byte-identical files.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -42,8 +43,9 @@ _VALUE = {"string": "string", "int64": "int64", "float64": "float64", "bool": "b
 @dataclass(frozen=True)
 class HfExport:
     """What a pipeline exports: ``tables`` (name -> column -> type), ``rows()`` (one pass of
-    ``(table, row)``), and the card's ``title``, ``description``, ``fields`` (column ->
-    meaning), ``licence`` (a URL) and ``citation``."""
+    ``(table, row)``), ``files(root)`` (writes other files under the export's root, e.g. the
+    videos rows name by relative path; optional), and the card's ``title``, ``description``,
+    ``fields`` (column -> meaning), ``licence`` (a URL) and ``citation``."""
 
     tables: Mapping[str, Mapping[str, str]]
     rows: Callable[[], Iterable[tuple[str, Mapping[str, Any]]]]
@@ -52,6 +54,7 @@ class HfExport:
     fields: Mapping[str, str] = field(default_factory=dict)
     licence: str | None = None
     citation: str | None = None
+    files: Callable[[Path], None] | None = None
 
     def __post_init__(self) -> None:
         for name, columns in self.tables.items():
@@ -177,10 +180,19 @@ def write_hf(
         if progress is not None:
             progress.stop()
         used = {n: w for n, w in writers.items() if w.rows}
+        if export.files is not None:
+            export.files(tmp)
+        parquet = {f for w in used.values() for f in w.files}
+        others = sorted(
+            p.relative_to(tmp).as_posix()
+            for p in tmp.rglob("*")
+            if p.is_file() and p.relative_to(tmp).as_posix() not in parquet
+        )
         record = {
             "dataforge_version": __version__,
             "source": dict(source),
             "tables": {n: {"rows": w.rows, "files": w.files} for n, w in used.items()},
+            "files": {rel: _sha256(tmp / rel) for rel in others},
         }
         (tmp / "README.md").write_text(card(export, used, record), encoding="utf-8")
         (tmp / "export.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
@@ -231,4 +243,10 @@ def card(export: HfExport, writers: Mapping[str, _TableWriter], record: Mapping[
 
 
 def manifest_sha256(root: Path) -> str:
-    return hashlib.sha256((Path(root) / "manifest.json").read_bytes()).hexdigest()
+    return _sha256(Path(root) / "manifest.json")
+
+
+def _sha256(path: Path) -> str:
+    from dataforge.store.hashing import sha256_file
+
+    return sha256_file(path)

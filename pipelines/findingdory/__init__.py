@@ -69,6 +69,7 @@ TASKS = register(
         config=TasksConfig,
         build_job="dataforge.pipelines.findingdory.tasks:build_job",
         extras="dataforge.pipelines.findingdory.tasks:extras",
+        exports={"hf": "dataforge.pipelines.findingdory.export_hf:hf_export"},
         checks="dataforge.pipelines.findingdory.tasks_checks",
         extra="procthor",
         stage_of="findingdory",
