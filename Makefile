@@ -15,7 +15,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray,ir2r,procthor,robomme,llm,video,hf]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,ir2r,procthor,robomme,llm,video,hf,rerun]'
 	bash scripts/install_vulkan.sh $(VENV)/share/dataforge/vulkan
 	touch $(STAMP)
 

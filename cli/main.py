@@ -27,6 +27,7 @@ DATASET_COMMANDS: dict[str, str] = {
     "merge": "dataforge.cli.curation:merge",
     "split": "dataforge.cli.curation:split",
     "export": "dataforge.cli.export:export",
+    "view": "dataforge.cli.view:view",
 }
 
 

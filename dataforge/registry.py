@@ -171,6 +171,9 @@ class Pipeline:
     # format -> "module:function": (dataset) -> what `dataforge export FORMAT` writes
     # (hf: dataforge.export.hf.HfExport)
     exports: Mapping[str, str] = field(default_factory=dict)
+    # "module:function": (episode, rerun recording) -> None, what `dataforge view` adds to the
+    # generic recording (dataforge.viz.rerun_view)
+    viewer: str | None = None
     # Arrays that a library does not make bit-identical across CPUs: golden tests compare their
     # per-frame channel means within this absolute tolerance instead of their sha256, and the
     # extra files matching ``golden_derived`` (copies of those arrays that validate checks
@@ -215,6 +218,10 @@ class Pipeline:
         """The registered ``exports[kind]`` function, or None."""
         ref = self.exports.get(kind)
         return None if ref is None else self._load(ref)
+
+    def viewer_hook(self) -> Callable[[StoredEpisode, Any], None] | None:
+        """The registered ``viewer`` function, or None."""
+        return None if self.viewer is None else self._load(self.viewer)
 
     def extras_hook(self) -> ExtrasFn | None:
         """The registered ``extras`` function, or None."""

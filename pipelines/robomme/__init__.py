@@ -14,6 +14,7 @@ PIPELINE = register(
         config=RobommeConfig,
         build_job="dataforge.pipelines.robomme.generate:build_job",
         extras="dataforge.pipelines.robomme.generate:task_files",
+        viewer="dataforge.pipelines.robomme.view:view",
         cli="dataforge.pipelines.robomme.cli:robomme",
         tools=("tasks",),
         checks="dataforge.pipelines.robomme.checks",
