@@ -8,10 +8,8 @@ from typing import Any
 
 import click
 
-from dataforge.cli.options import execution_options, output_options
+from dataforge.cli.options import DATASET, execution_options, output_options
 from dataforge.cli.report import echo_run_report
-
-DATASET = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
 def _run(job: Any, out: Path, kw: dict[str, Any]) -> None:

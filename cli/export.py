@@ -6,9 +6,7 @@ from pathlib import Path
 
 import click
 
-from dataforge.cli.options import OUT, QUIET
-
-DATASET = click.Path(exists=True, file_okay=False, path_type=Path)
+from dataforge.cli.options import DATASET, OUT, QUIET
 
 
 @click.group()
@@ -26,13 +24,13 @@ def hf(dataset: Path, out: Path, quiet: bool) -> None:
     the Hub reads and which records DATASET's manifest sha256. Question sets export (SpaMEM
     tasks: the frames as images; FindingDory tasks: the days' videos); load it with
     datasets.load_dataset(OUT, name=CONFIG) or load_dataset("parquet", data_files=...)."""
-    from dataforge.export.hf import HfExport, manifest_sha256, write_hf
+    from dataforge.export.hf import HfExport, write_hf
     from dataforge.inputs import check_complete
     from dataforge.outputs import check_apart
     from dataforge.progress import make_progress
     from dataforge.registry import get_pipeline, registered
     from dataforge.store import open_dataset
-    from dataforge.store.manifest import read_manifest
+    from dataforge.store.manifest import manifest_sha256, read_manifest
 
     check_apart(out, "--out", [dataset])
     manifest = read_manifest(dataset, verify=True)

@@ -54,6 +54,7 @@ def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
+DATASET = click.Path(exists=True, file_okay=False, path_type=Path)  # a dataset argument
 OUT = click.option(
     "--out",
     "out",

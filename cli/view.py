@@ -6,9 +6,11 @@ from pathlib import Path
 
 import click
 
+from dataforge.cli.options import DATASET
+
 
 @click.command()
-@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("dataset", type=DATASET)
 @click.option("--episode", "episode_id", required=True, help="The episode's id.")
 @click.option(
     "--out",

@@ -242,10 +242,6 @@ def card(export: HfExport, writers: Mapping[str, _TableWriter], record: Mapping[
     return "\n".join(lines)
 
 
-def manifest_sha256(root: Path) -> str:
-    return _sha256(Path(root) / "manifest.json")
-
-
 def _sha256(path: Path) -> str:
     from dataforge.store.hashing import sha256_file
 

@@ -198,6 +198,12 @@ def manifest_bytes(manifest: Manifest) -> bytes:
     return (head + f'"{_DIGEST_KEY}": "{digest}"' + tail).encode()
 
 
+def manifest_sha256(root: Path | str) -> str:
+    """The sha256 of a dataset's ``manifest.json`` as stored: the one digest that stands for
+    every file of the dataset (what derived datasets, curations and exports record)."""
+    return hashlib.sha256((Path(root) / MANIFEST).read_bytes()).hexdigest()
+
+
 def write_manifest(root: Path, manifest: Manifest) -> None:
     atomic_write_text(Path(root) / MANIFEST, manifest_bytes(manifest).decode())
 

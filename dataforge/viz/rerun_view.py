@@ -23,7 +23,6 @@ viewer setting the times it logs at (``set_time_sequence("frame", row)``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.store.manifest import manifest_sha256
 
 if TYPE_CHECKING:
     from dataforge.store.reader import StoredEpisode
@@ -97,9 +97,7 @@ def write_recording(
     source = {
         "dataset": manifest.name,
         "pipeline": manifest.pipeline,
-        "manifest_sha256": hashlib.sha256(
-            (Path(ep.dataset.root) / "manifest.json").read_bytes()
-        ).hexdigest(),
+        "manifest_sha256": manifest_sha256(ep.dataset.root),
         "episode": ep.id,
     }
     doc = json.dumps({"source": source, "metadata": ep.metadata}, indent=1, sort_keys=True)

@@ -30,7 +30,6 @@ not at all.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -134,8 +133,7 @@ def _read_source(tasks_dir: Path, data_root: Path | None) -> _Source:
     from dataforge.pipelines.findingdory.tasks import EXPERIENCE
     from dataforge.pipelines.findingdory.tasks import PIPELINE as TASKS_PIPELINE
     from dataforge.store import open_dataset
-    from dataforge.store.layout import MANIFEST
-    from dataforge.store.manifest import read_manifest
+    from dataforge.store.manifest import manifest_sha256, read_manifest
 
     manifest = read_manifest(tasks_dir, verify=True)
     if manifest.pipeline != TASKS_PIPELINE:
@@ -149,9 +147,9 @@ def _read_source(tasks_dir: Path, data_root: Path | None) -> _Source:
         episodes = [(eid, dict(ds[eid].metadata)) for eid in ds.episode_ids]
     return _Source(
         tasks_dir=tasks_dir,
-        tasks_sha256=hashlib.sha256((tasks_dir / MANIFEST).read_bytes()).hexdigest(),
+        tasks_sha256=manifest_sha256(tasks_dir),
         experience=root,
-        experience_sha256=hashlib.sha256((root / MANIFEST).read_bytes()).hexdigest(),
+        experience_sha256=manifest_sha256(root),
         split=split,
         clean=rgb_is_clean(exp.config),
         episodes=episodes,
