@@ -112,10 +112,13 @@ def write_recording(
         )
     logged: dict[str, int] = {}
     path: list[np.ndarray] = []
+    # the small arrays whole, once (a row read decodes its chunk: per row it would be T times)
+    poses = np.asarray(ep["pose"].read(), dtype=np.float64) if has_pose else None
+    series = {name: np.asarray(ep[name].read(), dtype=np.float64) for name in scalars}
     for t in rows:
         rec.set_time_sequence(TIMELINE, t)
-        if has_pose:
-            pose = np.asarray(ep["pose"][t], dtype=np.float64)
+        if poses is not None:
+            pose = poses[t]
             rec.log("world/camera", rr.Transform3D(translation=pose[:3, 3], mat3x3=pose[:3, :3]))
             path.append(pose[:3, 3])
             rec.log("world/path", rr.LineStrips3D([np.asarray(path)]))
@@ -130,8 +133,8 @@ def write_recording(
             else:
                 rec.log(entity, rr.SegmentationImage(value))
             logged[entity] = logged.get(entity, 0) + 1
-        for name in scalars:
-            flat = np.asarray(ep[name][t], dtype=np.float64).reshape(-1)
+        for name, values in series.items():
+            flat = values[t].reshape(-1)
             for k, v in enumerate(flat):
                 entity = f"data/{name}" if flat.size == 1 else f"data/{name}/{k}"
                 rec.log(entity, rr.Scalar(float(v)))
