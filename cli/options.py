@@ -71,9 +71,36 @@ DRY_RUN = click.option("--dry-run", is_flag=True, help="Say what would be writte
 QUIET = click.option("--quiet", is_flag=True, help="No progress output.")
 
 
+def _set_gl_device(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Check --gl-device (or DATAFORGE_GL_DEVICE) and set the variable before any worker starts:
+    spawned workers inherit it, Ray workers get it through the job's runtime env."""
+    if value is None:
+        return None
+    from dataforge.render.device import set_device
+
+    try:
+        return set_device(value, source="")  # click's message names the option and variable
+    except UsageError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+GL_DEVICE = click.option(
+    "--gl-device",
+    envvar="DATAFORGE_GL_DEVICE",  # dataforge.render.device.ENV
+    show_envvar=True,
+    default=None,
+    metavar="auto|N",
+    expose_value=False,
+    callback=_set_gl_device,
+    help="OpenGL device of the pipelines that render, for every worker: 'auto' (EGL's first "
+    "device: usually a GPU's where there is one, else Mesa's llvmpipe) or an EGL device index. "
+    "Left unset on a Ray cluster, each node's own DATAFORGE_GL_DEVICE holds.",
+)
+
+
 def generation_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--out, --seed, --format, --workers, --executor, --ray-address, --overwrite, --dry-run,
-    --quiet."""
+    """--out, --seed, --format, --workers, --executor, --ray-address, --gl-device, --overwrite,
+    --dry-run, --quiet."""
     return apply_options(
         [
             OUT,
@@ -93,6 +120,7 @@ def generation_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 help="Shard format: Zarr v3 (sharded) or HDF5.",
             ),
             executor_options,
+            GL_DEVICE,
             OVERWRITE,
             DRY_RUN,
             QUIET,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dataforge.cli.options import execution_options, executor_options
+from dataforge.cli.options import GL_DEVICE, execution_options, executor_options
 from dataforge.errors import UsageError
 
 
@@ -38,6 +38,7 @@ def _locations(values: tuple[str, ...]) -> dict[str, Path]:
     help="Where another recorded input location is now (e.g. metadata-dir=/data/meta); repeatable.",
 )
 @executor_options
+@GL_DEVICE
 @click.option(
     "--keep",
     type=click.Path(path_type=Path, file_okay=False),

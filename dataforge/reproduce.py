@@ -13,7 +13,9 @@ format, and the sha256 of every external input file it read (``inputs``). :func:
 4. runs it into a fresh directory (temporary, or ``keep``: rerunning resumes there);
 5. compares every data file (all but ``manifest.json``, whose provenance differs by design):
    the rebuild's sha256 against the dataset's manifest and the bytes on disk. For a shard the
-   report names the first episode and array whose decoded values differ.
+   report names the first episode and array whose decoded values differ. A rebuild that
+   rendered with other OpenGL renderers than the manifest records (``environment.opengl``, say
+   a GPU's instead of Mesa's llvmpipe) adds a note saying so (:func:`renderer_note`).
 """
 
 from __future__ import annotations
@@ -141,9 +143,44 @@ def reproduce(
         )
         assert run.manifest is not None
         report.files = len(run.manifest.files)
+        if (note := renderer_note(manifest.environment, run.manifest.environment)) is not None:
+            report.notes.append(note)
         report.differences = compare(root, manifest, out, run.manifest)
         report.kept = out if keep is not None else None
     return report
+
+
+def renderers(environment: Mapping[str, Any]) -> list[str]:
+    """The OpenGL renderers a manifest's ``environment`` records (``opengl``), as
+    ``"GL_RENDERER (GL_VENDOR, OpenGL GL_VERSION)"``, distinct and sorted; the device index
+    does not count (the same GPU model renders the same on either of two)."""
+    found = environment.get("opengl") if isinstance(environment, Mapping) else None
+    out = {
+        f"{d.get('renderer')} ({d.get('vendor')}, OpenGL {d.get('version')})"
+        for d in (found if isinstance(found, list) else ())
+        if isinstance(d, Mapping)
+    }
+    return sorted(out)
+
+
+def renderer_note(recorded: Mapping[str, Any], rebuilt: Mapping[str, Any]) -> str | None:
+    """A line for reproduce's report when the rebuild rendered with other OpenGL renderers than
+    the dataset's manifest records (``environment`` of each); None when they agree or neither
+    rendered. Not a failure by itself: the data files decide."""
+    was, now = renderers(recorded), renderers(rebuilt)
+    if was == now:
+        return None
+    if not now:
+        return f"the dataset was rendered with {'; '.join(was)}, the rebuild rendered nothing"
+    if not was:
+        return (
+            f"the rebuild rendered with {'; '.join(now)}; the dataset records no OpenGL renderer "
+            "(made before dataforge recorded it, or it rendered nothing)"
+        )
+    return (
+        f"the rebuild rendered with {'; '.join(now)}, the dataset was rendered with "
+        f"{'; '.join(was)}: rendered images may differ by small pixel amounts"
+    )
 
 
 @contextlib.contextmanager

@@ -1,4 +1,5 @@
-"""Headless CPU rendering of triangle-mesh scenes: RGB, depth, instance and semantic images.
+"""Headless OpenGL rendering of triangle-mesh scenes: RGB, depth, instance and semantic images,
+on a GPU or on the CPU through Mesa's llvmpipe (EGL; the device: :mod:`dataforge.render.device`).
 
 Conventions
 -----------

@@ -8,6 +8,8 @@
   directory must be on a file system every node mounts at the same path: workers write their
   shards into its staging folder and the driver renames them into place. A unit whose worker
   or node dies is run again (``RAY_MAX_RETRIES`` times, on any node); a unit that raises is not.
+  Its workers get the thread limits, the numeric pins and the driver's ``DATAFORGE_GL_DEVICE``
+  (when it has one; else each node's own) through the job's runtime env.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from dataforge import numerics
 from dataforge.errors import DataforgeError, UnitFailedError, missing_dependency
+from dataforge.render.device import ENV as GL_DEVICE_ENV
 from dataforge.run.options import ExecutionOptions
 
 _TRACKER_FILTER = "ignore:resource_tracker:UserWarning"
@@ -149,7 +152,12 @@ class RayExecutor(Executor):
         # Ray workers (on any node) get the thread limits and the numeric pins through the
         # job's runtime env: a worker process may load numpy before it imports dataforge
         wanted = {**THREAD_LIMITS, **numerics.pins()}
-        kwargs["runtime_env"] = {"env_vars": {k: os.environ.get(k, v) for k, v in wanted.items()}}
+        env_vars = {k: os.environ.get(k, v) for k, v in wanted.items()}
+        # the OpenGL device (--gl-device) only when the driver has one: else each node keeps
+        # its own (DATAFORGE_GL_DEVICE in the environment its `ray start` ran in)
+        if (gl_device := os.environ.get(GL_DEVICE_ENV)) is not None:
+            env_vars[GL_DEVICE_ENV] = gl_device
+        kwargs["runtime_env"] = {"env_vars": env_vars}
         try:
             ray.init(**kwargs)
         except ConnectionError as exc:

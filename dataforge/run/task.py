@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 from dataclasses import dataclass
 from pathlib import Path
 
 from dataforge.errors import DataforgeError, UnitFailedError
+from dataforge.render import device
 from dataforge.run.job import Produce
 from dataforge.run.units import WorkUnit, unit_rng
 from dataforge.store.atomic import disk_error
@@ -25,12 +27,16 @@ class UnitTask:
 
 
 def run_unit(task: UnitTask) -> ShardRecord:
-    """Write one unit's shard into staging (in a worker); the driver commits it."""
+    """Write one unit's shard into staging (in a worker); the driver commits it. The record
+    names the OpenGL contexts the unit rendered with (``dataforge.render.device``), for the
+    manifest."""
     unit_id = task.unit.id
     try:
+        start = device.mark()
         episodes = task.produce(task.unit, unit_rng(task.seed, unit_id))
         Path(task.staging).mkdir(parents=True, exist_ok=True)
-        return write_shard(Path(task.staging), unit_id, task.fmt, task.schema, episodes)
+        record = write_shard(Path(task.staging), unit_id, task.fmt, task.schema, episodes)
+        return dataclasses.replace(record, opengl=device.used_since(start))
     except DataforgeError as exc:
         if str(exc).startswith(f"unit {unit_id}"):
             raise

@@ -134,7 +134,9 @@ def header_hash(
     return config_hash(payload)
 
 
-def _environment() -> dict[str, Any]:
+def _environment(opengl: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The manifest's ``environment``: Python, platform, library versions, the numeric setup
+    and, for a dataset that was rendered, the OpenGL contexts that rendered it (``opengl``)."""
     versions: dict[str, str | None] = {}
     for pkg in _ENV_PACKAGES:
         try:
@@ -146,6 +148,7 @@ def _environment() -> dict[str, Any]:
         "platform": platform.platform(),
         **versions,
         "numerics": numerics.environment(),
+        **({"opengl": [dict(d) for d in opengl]} if opengl else {}),
     }
 
 
@@ -398,6 +401,17 @@ class DatasetBuilder:
             return [self.committed[u] for u in self.header.units if u in self.committed]
         return list(self.committed.values())
 
+    def opengl(self) -> list[dict[str, Any]]:
+        """The distinct OpenGL contexts (vendor, renderer, version, device) that rendered the
+        committed units, as their workers reported them (``ShardRecord.opengl``), with what an
+        earlier manifest of this directory recorded for the units it kept; sorted, empty when
+        nothing rendered."""
+        found = [dict(d) for rec in self.ordered_records() for d in rec.opengl]
+        earlier = self.previous_manifest.environment.get("opengl") if self.previous_manifest else ()
+        found += [dict(d) for d in earlier or () if isinstance(d, Mapping)]
+        keys = {json.dumps(d, sort_keys=True) for d in found}
+        return [json.loads(k) for k in sorted(keys)]
+
     def _manifest(
         self, files: Mapping[str, FileEntry], command: Sequence[str], execution: Mapping[str, Any]
     ) -> Manifest:
@@ -429,7 +443,7 @@ class DatasetBuilder:
             files=dict(sorted(files.items())),
             command=tuple(command),
             execution=dict(execution),
-            environment=_environment(),
+            environment=_environment(self.opengl()),
             summary=summary,
             inputs=dict(self.header.inputs),
             curation=dict(self.header.curation),

@@ -22,19 +22,24 @@ from dataforge.store.schema import Schema
 
 @dataclass(frozen=True)
 class ShardRecord:
-    """A finished shard: its unit, path relative to the dataset root, episodes and files."""
+    """A finished shard: its unit, path relative to the dataset root, episodes and files, and
+    the OpenGL contexts its worker rendered it with (``dataforge.render.device.describe``; empty
+    when it rendered nothing), which the builder records in the manifest's ``environment``."""
 
     unit: str
     path: str
     episodes: tuple[EpisodeLocation, ...]
     files: Mapping[str, FileEntry]
+    opengl: tuple[Mapping[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        rendered = {"opengl": [dict(d) for d in self.opengl]} if self.opengl else {}
         return {
             "unit": self.unit,
             "path": self.path,
             "episodes": [{"id": e.id, **e.to_dict()} for e in self.episodes],
             "files": {p: f.to_dict() for p, f in self.files.items()},
+            **rendered,
         }
 
     @classmethod
@@ -44,6 +49,7 @@ class ShardRecord:
             path=str(d["path"]),
             episodes=tuple(EpisodeLocation.from_dict(e["id"], e) for e in d["episodes"]),
             files={p: FileEntry.from_dict(f) for p, f in d["files"].items()},
+            opengl=tuple(dict(g) for g in d.get("opengl", ())),
         )
 
 

@@ -23,7 +23,8 @@ ASSETS_OPTION = click.option(
 @click.group()
 def houses() -> None:
     """ProcTHOR houses in dataforge's embedded world: rooms, walls, objects with real asset
-    sizes from the procthor databases, rendered on the CPU.
+    sizes from the procthor databases, rendered with OpenGL (a GPU, or the CPU through Mesa's
+    llvmpipe).
 
     'generate' makes new houses with procthor's own generator (the embedded world answers its
     simulator queries); 'show' draws a house; 'assets' draws the shapes of every object type.
@@ -64,7 +65,8 @@ houses.add_command(
     type=click.Choice(("embedded", "ai2thor")),
     default="embedded",
     show_default=True,
-    help="Renderer of the views: the embedded CPU world, or AI2-THOR (needs its Unity build).",
+    help="Renderer of the views: the embedded world (OpenGL: a GPU or Mesa's llvmpipe), or "
+    "AI2-THOR (needs its Unity build).",
 )
 @ASSETS_OPTION
 def show(
