@@ -28,6 +28,9 @@ on one thread) and ``DATAFORGE_ENCODE_THREADS=1``.
 
 Timed runs are repeated (``--repeat``, default 3) and the fastest kept: the machine may be shared.
 Targets (issue 19): >= 20 views/s/core end to end at 640x480; >= 1.8x from 1 to 2 workers.
+Issue 42: >= 100 views/s/core on llvmpipe; <= 4 ms of CPU work per view outside the renderer
+(``Renderer.render_stored``, timed in the one-worker run: its draws and read-backs are what a GPU
+takes over), which projects >= 3,000 views/s on a 16-core GPU box whose GPU keeps up.
 
     python benchmarks/bench_spamem.py [--houses 2] [--sequences 2] [--steps 10] [--views 16]
         [--resolution 640x480] [--workers 2] [--house-source DIR|generate] [--room-spec SPEC]
@@ -71,7 +74,9 @@ SHARED_HOUSES = Path(__file__).resolve().parents[1].parent / "shared/data/procth
 MODALITIES = ("rgb", "depth", "instance", "semantic")
 RAW_BYTES_PER_PIXEL = {"rgb": 3, "depth": 2, "instance": 2, "semantic": 2}
 PAPER = {"sequences": 25, "steps": 25, "views": 16, "resolution": (640, 480), "houses": 1000}
-TARGET_VIEWS_PER_CORE = 20.0
+TARGET_VIEWS_PER_CORE = 20.0  # issue 19
+TARGET_VIEWS_PER_CORE_42 = 100.0  # issue 42, llvmpipe
+TARGET_OUTSIDE_RENDER_MS = 4.0  # issue 42: CPU work per view outside the renderer
 TARGET_SPEEDUP = 1.8
 
 
@@ -219,13 +224,38 @@ def views_per_unit(out: Path) -> dict[str, int]:
     return per
 
 
+@contextlib.contextmanager
+def render_clock() -> Any:
+    """Time spent in ``Renderer.render_stored`` (draws and read-backs: what a GPU takes over)
+    in this process, in a one-element list filled on exit."""
+    from dataforge.render.renderer import Renderer
+
+    spent = [0.0]
+    original = Renderer.render_stored
+
+    def timed(self: Any, *a: Any, **kw: Any) -> None:
+        t = time.perf_counter()
+        try:
+            original(self, *a, **kw)
+        finally:
+            spent[0] += time.perf_counter() - t
+
+    Renderer.render_stored = timed  # type: ignore[method-assign]
+    try:
+        yield spent
+    finally:
+        Renderer.render_stored = original  # type: ignore[method-assign]
+
+
 def timed_run(job: Any, out: Path, workers: int, pin_workers: bool = False) -> dict[str, Any]:
+    """One run; with one worker (this process) also the renderer's share of the wall time."""
     log_dir = out.parent / f"{out.name}.spans"
     shutil.rmtree(log_dir, ignore_errors=True)
     log_dir.mkdir(parents=True)
     job = dataclasses.replace(job, produce=TimedProduce(job.produce, str(log_dir), pin_workers))
     c0, t0 = os.times(), time.time()
-    run_job(job, out, ExecutionOptions(workers=workers, overwrite=True))
+    with render_clock() as rendering:
+        run_job(job, out, ExecutionOptions(workers=workers, overwrite=True))
     wall, c1 = time.time() - t0, os.times()
     cpu = sum(c1[:4]) - sum(c0[:4])  # user + system, this process and its finished workers
     per_unit = views_per_unit(out)
@@ -247,6 +277,10 @@ def timed_run(job: Any, out: Path, workers: int, pin_workers: bool = False) -> d
         "house_span_s": max(s["end"] for s in sp.values()) - min(s["start"] for s in sp.values()),
         "after_last_house_s": t0 + wall - max(s["end"] for s in sp.values()),
         "peak_rss_mb": max(s["hwm"] for s in sp.values()),
+        "render_ms_per_view": 1000 * rendering[0] / views if workers == 1 else None,
+        "outside_render_ms_per_view": (
+            1000 * (wall - rendering[0]) / views if workers == 1 else None
+        ),
     }
 
 
@@ -309,7 +343,11 @@ def bytes_per_view(out: Path, fmt: str, views: int) -> dict[str, float]:
 STAGES: tuple[tuple[str, int, tuple[tuple[str, str], ...]], ...] = (
     ("produce: a house's sequences (generator time)", 0, (("spamem/generate.py", "produce"),)),
     ("capture: every view of every state", 1, (("spamem/capture.py", "capture"),)),
-    ("Renderer.render (draw + 4 read-backs)", 2, (("render/renderer.py", "render"),)),
+    (
+        "Renderer.render_stored (draws, read-backs into the buffer)",
+        2,
+        (("render/renderer.py", "render_stored"),),
+    ),
     (
         "framebuffer reads (read_into; llvmpipe draws here)",
         3,
@@ -317,17 +355,7 @@ STAGES: tuple[tuple[str, int, tuple[tuple[str, str], ...]], ...] = (
     ),
     ("scene rebuild after an action (backend.scene)", 2, (("simulators/embedded.py", "scene"),)),
     ("scene upload (Renderer.set_scene)", 2, (("render/renderer.py", "set_scene"),)),
-    (
-        "own lines of capture (copies into the view buffer)",
-        2,
-        (("spamem/capture.py", "self:capture"),),
-    ),
     ("2D boxes (mask_boxes)", 2, (("render/masks.py", "mask_boxes"),)),
-    (
-        "depth to mm, ids to uint16",
-        2,
-        (("render/renderer.py", "depth_mm"), ("render/renderer.py", "to_uint16")),
-    ),
     ("camera viewpoints (orbit_viewpoints)", 2, (("world/viewpoints.py", "orbit_viewpoints"),)),
     ("world graph after an action (World.graph)", 1, (("simulators/embedded.py", "world_graph"),)),
     ("world graph to dict per state", 1, (("world/graph.py", "to_dict"),)),
@@ -590,7 +618,18 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
     ok = one["views_per_s_per_core"] >= TARGET_VIEWS_PER_CORE
     print(
         f"\n>= {TARGET_VIEWS_PER_CORE:.0f} views/s/core: {'yes' if ok else 'NO'} "
-        f"({one['views_per_s_per_core']:.1f} at {s['resolution']})"
+        f"({one['views_per_s_per_core']:.1f} at {s['resolution']}; issue 42 asks "
+        f">= {TARGET_VIEWS_PER_CORE_42:.0f} on llvmpipe)"
+    )
+    outside, render = one["outside_render_ms_per_view"], one["render_ms_per_view"]
+    ok = outside <= TARGET_OUTSIDE_RENDER_MS
+    print(
+        f"<= {TARGET_OUTSIDE_RENDER_MS:.0f} ms per view outside the renderer: "
+        f"{'yes' if ok else 'NO'} ({outside:.2f} ms; rendering {render:.2f} ms per view here)"
+    )
+    print(
+        f"  a GPU box whose GPU keeps up: about {1000 / outside:,.0f} views/s per core, "
+        f"{16 * 1000 / outside:,.0f} views/s on 16 cores (issue 42 asks >= 3,000)"
     )
     if "scaling" in res:
         sc, many = res["scaling"], res["n_workers"]

@@ -346,10 +346,18 @@ def wall_mesh(
 
 
 class Scene:
-    """The meshes of one scene; the renderer uploads their merged buffers once."""
+    """The meshes of one scene; the renderer uploads their merged buffers once.
 
-    def __init__(self, meshes: Iterable[Mesh] = ()) -> None:
+    ``corners``: a cache of each mesh's corner buffers (by ``id(mesh)``, the mesh kept with
+    them) that scenes sharing unchanged meshes share; such meshes must not change in place."""
+
+    def __init__(
+        self,
+        meshes: Iterable[Mesh] = (),
+        corners: dict[int, tuple[Mesh, tuple[np.ndarray, ...]]] | None = None,
+    ) -> None:
         self.meshes: list[Mesh] = list(meshes)
+        self.corners = corners
 
     def add(self, mesh: Mesh) -> None:
         """Append one mesh."""
@@ -390,20 +398,33 @@ class Scene:
             k: [] for k in ("positions", "normals", "colors", "instance", "semantic")
         }
         for m in self.meshes:
-            corners = m.faces.reshape(-1)
-            parts["positions"].append(m.vertices[corners])
-            if m.normals is not None:
-                parts["normals"].append(m.normals[corners])
-            else:
-                parts["normals"].append(np.repeat(m.face_normals(), 3, axis=0))
-            color = cast(np.ndarray, m.color).astype(np.float32) / 255.0  # uint8 (__post_init__)
-            rgb = color[corners] if color.ndim == 2 else np.tile(color, (len(corners), 1))
+            cached = None if self.corners is None else self.corners.get(id(m))
+            if cached is None or cached[0] is not m:
+                cached = (m, _corner_buffers(m))
+                if self.corners is not None:
+                    self.corners[id(m)] = cached
+            positions, normals, rgb = cached[1]
+            parts["positions"].append(positions)
+            parts["normals"].append(normals)
             parts["colors"].append(rgb)
-            parts["instance"].append(np.full(len(corners), m.instance_id, np.int32))
-            parts["semantic"].append(np.full(len(corners), m.semantic_id, np.int32))
+            parts["instance"].append(np.full(len(positions), m.instance_id, np.int32))
+            parts["semantic"].append(np.full(len(positions), m.semantic_id, np.int32))
         out: dict[str, np.ndarray] = {}
         for key, chunks in parts.items():
             dtype = np.int32 if key in ("instance", "semantic") else np.float32
             empty = np.zeros((0,) if dtype is np.int32 else (0, 3), dtype)
             out[key] = np.ascontiguousarray(np.concatenate(chunks), dtype) if chunks else empty
         return out
+
+
+def _corner_buffers(m: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A mesh's positions, normals and colours (0..1) per triangle corner."""
+    corners = m.faces.reshape(-1)
+    positions = m.vertices[corners]
+    if m.normals is not None:
+        normals = m.normals[corners]
+    else:
+        normals = np.repeat(m.face_normals(), 3, axis=0)
+    color = cast(np.ndarray, m.color).astype(np.float32) / 255.0  # uint8 (__post_init__)
+    rgb = color[corners] if color.ndim == 2 else np.tile(color, (len(corners), 1))
+    return positions, normals, rgb

@@ -19,7 +19,7 @@ from dataforge.world.graph import RoomNode, WorldGraph
 from dataforge.world.house import House, HouseObject
 from dataforge.world.materials import SKY_COLOR
 from dataforge.world.placement import PlacementResult, World
-from dataforge.world.scene import InstanceIds, SemanticTable
+from dataforge.world.scene import InstanceIds, SceneParts, SemanticTable
 from dataforge.world.surfaces import WorldSurface
 from dataforge.world.vectors import Vec3
 
@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
     from dataforge.nav.grid import NavGrid
     from dataforge.nav.space import Point
-    from dataforge.render.renderer import Renderer
+    from dataforge.render.renderer import Renderer, StoredFrames
+    from dataforge.simulators.protocol import Camera
     from dataforge.world.appearance import Appearance
     from dataforge.world.mesh_assets import MeshLibrary
     from dataforge.world.scene import HouseScene
@@ -100,6 +101,7 @@ class EmbeddedWorld(HouseObjects):
         self._picked: dict[str, HouseObject] = {}  # picked objects, by id (place() takes them)
         self._renderer: Renderer | None = None
         self._scene: HouseScene | None = None
+        self._parts = SceneParts()  # meshes kept between scenes: only what changed is rebuilt
         self._uploaded: HouseScene | None = None
         self._grid: NavGrid | None = None
         self._grid_key: _LayoutKey = ()
@@ -112,7 +114,11 @@ class EmbeddedWorld(HouseObjects):
 
         if self._scene is None:
             self._scene = house_scene(
-                self.world.house(), self.catalogue, ids=self.ids, library=self.library
+                self.world.house(),
+                self.catalogue,
+                ids=self.ids,
+                library=self.library,
+                parts=self._parts,
             )
         return self._scene
 
@@ -173,10 +179,9 @@ class EmbeddedWorld(HouseObjects):
     def _changed(self) -> None:
         self._scene = None
 
-    def render(
-        self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
-    ) -> Frame:
-        from dataforge.render import Renderer, thor_camera_pose
+    def _ready_renderer(self) -> Renderer:
+        """The renderer, with the current scene uploaded."""
+        from dataforge.render import Renderer
 
         if self._renderer is None:
             w, h, fov = self.size
@@ -184,8 +189,28 @@ class EmbeddedWorld(HouseObjects):
         if self._uploaded is None or self._uploaded is not self._scene:
             self._renderer.set_scene(self.scene.scene)
             self._uploaded = self._scene
-        extra = None if self._carried is None else _carried_at(*self._carried, position, yaw)
-        return self._renderer.render(thor_camera_pose(position, yaw, horizon), extra)
+        return self._renderer
+
+    def _extra(
+        self, position: np.ndarray | Sequence[float], yaw: float
+    ) -> dict[str, np.ndarray] | None:
+        return None if self._carried is None else _carried_at(*self._carried, position, yaw)
+
+    def render(
+        self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
+    ) -> Frame:
+        from dataforge.render import thor_camera_pose
+
+        renderer = self._ready_renderer()
+        return renderer.render(thor_camera_pose(position, yaw, horizon), self._extra(position, yaw))
+
+    def render_stored(self, cameras: Sequence[Camera], out: StoredFrames) -> None:
+        from dataforge.render import thor_camera_pose
+
+        renderer = self._ready_renderer()
+        poses = [thor_camera_pose(p, y, h) for p, y, h in cameras]
+        extras = None if self._carried is None else [self._extra(p, y) for p, y, _ in cameras]
+        renderer.render_stored(poses, out, extras)
 
     def carry(
         self, object_id: str | None, offset: Sequence[float] = (0.0, -0.5, 0.5), yaw: float = 0.0

@@ -48,7 +48,7 @@ from shapely.geometry import Polygon
 from dataforge.errors import DatasetError, MissingDependencyError, UsageError
 from dataforge.nav.pathfinder import NavmeshPathfinder
 from dataforge.nav.space import Point
-from dataforge.render.renderer import Frame
+from dataforge.render.renderer import Frame, StoredFrames
 from dataforge.simulators.habitat_receptacles import (
     HabitatReceptacle,
     HabitatSurface,
@@ -63,6 +63,7 @@ from dataforge.simulators.habitat_receptacles import (
     transform,
     yaw_of,
 )
+from dataforge.simulators.protocol import Camera, render_one_by_one
 from dataforge.world.graph import (
     M2_TO_CM2,
     ObjectNode,
@@ -360,6 +361,9 @@ class HabitatWorld:
         known = instance < len(lut)
         semantic = np.where(known, lut[np.where(known, instance, 0)], 0).astype(np.int32)
         return Frame(rgb=rgb, depth=depth, instance=instance, semantic=semantic)
+
+    def render_stored(self, cameras: Sequence[Camera], out: StoredFrames) -> None:
+        render_one_by_one(self, cameras, out)
 
     # -- navigation (§3) ---------------------------------------------------------------------
 

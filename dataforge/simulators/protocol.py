@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from dataforge.nav.space import NavSpace
-from dataforge.render.renderer import Frame
+from dataforge.render.renderer import Frame, StoredFrames
 from dataforge.world.appearance import Appearance
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.graph import RoomNode, WorldGraph
@@ -26,6 +26,10 @@ from dataforge.world.vectors import Vec3
 
 if TYPE_CHECKING:
     from dataforge.nav.space import Point
+
+Camera = tuple["np.ndarray | Sequence[float]", float, float]
+"""A camera of :meth:`WorldBackend.render_stored`: position, yaw and horizon (degrees, as
+:meth:`WorldBackend.render` takes them)."""
 
 
 class WorldBackend(Protocol):
@@ -52,6 +56,12 @@ class WorldBackend(Protocol):
     def render(
         self, position: np.ndarray | Sequence[float], yaw: float, horizon: float = 0.0
     ) -> Frame: ...
+
+    def render_stored(self, cameras: Sequence[Camera], out: StoredFrames) -> None:
+        """Render each (position, yaw, horizon) of ``cameras`` into ``out``'s views in order, as
+        datasets store them (what :meth:`render` draws, through :meth:`StoredFrames.store`);
+        a simulator that can draws them all before reading any back."""
+        ...
 
     def reachable_positions(self, step: float = 0.25) -> np.ndarray:
         """Where the agent may stand: an (N, 3) lattice of ``step`` metres (AI2-THOR's
@@ -137,3 +147,9 @@ class HouseBackend(WorldBackend, Protocol):
 
     world: World
     catalogue: AssetCatalogue
+
+
+def render_one_by_one(backend: WorldBackend, cameras: Sequence[Camera], out: StoredFrames) -> None:
+    """:meth:`WorldBackend.render_stored` for a simulator that renders one view per call."""
+    for k, (position, yaw, horizon) in enumerate(cameras):
+        out.store(k, backend.render(position, yaw, horizon))

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dataforge.errors import MissingDependencyError, UsageError
-from dataforge.render.renderer import Frame
+from dataforge.render.renderer import Frame, StoredFrames
 from dataforge.simulators.embedded import HouseObjects, _surface
-from dataforge.simulators.protocol import NavSpace
+from dataforge.simulators.protocol import Camera, NavSpace, render_one_by_one
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import rotation_matrix
 from dataforge.world.house import House, HouseObject
@@ -403,6 +403,9 @@ class ThorWorld(HouseObjects):
             instance=instance,
             semantic=semantic,
         )
+
+    def render_stored(self, cameras: Sequence[Camera], out: StoredFrames) -> None:
+        render_one_by_one(self, cameras, out)
 
     def reachable_positions(self, step: float = THOR_GRID_M) -> np.ndarray:
         """``GetReachablePositions`` on AI2-THOR's own grid (the controller's ``gridSize``,

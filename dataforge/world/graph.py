@@ -50,7 +50,7 @@ from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import Aabb, OrientedBox, object_box
 from dataforge.world.house import House, HouseObject
 from dataforge.world.shapes import element_id
-from dataforge.world.surfaces import WorldSurface, house_surfaces, surface_under
+from dataforge.world.surfaces import WorldSurface, object_surfaces, surface_under
 from dataforge.world.vectors import XZ, Vec3, vec3
 
 ON_TOP_TOLERANCE_M = 0.03
@@ -300,10 +300,42 @@ class WorldGraph:
             raise MalformedInputError(f"world graph: malformed ({exc!r})") from None
 
 
-def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
-    """Describe ``house`` (see the module docstring)."""
+class GraphParts:
+    """What :func:`world_graph` keeps between the graphs of one world's states: each object's
+    box, surfaces and room by its record (an object that did not change costs a lookup), and
+    the structure nodes. Rooms and walls are a world's own: given another house's, it starts
+    afresh."""
+
+    def __init__(self) -> None:
+        self.boxes: dict[HouseObject, OrientedBox] = {}
+        self.surfaces: dict[HouseObject, tuple[WorldSurface, ...]] = {}
+        self.rooms: dict[HouseObject, str | None] = {}
+        self.structure: tuple[StructureNode, ...] | None = None
+        self._house: Any = None
+
+    def check(self, house: House) -> None:
+        """Forget everything when ``house`` has other rooms, walls or openings."""
+        key = (house.rooms, house.walls, house.doors, house.windows)
+        if self._house is None or self._house != key:
+            self.boxes.clear()
+            self.surfaces.clear()
+            self.rooms.clear()
+            self.structure, self._house = None, key
+
+
+def world_graph(
+    house: House, catalogue: AssetCatalogue, parts: GraphParts | None = None
+) -> WorldGraph:
+    """Describe ``house`` (see the module docstring); ``parts``: what earlier graphs of the same
+    world computed (the result is the same with or without)."""
+    parts = parts or GraphParts()
+    parts.check(house)
     polygons = {r.id: Polygon(r.floor_polygon) for r in house.rooms}
-    boxes = {o.id: object_box(o, catalogue) for o in house.objects}
+    boxes = {}
+    for o in house.objects:
+        if o not in parts.boxes:
+            parts.boxes[o] = object_box(o, catalogue)
+        boxes[o.id] = parts.boxes[o]
     rooms = tuple(
         RoomNode(r.id, r.room_type, r.floor_polygon, float(polygons[r.id].area))
         for r in sorted(house.rooms, key=lambda r: r.id)
@@ -312,7 +344,10 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
     for o in house.objects:
         if o.parent_id is not None:
             children.setdefault(o.parent_id, []).append(o)
-    surfaces = house_surfaces(house.objects, catalogue)
+    for o in house.objects:
+        if o not in parts.surfaces:
+            parts.surfaces[o] = object_surfaces(o, catalogue.asset(o.asset_id), all_surfaces=True)
+    surfaces = {o.id: parts.surfaces[o] for o in house.objects if parts.surfaces[o]}
     resting: dict[str, WorldSurface] = {}  # child id -> the parent's surface under it
     for o in house.objects:
         if o.parent_id is not None and o.parent_id in surfaces:
@@ -381,16 +416,24 @@ def world_graph(house: House, catalogue: AssetCatalogue) -> WorldGraph:
             position=o.position,
             rotation=o.rotation,
             parent_id=o.parent_id,
-            room_id=room_of(o.position, polygons, boxes[o.id]),
+            room_id=_room(parts, o, polygons, boxes[o.id]),
             surface=resting[o.id].index if o.id in resting else None,
             surface_kind=resting[o.id].kind if o.id in resting else None,
             element_id=resting[o.id].element_id if o.id in resting else None,
         )
         for o in sorted(house.objects, key=lambda o: o.id)
     )
-    return WorldGraph(
-        house.name, rooms, tuple(receptacles), objects, structure_nodes(house, catalogue)
-    )
+    if parts.structure is None:
+        parts.structure = structure_nodes(house, catalogue)
+    return WorldGraph(house.name, rooms, tuple(receptacles), objects, parts.structure)
+
+
+def _room(
+    parts: GraphParts, o: HouseObject, polygons: Mapping[str, Polygon], box: OrientedBox
+) -> str | None:
+    if o not in parts.rooms:
+        parts.rooms[o] = room_of(o.position, polygons, box)
+    return parts.rooms[o]
 
 
 def structure_nodes(house: House, catalogue: AssetCatalogue) -> tuple[StructureNode, ...]:

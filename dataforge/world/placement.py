@@ -45,8 +45,8 @@ from dataforge.errors import UsageError
 from dataforge.world.archetypes import shape_of
 from dataforge.world.assets import AssetCatalogue, AssetInfo
 from dataforge.world.boxes import OrientedBox, object_box
-from dataforge.world.graph import WorldGraph, world_graph
-from dataforge.world.house import OWN_DOOR, House, HouseObject, load_house
+from dataforge.world.graph import GraphParts, WorldGraph, world_graph
+from dataforge.world.house import OWN_DOOR, House, HouseObject
 from dataforge.world.shapes import element_id
 from dataforge.world.surfaces import WorldSurface, object_surfaces, part_boxes
 from dataforge.world.vectors import Vec3
@@ -108,8 +108,12 @@ class World:
         self._base = house
         self._objects: dict[str, HouseObject] = {o.id: o for o in house.objects}
         self._raw = {o["id"]: o for o in _flatten_raw(house.raw.get("objects", []))}
-        self._boxes: dict[HouseObject, OrientedBox] = {}  # boxes of objects as they are now
+        self._parts = GraphParts()  # what the graphs of this world's states share
+        self._boxes = self._parts.boxes  # boxes of objects as they are (by record)
         self._gone: set[str] = set()  # ids removed: a spawn never takes one (one id, one object)
+        self._house: House | None = None  # house() and graph() as of the objects in _house_key
+        self._house_key: tuple[HouseObject, ...] = ()
+        self._graph: WorldGraph | None = None
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -143,7 +147,11 @@ class World:
         return info.receptacle or bool(object_surfaces(obj, info))
 
     def graph(self) -> WorldGraph:
-        return world_graph(self.house(), self.catalogue)
+        """The world graph of :meth:`house` (kept until an object changes)."""
+        house = self.house()
+        if self._graph is None:
+            self._graph = world_graph(house, self.catalogue, self._parts)
+        return self._graph
 
     # -- changes ---------------------------------------------------------------------------
 
@@ -427,10 +435,25 @@ class World:
         )
 
     def house(self) -> House:
-        """The current house, as house JSON re-read (so it is validated like any input)."""
-        raw = {k: v for k, v in self._base.raw.items() if k != "objects"}
-        raw["objects"] = self._raw_tree()
-        return load_house(raw, name=self._base.name, catalogue=self.catalogue)
+        """The current house: the opened house with the objects as they are now, in house JSON
+        order (a parent, then its children), and that JSON as its ``raw``. Built from the
+        objects, not re-read (the objects are validated records already: what re-reading
+        ``raw`` would give, tests/world/test_placement.py checks), and kept until an object
+        changes."""
+        key = tuple(self._objects.values())
+        if self._house is None or key != self._house_key:
+            roots = self._raw_tree()
+            raw = {k: v for k, v in self._base.raw.items() if k != "objects"}
+            raw["objects"] = roots
+            order: list[HouseObject] = []
+            stack = list(reversed(roots))
+            while stack:
+                node = stack.pop()
+                order.append(self._objects[node["id"]])
+                stack.extend(reversed(node.get("children", [])))
+            self._house = dataclasses.replace(self._base, objects=tuple(order), raw=raw)
+            self._house_key, self._graph = key, None
+        return self._house
 
     # -- internals -------------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from dataforge.render.mesh import Mesh, Scene, box_mesh_from_corners, polygon_sl
 from dataforge.world.archetypes import shape_of
 from dataforge.world.assets import AssetCatalogue
 from dataforge.world.boxes import object_box
-from dataforge.world.house import House, Wall
+from dataforge.world.house import House, HouseObject, Wall
 from dataforge.world.materials import structure_color
 from dataforge.world.openings import opening_class, opening_meshes
 from dataforge.world.shape_mesh import drawn_offset, object_meshes
@@ -177,6 +177,23 @@ def wall_inward_offset(wall: Wall, rooms: Mapping[str, Polygon]) -> np.ndarray:
     return (normal if inside else -normal) * WALL_INSET
 
 
+Part = tuple[Mesh, str, str, str]  # a mesh, its element id, class and kind (HouseScene.add)
+
+
+class SceneParts:
+    """What :func:`house_scene` keeps between the scenes of one world, so that a scene after an
+    action rebuilds only what changed: the structure's meshes (floors, ceilings, walls, doors
+    and windows: a world's rooms, walls and openings never change) and each object's meshes,
+    by its record (position, openness, parent...) and where it is drawn; and each mesh's
+    corner buffers (:meth:`~dataforge.render.mesh.Scene.buffers`). Meshes are shared between
+    the scenes it builds: none is changed in place (every change makes another record)."""
+
+    def __init__(self) -> None:
+        self.structure: tuple[Any, list[Part], list[Part]] | None = None
+        self.objects: dict[Any, list[Part]] = {}
+        self.corners: dict[int, Any] = {}
+
+
 def house_scene(
     house: House,
     catalogue: AssetCatalogue,
@@ -186,19 +203,63 @@ def house_scene(
     hidden: Iterable[str] = (),
     shapes: bool = True,
     library: MeshLibrary | None = None,
+    parts: SceneParts | None = None,
 ) -> HouseScene:
     """Meshes of ``house`` (see the module docstring); ``hidden`` object ids are left out;
-    ``library`` (real meshes from ``--assets``) replaces the archetypes of the assets it has."""
+    ``library`` (real meshes from ``--assets``) replaces the archetypes of the assets it has.
+    ``parts``: meshes kept from earlier scenes of the same world, built with the same
+    arguments (reused where their element is unchanged, the same meshes in the same order)."""
     ids = ids or InstanceIds()
     semantics = SemanticTable.for_catalogue(catalogue)
-    hs = HouseScene(Scene(), {}, semantics, ids)
+    hs = HouseScene(Scene(corners=None if parts is None else parts.corners), {}, semantics, ids)
+    key = (house.rooms, house.walls, house.doors, house.windows, ceiling, shapes)
+    if parts is not None and parts.structure is not None and parts.structure[0] == key:
+        head, tail = parts.structure[1], parts.structure[2]
+    else:
+        head = _structure_parts(house, ceiling)
+        tail = _opening_parts(house, catalogue) if shapes else []
+        if parts is not None:
+            parts.structure = (key, head, tail)
+    for part in head:
+        hs.add(*part)
+    skip = set(hidden)
+    by_id = {o.id: o for o in house.objects}
+    kept: dict[Any, list[Part]] = {}
+    for obj in sorted(house.objects, key=lambda o: o.id):
+        if obj.id in skip or obj.parent_id in skip:
+            continue
+        parent = by_id.get(obj.parent_id) if obj.parent_id is not None else None
+        shift = np.zeros(3)
+        if shapes and parent is not None and parent.open_elements:
+            info = catalogue.asset(parent.asset_id)
+            shift = drawn_offset(object_box(obj, catalogue), parent, info)
+        obj_key = (obj, tuple(float(v) for v in shift))
+        found = None if parts is None else parts.objects.get(obj_key)
+        if found is None:
+            found = _object_parts(obj, catalogue, shift, shapes, library)
+        kept[obj_key] = found
+        for part in found:
+            hs.add(*part)
+    for part in tail:
+        hs.add(*part)
+    if parts is not None:
+        parts.objects = kept
+        used = {id(m) for m in hs.scene.meshes}
+        parts.corners = {k: v for k, v in parts.corners.items() if k in used}
+        hs.scene.corners = parts.corners
+    return hs
+
+
+def _structure_parts(house: House, ceiling: bool) -> list[Part]:
+    """Floors, ceilings and walls, in the order they are drawn."""
+    out: list[Part] = []
     rooms = {r.id: Polygon(r.polygon_xz) for r in house.rooms}
     raw_rooms = {r.get("id"): r for r in house.raw.get("rooms", []) if isinstance(r, dict)}
     for room in sorted(house.rooms, key=lambda r: r.id):
         raw = raw_rooms.get(room.id, {})
         color = structure_color("floor", raw.get("floorMaterial"), raw.get("floorColor"))
         mesh = polygon_slab(room.polygon_xz, room.floor_y, color=color)
-        hs.add(mesh, room.id, "Floor", kind="floor")
+        out.append((mesh, room.id, "Floor", "floor"))
     top = max((w.y_min + w.height for w in house.walls), default=2.5)
     if ceiling:
         params = house.raw.get("proceduralParameters")
@@ -208,7 +269,7 @@ def house_scene(
         )
         for room in sorted(house.rooms, key=lambda r: r.id):
             mesh = polygon_slab(room.polygon_xz, top, color=color)
-            hs.add(mesh, room.id, "Ceiling", kind="ceiling")
+            out.append((mesh, room.id, "Ceiling", "ceiling"))
     for wall in sorted(house.walls, key=lambda w: w.id):
         if wall.empty or wall.height <= 0:
             continue
@@ -222,39 +283,44 @@ def house_scene(
             house.wall_holes(wall),
             color=color,
         )
-        hs.add(mesh, wall.id, "Wall", kind="wall")
-    skip = set(hidden)
-    by_id = {o.id: o for o in house.objects}
-    for obj in sorted(house.objects, key=lambda o: o.id):
-        if obj.id in skip or obj.parent_id in skip:
-            continue
-        parent = by_id.get(obj.parent_id) if obj.parent_id is not None else None
-        shift = np.zeros(3)
-        if shapes and parent is not None and parent.open_elements:
-            info = catalogue.asset(parent.asset_id)
-            shift = drawn_offset(object_box(obj, catalogue), parent, info)
-        if not shapes:
-            box = object_box(obj, catalogue)
-            mesh = box_mesh_from_corners(box.corners(), color=type_color(obj.object_type))
-            hs.add(mesh, obj.id, obj.object_type, kind="object")
-            continue
-        info = catalogue.asset(obj.asset_id)
-        real = library.meshes(obj, info) if library is not None else None
-        if real is not None:
-            hs.add(_moved(real[None], shift), obj.id, obj.object_type, kind="object")
-            continue
-        elements = shape_of(info).elements
-        for element, mesh in object_meshes(obj, info).items():
-            mesh = _moved(mesh, shift)
-            if element is None:
-                hs.add(mesh, obj.id, obj.object_type, kind="object")
-            else:
-                hs.add(mesh, element_id(obj.id, element), elements[element], kind="object")
-    if shapes:
-        for opening in sorted(house.openings, key=lambda o: o.id):
-            for mesh in opening_meshes(house, opening, catalogue):
-                hs.add(mesh, opening.id, opening_class(catalogue, opening), kind="object")
-    return hs
+        out.append((mesh, wall.id, "Wall", "wall"))
+    return out
+
+
+def _opening_parts(house: House, catalogue: AssetCatalogue) -> list[Part]:
+    """Doors and windows: frames, panes, leaves."""
+    return [
+        (mesh, opening.id, opening_class(catalogue, opening), "object")
+        for opening in sorted(house.openings, key=lambda o: o.id)
+        for mesh in opening_meshes(house, opening, catalogue)
+    ]
+
+
+def _object_parts(
+    obj: HouseObject,
+    catalogue: AssetCatalogue,
+    shift: np.ndarray,
+    shapes: bool,
+    library: MeshLibrary | None,
+) -> list[Part]:
+    """One object's meshes (moved by ``shift``: in an open drawer)."""
+    if not shapes:
+        box = object_box(obj, catalogue)
+        mesh = box_mesh_from_corners(box.corners(), color=type_color(obj.object_type))
+        return [(mesh, obj.id, obj.object_type, "object")]
+    info = catalogue.asset(obj.asset_id)
+    real = library.meshes(obj, info) if library is not None else None
+    if real is not None:
+        return [(_moved(real[None], shift), obj.id, obj.object_type, "object")]
+    elements = shape_of(info).elements
+    out: list[Part] = []
+    for element, mesh in object_meshes(obj, info).items():
+        mesh = _moved(mesh, shift)
+        if element is None:
+            out.append((mesh, obj.id, obj.object_type, "object"))
+        else:
+            out.append((mesh, element_id(obj.id, element), elements[element], "object"))
+    return out
 
 
 def _moved(mesh: Mesh, shift: np.ndarray) -> Mesh:

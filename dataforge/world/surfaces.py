@@ -23,7 +23,7 @@ import numpy as np
 from shapely.geometry import Point, Polygon
 
 from dataforge.world.archetypes import shape_of
-from dataforge.world.assets import AssetCatalogue, AssetInfo
+from dataforge.world.assets import AssetInfo
 from dataforge.world.boxes import OrientedBox, rotation_matrix, yaw_offset
 from dataforge.world.house import HouseObject
 from dataforge.world.shapes import element_id
@@ -166,15 +166,3 @@ def _part_boxes(
         size = tuple(float(v) for v in hi - lo)
         out.append(OrientedBox(tuple(float(v) for v in centre), size, yaw, pitch, roll))  # type: ignore[arg-type]
     return tuple(out)
-
-
-def house_surfaces(
-    objects: list[HouseObject] | tuple[HouseObject, ...], catalogue: AssetCatalogue
-) -> dict[str, tuple[WorldSurface, ...]]:
-    """Every surface (usable or not) of every object among ``objects`` that has any, by id."""
-    out = {}
-    for o in objects:
-        surfaces = object_surfaces(o, catalogue.asset(o.asset_id), all_surfaces=True)
-        if surfaces:
-            out[o.id] = surfaces
-    return out

@@ -131,6 +131,28 @@ class WallSight:
         hits = self._near.query(Point(x, z), predicate="dwithin", distance=clearance)
         return len(hits) == 0
 
+    def clear_many(self, a: Sequence[float], xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
+        """:meth:`clear` from ``a`` to each plan point (``xs``, ``zs``), in one query."""
+        out = np.ones(len(xs), bool)
+        if len(xs):
+            coords = np.empty((len(xs), 2, 2))
+            coords[:, 0] = (a[0], a[1])
+            coords[:, 1, 0], coords[:, 1, 1] = xs, zs
+            hit = self._tree.query(shapely.linestrings(coords), predicate="intersects")[0]
+            out[hit] = False
+        return out
+
+    def roomy_many(
+        self, xs: np.ndarray, zs: np.ndarray, clearance: float = WALL_CLEARANCE_M
+    ) -> np.ndarray:
+        """:meth:`roomy` at each plan point (``xs``, ``zs``), in one query."""
+        out = np.ones(len(xs), bool)
+        if len(xs):
+            pts = shapely.points(xs, zs)
+            hit = self._near.query(pts, predicate="dwithin", distance=clearance)[0]
+            out[hit] = False
+        return out
+
 
 def opening_footprint(house: House, opening: Opening, catalogue: AssetCatalogue) -> BaseGeometry:
     """The plan-view area covered by a door's or window's meshes (an open leaf included)."""
@@ -173,19 +195,44 @@ def orbit_viewpoints(
     min_radius: float = 0.5,
     max_radius: float = 3.0,
     component: int | None = None,
-    accept: Callable[[list[Viewpoint]], bool] | None = None,
+    accept: Accept | None = None,
+    batch: bool = True,
 ) -> list[Viewpoint]:
     """Viewpoints azimuth-major (for each azimuth, each height in ``heights`` order) around
     ``target`` (see the module docstring). ``component``: the grid component cameras must be
-    in (default: the largest). ``accept``: shown each candidate's viewpoints (one per height),
-    says whether to keep them."""
+    in (default: the largest). ``accept``: shown candidates' viewpoints (a list of groups, one
+    viewpoint per height each), says for each whether to keep it; it must judge each group on
+    its own (by its images).
+
+    With ``batch`` (the default) ``accept`` sees the first candidates of all the azimuths left
+    at once, each placed as if those before it were kept: a renderer draws them in one go.
+    Where one is refused, the azimuths after it are planned again from there, so the result is
+    the one-at-a-time search's (``batch=False``: one group per call) in every case."""
     orbit = _Orbit(grid, sight, target, floor_y, heights, (min_radius, radius, max_radius))
     if component is not None:
         orbit.comp = component
+    azs = [float(a) for a in azimuths]
     out: list[Viewpoint] = []
-    for az in azimuths:
-        out.extend(orbit.place(float(az), accept))
+    i = 0
+    while i < len(azs):
+        if accept is None or not batch:
+            out.extend(orbit.place(azs[i], accept))
+            i += 1
+            continue
+        plans = orbit.first_candidates(azs[i:])
+        verdicts = accept([group for _, group in plans])
+        for (cand, group), ok in zip(plans, verdicts, strict=True):
+            az, i = azs[i], i + 1
+            if ok:
+                orbit.eyes.extend(v.position for v in group)
+                out.extend(group)
+            else:
+                out.extend(orbit.place(az, accept, group, (cand[0], cand[1])))
+                break
     return out
+
+
+Accept = Callable[[list[list[Viewpoint]]], list[bool]]
 
 
 class _Orbit:
@@ -215,13 +262,67 @@ class _Orbit:
             key=lambda d: (abs(d - self.radius), d),
         )
         self.eyes: list[tuple[float, float, float]] = []
+        self._fixed: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._cells: np.ndarray | None = None
 
-    # -- tests of a plan position ---------------------------------------------------------
+    # -- tests of plan positions ----------------------------------------------------------
 
-    def navigable(self, x: float, z: float) -> bool:
-        c = self.grid.cell_of((x, 0.0, z))
-        return self.grid.inside(c) and bool(self.grid.free[c]) and int(self.labels[c]) == self.comp
+    def good(self, xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
+        """Which of the plan positions (``xs``, ``zs``) may hold a camera (:meth:`fixed` and
+        :meth:`apart_many`), all in one pass."""
+        ok = self.fixed(xs, zs)
+        return ok & self.apart_many(xs, zs) if ok.any() else ok
+
+    def fixed(self, xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
+        """What does not change as cameras are placed: navigable in the component, roomy, and
+        seeing the target across no wall."""
+        xs, zs = np.asarray(xs, np.float64), np.asarray(zs, np.float64)
+        grid = self.grid
+        rows = np.floor((zs - grid.origin[1]) / grid.cell).astype(np.int64)
+        cols = np.floor((xs - grid.origin[0]) / grid.cell).astype(np.int64)
+        ok = (rows >= 0) & (rows < grid.shape[0]) & (cols >= 0) & (cols < grid.shape[1])
+        r, c = rows[ok], cols[ok]
+        ok[ok] = grid.free[r, c] & (self.labels[r, c] == self.comp)
+        if ok.any():
+            idx = np.flatnonzero(ok)
+            ok[idx] = self.sight.roomy_many(xs[idx], zs[idx])
+        if ok.any():
+            idx = np.flatnonzero(ok)
+            ok[idx] = self.sight.clear_many((self.target[0], self.target[2]), xs[idx], zs[idx])
+        return ok
+
+    def apart_many(self, xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
+        """:meth:`apart` at each plan position."""
+        ok = np.ones(len(xs), bool)
+        if self.eyes:
+            eyes = np.asarray(self.eyes, np.float64)
+            for h in self.heights.values():
+                y = self.floor_y + h
+                d2 = (
+                    (np.asarray(xs, np.float64)[:, None] - eyes[None, :, 0]) ** 2
+                    + (y - eyes[None, :, 1]) ** 2
+                    + (np.asarray(zs, np.float64)[:, None] - eyes[None, :, 2]) ** 2
+                )
+                ok &= ~np.any(np.sqrt(d2) < MIN_SEPARATION_M, axis=1)
+        return ok
+
+    def bearings(self, azs: Sequence[float]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """For each bearing of ``azs``: its points (:meth:`bearing_points`) and which of them
+        may hold a camera now; the fixed tests of all the bearings not seen yet in one pass
+        (kept: they hold for the whole orbit)."""
+        new = [az for az in dict.fromkeys(azs) if az not in self._fixed]
+        if new:
+            points = [self.bearing_points(az) for az in new]
+            ok = self.fixed(
+                np.concatenate([p[0] for p in points]), np.concatenate([p[1] for p in points])
+            ).reshape(len(new), -1)
+            for az, (xs, zs), good in zip(new, points, ok, strict=True):
+                self._fixed[az] = (xs, zs, good)
+        out = []
+        for az in azs:
+            xs, zs, fixed = self._fixed[az]
+            out.append((xs, zs, fixed & self.apart_many(xs, zs) if fixed.any() else fixed))
+        return out
 
     def apart(self, x: float, z: float) -> bool:
         """At least MIN_SEPARATION_M (3D) from every camera placed, at every height."""
@@ -235,38 +336,36 @@ class _Orbit:
     def sees(self, x: float, z: float) -> bool:
         return self.sight.clear((self.target[0], self.target[2]), (x, z))
 
-    def good(self, x: float, z: float) -> bool:
-        return (
-            self.navigable(x, z) and self.apart(x, z) and self.sight.roomy(x, z) and self.sees(x, z)
-        )
-
     # -- candidates -----------------------------------------------------------------------
 
-    def on_bearing(self, az: float) -> Iterator[Candidate]:
+    def bearing_points(self, az: float) -> tuple[np.ndarray, np.ndarray]:
+        """The plan positions at ``self.distances`` on bearing ``az``, in that order."""
         tx, tz = self.target[0], self.target[2]
         s, c = math.sin(math.radians(az)), math.cos(math.radians(az))
-        for d in self.distances:
-            x, z = tx + d * s, tz + d * c
-            if self.good(x, z):
-                yield x, z, d, True, True
+        d = np.asarray(self.distances, np.float64)
+        return tx + d * s, tz + d * c
 
     def candidates(self, az: float) -> Iterator[Candidate]:
         """Every candidate position for azimuth ``az``, best first (module docstring)."""
-        yield from self.on_bearing(az)
-        for turn in TURNS_DEG:
-            hit = next(self.on_bearing(az + turn), None)
-            if hit is not None:
-                yield (*hit[:3], False, True)
+        ((xs, zs, good),) = self.bearings([az])
+        for k in np.flatnonzero(good):
+            yield float(xs[k]), float(zs[k]), self.distances[k], True, True
+        for xs, zs, good in self.bearings([az + turn for turn in TURNS_DEG]):
+            hits = np.flatnonzero(good)
+            if len(hits):
+                k = hits[0]
+                yield float(xs[k]), float(zs[k]), self.distances[k], False, True
         cells = self.cells()
         tx, tz = self.target[0], self.target[2]
         s, c = math.sin(math.radians(az)), math.cos(math.radians(az))
         ideal = (tx + self.radius * s, tz + self.radius * c)
         order = np.argsort(np.hypot(cells[:, 0] - ideal[0], cells[:, 1] - ideal[1]), kind="stable")
         dist = np.hypot(cells[:, 0] - tx, cells[:, 1] - tz)
-        for k in order[:MAX_CELLS]:
+        near = order[:MAX_CELLS]
+        near = near[dist[near] >= self.min_radius]
+        for k in near[self.good(cells[near, 0], cells[near, 1])]:
             x, z = (float(v) for v in cells[k])
-            if dist[k] >= self.min_radius and self.good(x, z):
-                yield x, z, float(dist[k]), False, True
+            yield x, z, float(dist[k]), False, True
         last = next((k for k in order if self.apart(*cells[k])), order[0])
         x, z = (float(v) for v in cells[last])
         yield x, z, float(dist[last]), False, self.sees(x, z)
@@ -310,17 +409,37 @@ class _Orbit:
             )
         return out
 
-    def place(self, az: float, accept: Callable[[list[Viewpoint]], bool] | None) -> list[Viewpoint]:
+    def first_candidates(self, azs: Sequence[float]) -> list[tuple[Candidate, list[Viewpoint]]]:
+        """The first candidate of each azimuth of ``azs`` and its viewpoints, each found as if
+        those before it were placed (the cameras placed are as they were afterwards)."""
+        placed = len(self.eyes)
+        self.bearings(azs)  # the fixed tests of all their bearings in one pass
+        plans = []
+        for az in azs:
+            cand = next(self.candidates(az))  # candidates() ends with a position or raises
+            group = self.group(az, cand)
+            plans.append((cand, group))
+            self.eyes.extend(v.position for v in group)
+        del self.eyes[placed:]
+        return plans
+
+    def place(
+        self,
+        az: float,
+        accept: Accept | None,
+        first: list[Viewpoint] | None = None,
+        refused_at: tuple[float, float] | None = None,
+    ) -> list[Viewpoint]:
         """The viewpoints of azimuth ``az``: the first candidate ``accept`` keeps, else the
-        first candidate marked unusable; its cameras join those placed."""
-        first: list[Viewpoint] | None = None
-        refused: list[tuple[float, float]] = []
+        first candidate marked unusable; its cameras join those placed. ``first`` and
+        ``refused_at``: the group and position of a first candidate already refused."""
+        refused: list[tuple[float, float]] = [] if refused_at is None else [refused_at]
         chosen: list[Viewpoint] | None = None
-        for cand in self.candidates(az):
+        for cand in self.candidates(az) if len(refused) < MAX_TRIES else ():
             if any(math.hypot(cand[0] - a, cand[1] - b) < REDRAW_STEP_M - 1e-9 for a, b in refused):
                 continue
             group = self.group(az, cand)
-            if accept is None or accept(group):
+            if accept is None or accept([group])[0]:
                 chosen = group
                 break
             first = first or group

@@ -65,7 +65,7 @@ from dataforge.run import Job, WorkUnit
 from dataforge.store import ArraySpec, Episode, Schema
 
 if TYPE_CHECKING:
-    from dataforge.render.renderer import Frame, Renderer
+    from dataforge.render.renderer import Frame, Renderer, StoredFrames
     from dataforge.store.reader import Dataset
     from dataforge.world.assets import AssetCatalogue
 
@@ -306,6 +306,7 @@ class SceneRenderer:
     def __init__(
         self, cfg: OracleConfig, house: Any, catalogue: AssetCatalogue, objects: Path | None
     ):
+        from dataforge.render.mesh import Scene
         from dataforge.render.renderer import Renderer
         from dataforge.world.scene import house_scene
 
@@ -314,6 +315,9 @@ class SceneRenderer:
         self.semantic = {name: self.base.semantics.add(name) for name in NAMES}
         self.meshes = cylinders(objects)
         self.first_id = max(self.base.instances, default=0) + 1
+        # the house's corner buffers, made once: each episode's scene starts from a copy
+        self.corners: dict[int, Any] = {}
+        Scene(self.base.scene.meshes, corners=self.corners).buffers()
         w, h = cfg.resolution
         key = (w, h, vfov(cfg))
         if key not in _renderers:
@@ -339,13 +343,24 @@ class SceneRenderer:
                     semantic_id=self.semantic[cyl.category],
                 )
             )
-        self.renderer.set_scene(Scene(meshes))
+        self.renderer.set_scene(Scene(meshes, corners=dict(self.corners)))
 
     def render(self, pose: Pose2D) -> Frame:
+        return self.renderer.render(self.camera_pose(pose))
+
+    def render_stored(self, poses: Sequence[Pose2D]) -> StoredFrames:
+        """The frames of ``poses`` as datasets store them (all drawn before any is read)."""
+        from dataforge.render.renderer import StoredFrames
+
+        out = StoredFrames.empty(len(poses), self.renderer.width, self.renderer.height)
+        self.renderer.render_stored([self.camera_pose(p) for p in poses], out)
+        return out
+
+    def camera_pose(self, pose: Pose2D) -> np.ndarray:
         from dataforge.render.camera import thor_camera_pose
 
         eye = np.array([pose.x, pose.y + self.cfg.camera_height, pose.z])
-        return self.renderer.render(thor_camera_pose(eye, pose.yaw, 0.0))
+        return thor_camera_pose(eye, pose.yaw, 0.0)
 
 
 # -- one unit ----------------------------------------------------------------------------------
@@ -360,7 +375,6 @@ def produce(
     rng: np.random.Generator,
 ) -> Iterator[Episode]:
     from dataforge.pipelines.multion.scenes import stored_space
-    from dataforge.render.renderer import depth_mm, to_uint16
     from dataforge.store import open_dataset
 
     with open_dataset(episodes_root) as ds:
@@ -406,13 +420,13 @@ def produce(
         }
         if renderer is not None:
             renderer.set_episode(goals, arrays["goal_category"][i])
-            frames = [renderer.render(p) for p in run.poses]
+            frames = renderer.render_stored(run.poses)
             if "rgb" in cfg.render:
-                out["rgb"] = np.stack([f.rgb for f in frames])
+                out["rgb"] = frames.rgb
             if "depth" in cfg.render:
-                out["depth"] = np.stack([depth_mm(f.depth) for f in frames])
+                out["depth"] = frames.depth
             if "semantic" in cfg.render:
-                out["semantic"] = np.stack([to_uint16(f.semantic, "semantic") for f in frames])
+                out["semantic"] = frames.semantic
             out["intrinsics"] = renderer.renderer.K.astype(np.float32)
             del frames
         eid = str(int(arrays["episode_id"][i]))

@@ -35,7 +35,7 @@ import numpy as np
 from dataforge.errors import DataforgeError
 from dataforge.render.camera import thor_camera_pose
 from dataforge.render.masks import mask_boxes
-from dataforge.render.renderer import Frame, depth_mm, to_uint16
+from dataforge.render.renderer import StoredFrames
 from dataforge.world.viewpoints import Viewpoint, WallSight, orbit_viewpoints
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ VIEW_COLUMNS = (
     "usable",
 )
 CLOSE_M = 0.2  # a pixel nearer than this (and not background) is "against" the camera
+CLOSE_MM = round(CLOSE_M * 1000)  # the same in stored depth (a pixel under 199.5 mm)
 MAX_CLOSE_SHARE = 1.0 / 3.0  # more close pixels than this: the view is redrawn
 
 
@@ -92,16 +93,32 @@ class ViewBuffer:
 
     Allocated for the most states a sequence can have; pages are only touched as rows are
     written, and :meth:`arrays` hands out the written rows without copying, so a sequence's
-    images exist once in memory (a 25-step sequence at 640x480 is 1.15 GB raw)."""
+    images exist once in memory (a 25-step sequence at 640x480 is 1.15 GB raw). Renderers
+    write a state's first candidates straight into their rows (``frames``); a redrawn
+    candidate goes to ``scratch`` and is copied to its rows when it is kept."""
 
-    def __init__(self, rows: int, width: int, height: int) -> None:
-        self.rgb = np.empty((rows, height, width, 3), np.uint8)
-        self.depth = np.empty((rows, height, width), np.uint16)
-        self.instance = np.empty((rows, height, width), np.uint16)
-        self.semantic = np.empty((rows, height, width), np.uint16)
+    def __init__(self, rows: int, width: int, height: int, heights: int = 2) -> None:
+        self.frames = StoredFrames.empty(rows, width, height)
+        self.scratch = StoredFrames.empty(heights, width, height)
         self.pose = np.empty((rows, 4, 4), np.float32)
         self.view = np.empty((rows, len(VIEW_COLUMNS)), np.float32)
         self.n = 0
+
+    @property
+    def rgb(self) -> np.ndarray:
+        return self.frames.rgb
+
+    @property
+    def depth(self) -> np.ndarray:
+        return self.frames.depth
+
+    @property
+    def instance(self) -> np.ndarray:
+        return self.frames.instance
+
+    @property
+    def semantic(self) -> np.ndarray:
+        return self.frames.semantic
 
     def arrays(self) -> dict[str, np.ndarray]:
         n = self.n
@@ -123,9 +140,10 @@ class Capture:
     viewpoints: list[Viewpoint]
 
 
-def close_share(depth: np.ndarray) -> float:
-    """Share of the pixels nearer than ``CLOSE_M`` (depth in metres, 0 = nothing: not near)."""
-    return float(np.count_nonzero((depth > 0) & (depth < CLOSE_M))) / float(depth.size)
+def close_share(depth_mm: np.ndarray) -> float:
+    """Share of the pixels of a stored depth image (uint16 millimetres, 0 = nothing: not near)
+    nearer than ``CLOSE_M`` (under ``CLOSE_MM`` millimetres)."""
+    return float(np.count_nonzero((depth_mm > 0) & (depth_mm < CLOSE_MM))) / float(depth_mm.size)
 
 
 def capture(
@@ -142,24 +160,40 @@ def capture(
 ) -> Capture:
     """Render every view of ``settings`` around ``target`` in ``backend``'s current state into
     the next rows of ``buffer``; ``facing`` turns the orbit (its azimuth 0 looks from that
-    bearing: an open drawer's or door's face). A candidate camera's images go to its rows as it
-    is tried; the first tried of an azimuth stays there unless a later one is accepted."""
+    bearing: an open drawer's or door's face). The first candidates of all azimuths are drawn
+    in one go, straight into their rows (:func:`orbit_viewpoints` batches them); a candidate
+    tried after a refused one is drawn apart and its images replace the first's only if it is
+    accepted."""
     base, per = buffer.n, len(settings.heights)
-    if base + settings.views > len(buffer.rgb):
+    if base + settings.views > len(buffer.frames):
         raise DataforgeError(f"view buffer full at {base} views")
     azimuths = tuple((a + facing) % 360.0 for a in settings.azimuths)
     slots = {az: base + k * per for k, az in enumerate(azimuths)}
     tried: set[float] = set()
 
-    def accept(group: list[Viewpoint]) -> bool:
-        frames = [backend.render(vp.position, vp.yaw_deg, vp.horizon_deg) for vp in group]
-        ok = all(close_share(f.depth) <= MAX_CLOSE_SHARE for f in frames)
-        az = group[0].azimuth_deg
-        if ok or az not in tried:
-            for h, frame in enumerate(frames):
-                _store(buffer, slots[az] + h, frame)
-        tried.add(az)
-        return ok
+    def accept(groups: list[list[Viewpoint]]) -> list[bool]:
+        first = [slots[g[0].azimuth_deg] for g in groups]
+        direct = all(g[0].azimuth_deg not in tried for g in groups) and first == list(
+            range(first[0], first[0] + per * len(groups), per)
+        )
+        cams = [(vp.position, vp.yaw_deg, vp.horizon_deg) for g in groups for vp in g]
+        out = buffer.frames.rows(first[0], first[0] + len(cams)) if direct else None
+        if out is None:
+            if len(cams) > len(buffer.scratch):
+                buffer.scratch = StoredFrames.empty(len(cams), settings.width, settings.height)
+            out = buffer.scratch.rows(0, len(cams))
+        backend.render_stored(cams, out)
+        verdicts = []
+        for j, g in enumerate(groups):
+            rows = range(j * per, (j + 1) * per)
+            ok = all(close_share(out.depth[r]) <= MAX_CLOSE_SHARE for r in rows)
+            az = g[0].azimuth_deg
+            if not direct and (ok or az not in tried):
+                for h, r in enumerate(rows):
+                    out.copy_to(r, buffer.frames, slots[az] + h)
+            tried.add(az)
+            verdicts.append(ok)
+        return verdicts
 
     vps = orbit_viewpoints(
         grid,
@@ -189,10 +223,3 @@ def capture(
         out.boxes.append(mask_boxes(buffer.instance[row]))
     buffer.n = base + len(vps)
     return out
-
-
-def _store(buffer: ViewBuffer, row: int, frame: Frame) -> None:
-    buffer.rgb[row] = frame.rgb
-    buffer.depth[row] = depth_mm(frame.depth)
-    buffer.instance[row] = to_uint16(frame.instance, "instance")
-    buffer.semantic[row] = to_uint16(frame.semantic, "semantic")

@@ -16,7 +16,7 @@ import pytest
 import shapely
 from renderhelpers import needs_egl
 
-from dataforge.errors import MissingDependencyError, UsageError
+from dataforge.errors import DataforgeError, MissingDependencyError, UsageError
 from dataforge.render import (
     Mesh,
     Renderer,
@@ -33,6 +33,7 @@ from dataforge.render import (
     unproject,
     wall_mesh,
 )
+from dataforge.render.renderer import StoredFrames
 
 FLOOR, WALL, BOX, CYLINDER, CEILING = 1, 2, 3, 4, 5  # semantic classes
 ROOM = [(0.0, 0.0), (6.0, 0.0), (6.0, 5.0), (0.0, 5.0)]
@@ -538,3 +539,48 @@ def test_concave_floor_renders_exactly_its_polygon(egl: None) -> None:
     outside = ~shapely.contains(shape.buffer(px), points)
     assert (frame.instance[inside] == 4).all() and inside.sum() > 1000
     assert (frame.instance[outside] == 0).all()
+
+
+@pytest.mark.parametrize("batch", [1, 3, 16])
+def test_stored_views_are_the_frames_as_datasets_store_them(egl: None, batch: int) -> None:
+    """render_stored (the shader's uint16 ids and millimetres, straight into a buffer's rows,
+    several views drawn before any is read back) gives exactly render() followed by
+    StoredFrames.store (numpy's rounding), views with a carried object (extra) included; and
+    the depth really is millimetres along the axis (the wall at z = 3 m is 3,000)."""
+    rng = np.random.default_rng(4)
+    poses = [random_pose(rng, rng.uniform([1.0, 0.5, 1.0], [5.0, 2.0, 4.0])) for _ in range(7)]
+    poses[0] = thor_camera_pose((1.0, 1.8, 0.5), 0.0, 0.0)  # down +z at the wall z = 5
+    extra = Scene([box_mesh((3.0, 1.0, 2.5), (0.4, 0.4, 0.4), instance_id=11)]).buffers()
+    extras = [extra if k % 2 else None for k in range(len(poses))]
+    with Renderer(96, 72, 90.0, background=(20, 40, 60)) as r:
+        r.batch = batch
+        r.set_scene(room_scene())
+        want = StoredFrames.empty(len(poses), 96, 72)
+        for k, (pose, e) in enumerate(zip(poses, extras, strict=True)):
+            want.store(k, r.render(pose, e))
+        buffer = StoredFrames.empty(len(poses) + 2, 96, 72)  # rows 1..7 of a larger buffer
+        r.render_stored(poses, buffer.rows(1, len(poses) + 1), extras)
+    got = buffer.rows(1, len(poses) + 1)
+    for name in ("rgb", "depth", "instance", "semantic"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+    assert got.depth.dtype == np.uint16 and got.instance.dtype == np.uint16
+    assert not any(np.any(got.instance[k] == 11) for k in (0, 2, 4, 6))
+    assert any(np.any(got.instance[k] == 11) for k in (1, 3, 5))  # the carried box
+    centre = got.depth[0, 30:42, 42:54]  # 4.5 m from the wall, straight ahead
+    assert np.all(np.abs(centre.astype(int) - 4500) <= 1)
+
+
+def test_stored_views_refuse_ids_over_uint16_and_arrays_they_cannot_fill(egl: None) -> None:
+    with Renderer(32, 24, 90.0) as r:
+        big = box_mesh((0.0, 1.0, 2.0), (0.5, 0.5, 0.5), instance_id=70_000)
+        r.set_scene(Scene([big]))
+        pose = thor_camera_pose((0.0, 1.0, 0.0), 0.0, 0.0)
+        with pytest.raises(DataforgeError, match="instance id 70000 does not fit uint16"):
+            r.render_stored([pose], StoredFrames.empty(1, 32, 24))
+        r.set_scene(Scene([box_mesh((0.0, 1.0, 2.0), (0.5, 0.5, 0.5), instance_id=3)]))
+        strided = StoredFrames.empty(2, 32, 24)
+        strided.depth = np.empty((2, 24, 64), np.uint16)[:, :, ::2]
+        with pytest.raises(ValueError, match="C-contiguous"):
+            r.render_stored([pose, pose], strided)
+        with pytest.raises(ValueError, match="2 poses for 1 views"):
+            r.render_stored([pose, pose], StoredFrames.empty(1, 32, 24))

@@ -10,6 +10,7 @@ from dfhelpers import SHARED
 
 from dataforge.world import load_catalogue, load_house
 from dataforge.world.boxes import object_box
+from dataforge.world.graph import world_graph
 from dataforge.world.placement import World
 
 HOUSE = SHARED / "data" / "procthor_houses" / "house_746.json"
@@ -152,3 +153,42 @@ def test_a_removed_id_is_never_spawned_again(world: World) -> None:
     world.remove(res.object_id)
     again = world.spawn("Apple_1", table, rng)
     assert again.ok and again.object_id == "Apple|spawned|1"
+
+
+def test_the_house_after_changes_is_what_its_json_reads_as_and_is_kept_until_one(
+    world: World,
+) -> None:
+    """World.house() builds the current house from its objects instead of re-reading JSON: after
+    spawns, moves between receptacles, openings and removals, it equals load_house() of its own
+    JSON (the objects, their order, the raw tree), and its graph (from boxes, surfaces and rooms
+    kept per object record) is the graph of that house made afresh; both are the same objects
+    until a change."""
+    rng = np.random.default_rng(7)
+    table = first(world, "DiningTable")
+    receptacles = [o.id for o in world.objects if world.is_receptacle(o.id) and o.parent_id is None]
+    assert world.house() is world.house() and world.graph() is world.graph()
+    changes = 0
+    for step in range(12):
+        before, graph, objects = world.house(), world.graph(), world.objects
+        if step % 4 == 0:
+            world.spawn("Apple_1", table, rng)
+        elif step % 4 == 1:
+            moved = next(o for o in world.objects if o.parent_id is not None)
+            world.remove(moved.id)
+            world.place_at(moved, receptacles[int(rng.integers(len(receptacles)))])
+        elif step % 4 == 2:
+            openable = [o.id for o in world.objects if world.catalogue.asset(o.asset_id).openable]
+            world.open(openable[step // 4], openness=0.5)
+        else:
+            gone = world.remove(next(o.id for o in world.objects if o.parent_id is not None))
+            assert gone
+        house = world.house()
+        changed = world.objects != objects
+        assert (house is not before) == changed and (world.graph() is not graph) == changed
+        again = load_house(house.to_json_dict(), name=house.name, catalogue=world.catalogue)
+        assert house == again  # rooms, walls, openings and every object, in order
+        assert [o.id for o in house.objects] == [o.id for o in again.objects]
+        assert house.raw == again.raw
+        assert world.graph() == world_graph(again, world.catalogue)  # kept parts or not
+        changes += changed
+    assert changes >= 8

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from dfhelpers import SHARED
@@ -221,3 +223,53 @@ def test_outer_sides_of_exterior_walls_do_not_bleed_into_rooms(
     for pose in views(house):
         f = renderer.render(pose)
         assert np.isin(f.instance, outer).mean() < 0.02
+
+
+def test_a_scene_rebuilt_from_kept_parts_is_the_scene_built_afresh() -> None:
+    """house_scene with SceneParts (what the embedded world keeps between actions) reuses the
+    meshes of what did not change and rebuilds what did: after a spawn, a move into a shut
+    drawer, the drawer opening (the apple's record unchanged, drawn slid out) and a removal,
+    its meshes, ids and merged buffers equal a scene built from nothing, and an unchanged
+    object's meshes are the very same objects."""
+    from dataforge.world.archetypes import shape_of
+    from dataforge.world.placement import World
+    from dataforge.world.scene import InstanceIds, SceneParts
+    from dataforge.world.shape_mesh import drawn_offset, open_motions
+
+    cat = load_catalogue()
+    world = World(load_house(HOUSES / "house_746.json", catalogue=cat), cat)
+    ids, parts = InstanceIds(), SceneParts()
+    rng = np.random.default_rng(0)
+    table = next(o.id for o in world.objects if o.object_type == "DiningTable")
+    dresser = next(o.id for o in world.objects if o.object_type == "Dresser")
+    still = next(o.id for o in world.objects if o.object_type == "Bed")
+    first = house_scene(world.house(), cat, ids=ids, parts=parts)
+    bed_meshes = [m for m in first.scene.meshes if m.instance_id == first.instance_of(still)]
+    info = cat.asset(world.object(dresser).asset_id)
+    opened = dataclasses.replace(
+        world.object(dresser), open_elements=tuple((e, 1.0) for e in shape_of(info).elements)
+    )
+    drawers = [e for e, m in open_motions(opened, info).items() if m[0].kind == "slide"]
+    for change in range(4):
+        if change == 0:
+            assert world.spawn("Apple_1", table, rng).ok
+        elif change == 1:  # into a drawer, left shut
+            apple = next(o.id for o in world.objects if o.id.startswith("Apple|spawned"))
+            assert world.place(apple, dresser, rng, surface=drawers[0], prefer_open=False).ok
+            world.set_open_elements(dresser, {})
+            moved = world.object(apple)
+        elif change == 2:  # the drawer opens: the apple's record is the same, drawn slid out
+            world.set_open_elements(dresser, {drawers[0]: 1.0})
+            assert world.object(apple) == moved
+            box = object_box(moved, cat)
+            assert np.any(drawn_offset(box, world.object(dresser), info))
+        else:
+            world.remove(next(o.id for o in world.objects if o.parent_id == table))
+        kept = house_scene(world.house(), cat, ids=ids, parts=parts)
+        fresh = house_scene(world.house(), cat, ids=InstanceIds(ids.to_dict()))
+        assert kept.id_table() == fresh.id_table()
+        a, b = kept.scene.buffers(), fresh.scene.buffers()
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+        reused = [m for m in kept.scene.meshes if m.instance_id == kept.instance_of(still)]
+        assert len(reused) == len(bed_meshes)
+        assert all(x is y for x, y in zip(reused, bed_meshes, strict=True))

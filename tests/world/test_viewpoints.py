@@ -5,6 +5,7 @@ model of dataforge.render."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -306,6 +307,24 @@ def test_wall_sight_on_the_real_house(real: dict[str, Any]) -> None:
     assert clear > 40 and blocked > 40
 
 
+@needs_house
+def test_wall_sight_answers_many_points_at_once_as_one_at_a_time(real: dict[str, Any]) -> None:
+    """clear_many and roomy_many (one STRtree query for all points, what the camera search
+    uses) agree with clear and roomy point by point, both answers occurring."""
+    house, catalogue = real["house"], real["catalogue"]
+    sight = WallSight(house, catalogue)
+    rng = np.random.default_rng(6)
+    xs = [p[0] for r in house.rooms for p in r.floor_polygon]
+    zs = [p[1] for r in house.rooms for p in r.floor_polygon]
+    pts = rng.uniform([min(xs), min(zs)], [max(xs), max(zs)], size=(500, 2))
+    a = tuple(pts[0])
+    clear = sight.clear_many(a, pts[:, 0], pts[:, 1])
+    roomy = sight.roomy_many(pts[:, 0], pts[:, 1])
+    assert clear.tolist() == [sight.clear(a, p) for p in pts]
+    assert roomy.tolist() == [sight.roomy(*p) for p in pts]
+    assert 20 < clear.sum() < 480 and 20 < roomy.sum() < 480
+
+
 # -- angles -------------------------------------------------------------------------------------
 
 
@@ -517,7 +536,7 @@ def test_a_refused_candidate_is_redrawn_else_kept_unusable(catalogue: Any) -> No
         shown.append(group)
         return len([g for g in shown if g[0].azimuth_deg == group[0].azimuth_deg]) > 1
 
-    vps = orbit(world, target, accept=refuse_first)
+    vps = orbit(world, target, accept=one_by_one(refuse_first), batch=False)
     assert all(v.usable for v in vps)
     first, second = shown[0][0], shown[1][0]
     assert first.azimuth_deg == second.azimuth_deg == 0.0
@@ -526,8 +545,52 @@ def test_a_refused_candidate_is_redrawn_else_kept_unusable(catalogue: Any) -> No
     assert gap >= 0.3 - 1e-9
     assert vps[0].position == second.position
     shown.clear()
-    vps = orbit(world, target, accept=lambda g: shown.append(g) is not None)
+    vps = orbit(world, target, accept=one_by_one(lambda g: shown.append(g) is not None))
     assert not any(v.usable for v in vps)
     per_az = [g for g in shown if g[0].azimuth_deg == 0.0]
     assert len(per_az) == 6  # MAX_TRIES
     assert vps[0].position == per_az[0][0].position  # the first candidate is kept
+
+
+def one_by_one(judge: Callable[[list[Viewpoint]], bool]) -> Callable[..., list[bool]]:
+    """An ``accept`` that judges each group shown on its own."""
+    return lambda groups: [judge(g) for g in groups]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batched_search_places_what_the_one_at_a_time_search_places(
+    catalogue: Any, seed: int
+) -> None:
+    """The batch shows the first candidates of all the azimuths left at once, each planned as if
+    the ones before were kept; refusals (here a fixed pseudo-random verdict per position, about
+    one in three refused) must leave the same cameras as trying one group at a time, in no more
+    calls (one when nothing is refused)."""
+    world = built(one_room(), catalogue)
+    rng = np.random.default_rng(seed)
+    target = (float(rng.uniform(1.0, 2.0)), 0.8, float(rng.uniform(1.0, 2.0)))
+
+    def judge(group: list[Viewpoint]) -> bool:
+        x, _, z = group[0].position
+        return (round(x * 1000) * 7 + round(z * 1000) * 13 + seed) % 3 != 0
+
+    calls = {True: 0, False: 0}
+
+    def counted(batch: bool) -> Callable[..., list[bool]]:
+        def accept(groups: list[list[Viewpoint]]) -> list[bool]:
+            calls[batch] += 1
+            return [judge(g) for g in groups]
+
+        return accept
+
+    batched = orbit(world, target, accept=counted(True), azimuths=AZIMUTHS_8)
+    single = orbit(world, target, accept=counted(False), azimuths=AZIMUTHS_8, batch=False)
+    assert batched == single
+    assert calls[True] <= calls[False]
+    shown: list[int] = []
+
+    def accept_all(groups: list[list[Viewpoint]]) -> list[bool]:
+        shown.append(len(groups))
+        return [True] * len(groups)
+
+    orbit(world, target, accept=accept_all)
+    assert shown == [8]  # nothing refused: every azimuth in one call

@@ -17,7 +17,8 @@ from dataforge.pipelines.spamem.capture import (
     capture,
     close_share,
 )
-from dataforge.render.renderer import Frame
+from dataforge.render.renderer import Frame, StoredFrames
+from dataforge.simulators.protocol import Camera, render_one_by_one
 from dataforge.world import load_catalogue, load_house
 from dataforge.world.navigation import house_floor_y, house_nav_grid
 from dataforge.world.viewpoints import WallSight
@@ -45,6 +46,9 @@ class NearWest:
             np.zeros((H, W), np.int32),
         )
 
+    def render_stored(self, cameras: Sequence[Camera], out: StoredFrames) -> None:
+        render_one_by_one(self, cameras, out)
+
 
 @pytest.fixture(scope="module")
 def room() -> dict:
@@ -71,8 +75,8 @@ def run(room: dict, backend: NearWest, target: tuple) -> tuple[ViewBuffer, list]
 
 
 def test_close_share_counts_near_pixels_not_background() -> None:
-    depth = np.array([[0.0, 0.1], [0.19, 0.2]], np.float32)
-    assert close_share(depth) == pytest.approx(0.5)  # 0 is nothing, 0.2 is not nearer
+    depth_mm = np.array([[0, 100], [199, 200]], np.uint16)
+    assert close_share(depth_mm) == pytest.approx(0.5)  # 0 is nothing, 200 mm is not nearer
 
 
 def test_a_camera_against_something_is_redrawn(room: dict) -> None:
