@@ -18,17 +18,17 @@ given as ``--scenes``:
 Where the time goes: the command runs as ``dataforge``'s own ``cli.main.main`` in the child
 (``python bench_multion.py --instrumented TIMES -- ARGS``), with ``time.perf_counter`` around the
 pipeline's stages (the child sums them and writes them to TIMES): the navigable space
-(``GridSpace``: the nav grid, then ``HubGeodesics``' corner hubs, one distance field per hub),
+(``house_space``: the nav grid, then ``HubGeodesics``' corner hubs, one distance field per hub),
 sampling (``draw_episodes``), the room lookup of the episode arrays (``room_indices``), the
 rest of ``produce``, the shard write (``write_shard`` less the produce it drives: encoding,
 writing, fsync, sha256), the challenge files (``<split>/content/<scene>.json.gz`` and the house
 JSON), the rest of ``finalize`` (episodes.csv, croissant, manifest, hashes); for the oracle the
 scene's space rebuilt (``stored_space``), the follower (``follow``), the renderer's setup, the
-episodes' scenes (``set_episode``), ``render`` and the depth / id conversions. "Start" is
-everything before the shard writer starts: the interpreter, imports, planning (and the
+episodes' scenes (``set_episode``) and ``render_stored`` (frames in their stored formats).
+"Start" is everything before the shard writer starts: the interpreter, imports, planning (and the
 interpreter's exit: the wall less the child's own clock). The timers cost nothing measurable (a
-few thousand calls). ``render`` returns once the frame is read back, so it holds llvmpipe's
-drawing.
+few thousand calls). ``render_stored`` returns once the frames are read back, so it holds
+llvmpipe's drawing.
 
 Timed commands are repeated (generation ``--repeat``, default 1: it is long; the oracle
 ``--oracle-repeat``, default 3) and the fastest kept, with its own split. Targets (issue 20):
@@ -74,7 +74,6 @@ def instrumented(times_path: str, argv: list[str]) -> int:
     from dataforge.cli.main import main as dataforge_main
     from dataforge.nav import hubs
     from dataforge.pipelines.multion import generate, oracle, sampling, scenes
-    from dataforge.render import renderer
     from dataforge.run import task
     from dataforge.store.builder import DatasetBuilder
     from dataforge.world import navigation
@@ -151,18 +150,16 @@ def instrumented(times_path: str, argv: list[str]) -> int:
     timed_files(generate, "challenge_files", "challenge_files")
     timed(task, "write_shard", "write_shard")
     timed(DatasetBuilder, "finalize", "finalize")
-    timed(scenes.GridSpace, "__init__", "grid_space")
+    timed(scenes, "house_space", "grid_space")
     timed(navigation, "house_nav_grid", "nav_grid")
     timed(hubs.HubGeodesics, "__init__", "hubs")
     timed(sampling, "draw_episodes", "draw_episodes")
-    timed(scenes.GridSpace, "room_indices", "room_indices")
+    timed(scenes.SceneSpace, "room_indices", "room_indices")
     timed(scenes, "stored_space", "stored_space")
     timed(oracle, "follow", "follow")
     timed(oracle.SceneRenderer, "__init__", "renderer_setup")
     timed(oracle.SceneRenderer, "set_episode", "set_episode")
-    timed(oracle.SceneRenderer, "render", "render")
-    timed(renderer, "depth_mm", "depth_mm")
-    timed(renderer, "to_uint16", "to_uint16")
+    timed(oracle.SceneRenderer, "render_stored", "render")
     marks["main"] = time.perf_counter()
     rc = dataforge_main(argv)
     marks["end"] = time.perf_counter()
@@ -428,7 +425,7 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
     rows = split_rows(
         g,
         [
-            ("grid_space", "navigable space (`GridSpace`)"),
+            ("grid_space", "navigable space (`house_space`)"),
             ("nav_grid", "  of which the nav grid (`house_nav_grid`)"),
             ("hubs", f"  of which the corner hubs (`HubGeodesics`, {g['hubs']} distance fields)"),
             ("draw_episodes", "sampling (`draw_episodes`)"),
@@ -457,11 +454,9 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> None:
                 ("set_episode", "episode scenes (`set_episode`: cylinders, upload)"),
                 (
                     "render",
-                    f"rendering (`render`, {int(r['times']['calls']['render']):,} "
-                    f"frames: {r['times']['calls']['render'] / s['render']:.0f}/s)",
+                    f"rendering (`render_stored`, {r['frames']:,} frames in their stored "
+                    f"formats: {r['frames'] / s['render']:.0f}/s)",
                 ),
-                ("depth_mm", "depth to mm (`depth_mm`)"),
-                ("to_uint16", "semantic ids to uint16 (`to_uint16`)"),
             ]
         print_split(
             f"{label}, where the {r['wall_s']:.1f} s go (per item: per {what}):",

@@ -200,19 +200,22 @@ def orbit_viewpoints(
 ) -> list[Viewpoint]:
     """Viewpoints azimuth-major (for each azimuth, each height in ``heights`` order) around
     ``target`` (see the module docstring). ``component``: the grid component cameras must be
-    in (default: the largest). ``accept``: shown candidates' viewpoints (a list of groups, one
-    viewpoint per height each), says for each whether to keep it; it must judge each group on
-    its own (by its images).
+    in (default: the largest). ``accept(groups, first)``: shown candidates' viewpoints (a list
+    of groups, one viewpoint per height each), says for each whether to keep it; it must judge
+    each group on its own (by its images). ``first``: the groups are their azimuths' first
+    candidates (a capture keeps a first candidate's images when every candidate is refused).
 
     With ``batch`` (the default) ``accept`` sees the first candidates of all the azimuths left
     at once, each placed as if those before it were kept: a renderer draws them in one go.
-    Where one is refused, the azimuths after it are planned again from there, so the result is
-    the one-at-a-time search's (``batch=False``: one group per call) in every case."""
+    Where one is refused, the azimuths after it are planned again from there; a first candidate
+    that comes out the same is not shown again (its verdict stands), another one is. So the
+    result is the one-at-a-time search's (``batch=False``: one group per call) in every case."""
     orbit = _Orbit(grid, sight, target, floor_y, heights, (min_radius, radius, max_radius))
     if component is not None:
         orbit.comp = component
     azs = [float(a) for a in azimuths]
     out: list[Viewpoint] = []
+    judged: dict[float, tuple[list[Viewpoint], bool]] = {}  # az -> first candidate, verdict
     i = 0
     while i < len(azs):
         if accept is None or not batch:
@@ -220,10 +223,14 @@ def orbit_viewpoints(
             i += 1
             continue
         plans = orbit.first_candidates(azs[i:])
-        verdicts = accept([group for _, group in plans])
-        for (cand, group), ok in zip(plans, verdicts, strict=True):
+        left = zip(azs[i:], (g for _, g in plans), strict=True)
+        new = [(az, g) for az, g in left if az not in judged or judged[az][0] != g]
+        if new:
+            verdicts = accept([g for _, g in new], True)
+            judged.update({az: (g, ok) for (az, g), ok in zip(new, verdicts, strict=True)})
+        for cand, group in plans:
             az, i = azs[i], i + 1
-            if ok:
+            if judged[az][1]:
                 orbit.eyes.extend(v.position for v in group)
                 out.extend(group)
             else:
@@ -232,7 +239,7 @@ def orbit_viewpoints(
     return out
 
 
-Accept = Callable[[list[list[Viewpoint]]], list[bool]]
+Accept = Callable[[list[list[Viewpoint]], bool], list[bool]]
 
 
 class _Orbit:
@@ -292,7 +299,8 @@ class _Orbit:
         return ok
 
     def apart_many(self, xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
-        """:meth:`apart` at each plan position."""
+        """Which plan positions are at least MIN_SEPARATION_M (3D) from every camera placed, at
+        every height."""
         ok = np.ones(len(xs), bool)
         if self.eyes:
             eyes = np.asarray(self.eyes, np.float64)
@@ -323,15 +331,6 @@ class _Orbit:
             xs, zs, fixed = self._fixed[az]
             out.append((xs, zs, fixed & self.apart_many(xs, zs) if fixed.any() else fixed))
         return out
-
-    def apart(self, x: float, z: float) -> bool:
-        """At least MIN_SEPARATION_M (3D) from every camera placed, at every height."""
-        for h in self.heights.values():
-            y = self.floor_y + h
-            for a, b, c in self.eyes:
-                if math.dist((x, y, z), (a, b, c)) < MIN_SEPARATION_M:
-                    return False
-        return True
 
     def sees(self, x: float, z: float) -> bool:
         return self.sight.clear((self.target[0], self.target[2]), (x, z))
@@ -366,7 +365,8 @@ class _Orbit:
         for k in near[self.good(cells[near, 0], cells[near, 1])]:
             x, z = (float(v) for v in cells[k])
             yield x, z, float(dist[k]), False, True
-        last = next((k for k in order if self.apart(*cells[k])), order[0])
+        apart = self.apart_many(cells[order, 0], cells[order, 1])
+        last = order[int(np.argmax(apart))] if apart.any() else order[0]
         x, z = (float(v) for v in cells[last])
         yield x, z, float(dist[last]), False, self.sees(x, z)
 
@@ -439,7 +439,7 @@ class _Orbit:
             if any(math.hypot(cand[0] - a, cand[1] - b) < REDRAW_STEP_M - 1e-9 for a, b in refused):
                 continue
             group = self.group(az, cand)
-            if accept is None or accept([group])[0]:
+            if accept is None or accept([group], not refused)[0]:
                 chosen = group
                 break
             first = first or group

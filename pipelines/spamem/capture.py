@@ -162,36 +162,31 @@ def capture(
     the next rows of ``buffer``; ``facing`` turns the orbit (its azimuth 0 looks from that
     bearing: an open drawer's or door's face). The first candidates of all azimuths are drawn
     in one go, straight into their rows (:func:`orbit_viewpoints` batches them); a candidate
-    tried after a refused one is drawn apart and its images replace the first's only if it is
-    accepted."""
+    tried after its azimuth's first was refused is drawn apart and its images replace the
+    first's only if it is accepted."""
     base, per = buffer.n, len(settings.heights)
     if base + settings.views > len(buffer.frames):
         raise DataforgeError(f"view buffer full at {base} views")
     azimuths = tuple((a + facing) % 360.0 for a in settings.azimuths)
     slots = {az: base + k * per for k, az in enumerate(azimuths)}
-    tried: set[float] = set()
 
-    def accept(groups: list[list[Viewpoint]]) -> list[bool]:
-        first = [slots[g[0].azimuth_deg] for g in groups]
-        direct = all(g[0].azimuth_deg not in tried for g in groups) and first == list(
-            range(first[0], first[0] + per * len(groups), per)
-        )
+    def accept(groups: list[list[Viewpoint]], first: bool) -> list[bool]:
+        rows = [slots[g[0].azimuth_deg] for g in groups]
         cams = [(vp.position, vp.yaw_deg, vp.horizon_deg) for g in groups for vp in g]
-        out = buffer.frames.rows(first[0], first[0] + len(cams)) if direct else None
-        if out is None:
+        direct = first and rows == list(range(rows[0], rows[0] + len(cams), per))
+        if direct:
+            out = buffer.frames.rows(rows[0], rows[0] + len(cams))
+        else:
             if len(cams) > len(buffer.scratch):
                 buffer.scratch = StoredFrames.empty(len(cams), settings.width, settings.height)
             out = buffer.scratch.rows(0, len(cams))
         backend.render_stored(cams, out)
         verdicts = []
-        for j, g in enumerate(groups):
-            rows = range(j * per, (j + 1) * per)
-            ok = all(close_share(out.depth[r]) <= MAX_CLOSE_SHARE for r in rows)
-            az = g[0].azimuth_deg
-            if not direct and (ok or az not in tried):
-                for h, r in enumerate(rows):
-                    out.copy_to(r, buffer.frames, slots[az] + h)
-            tried.add(az)
+        for j, row in enumerate(rows):
+            ok = all(close_share(out.depth[j * per + h]) <= MAX_CLOSE_SHARE for h in range(per))
+            if not direct and (ok or first):  # a first candidate's images stay unless replaced
+                for h in range(per):
+                    out.copy_to(j * per + h, buffer.frames, row + h)
             verdicts.append(ok)
         return verdicts
 

@@ -554,7 +554,7 @@ def test_a_refused_candidate_is_redrawn_else_kept_unusable(catalogue: Any) -> No
 
 def one_by_one(judge: Callable[[list[Viewpoint]], bool]) -> Callable[..., list[bool]]:
     """An ``accept`` that judges each group shown on its own."""
-    return lambda groups: [judge(g) for g in groups]
+    return lambda groups, first: [judge(g) for g in groups]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -574,10 +574,12 @@ def test_batched_search_places_what_the_one_at_a_time_search_places(
         return (round(x * 1000) * 7 + round(z * 1000) * 13 + seed) % 3 != 0
 
     calls = {True: 0, False: 0}
+    shown: dict[bool, list[tuple[float, tuple[Viewpoint, ...], bool]]] = {True: [], False: []}
 
     def counted(batch: bool) -> Callable[..., list[bool]]:
-        def accept(groups: list[list[Viewpoint]]) -> list[bool]:
+        def accept(groups: list[list[Viewpoint]], first: bool) -> list[bool]:
             calls[batch] += 1
+            shown[batch] += [(g[0].azimuth_deg, tuple(g), first) for g in groups]
             return [judge(g) for g in groups]
 
         return accept
@@ -586,11 +588,15 @@ def test_batched_search_places_what_the_one_at_a_time_search_places(
     single = orbit(world, target, accept=counted(False), azimuths=AZIMUTHS_8, batch=False)
     assert batched == single
     assert calls[True] <= calls[False]
-    shown: list[int] = []
+    # no group is shown twice (a re-planned first candidate that came out the same keeps its
+    # verdict), and what one-at-a-time marks as first candidates the batch marks so too
+    assert len(set(shown[True])) == len(shown[True])
+    assert {x for x in shown[False] if x[2]} <= {x for x in shown[True] if x[2]}
+    sizes: list[int] = []
 
-    def accept_all(groups: list[list[Viewpoint]]) -> list[bool]:
-        shown.append(len(groups))
+    def accept_all(groups: list[list[Viewpoint]], first: bool) -> list[bool]:
+        sizes.append(len(groups))
         return [True] * len(groups)
 
     orbit(world, target, accept=accept_all)
-    assert shown == [8]  # nothing refused: every azimuth in one call
+    assert sizes == [8]  # nothing refused: every azimuth in one call
