@@ -219,3 +219,23 @@ def skip_module_without_maniskill() -> None:
     mark = needs_maniskill()
     if mark.args[0]:
         pytest.skip(mark.kwargs["reason"], allow_module_level=True)
+
+
+def ray_runtime_env_vars() -> dict[str, str]:
+    """The ``env_vars`` of the runtime env a RayExecutor passes to ``ray.init`` (through a fake
+    ray that only records its arguments): what every Ray worker gets."""
+    from dataforge.run.executors import RayExecutor
+
+    seen: dict[str, Any] = {}
+
+    class FakeRay:
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **kw: object) -> None:
+            seen.update(kw)
+
+    ex = RayExecutor(workers=1)
+    ex._ray = FakeRay()
+    ex._init()
+    return dict(seen["runtime_env"]["env_vars"])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dfhelpers import write_small
+from dfhelpers import ray_runtime_env_vars, write_small
 from numericshelpers import intel_mkl_env, mkl_intel_shim
 
 from dataforge import numerics
@@ -168,21 +168,7 @@ def test_ray_workers_get_the_pins_in_their_runtime_env() -> None:
     """A Ray worker may load numpy before it imports dataforge: the job's runtime env carries
     the pinned values (this process's)."""
     pytest.importorskip("ray")
-    from dataforge.run.executors import RayExecutor
-
-    seen: dict[str, object] = {}
-
-    class FakeRay:
-        def is_initialized(self) -> bool:
-            return False
-
-        def init(self, **kw: object) -> None:
-            seen.update(kw)
-
-    ex = RayExecutor(workers=1)
-    ex._ray = FakeRay()
-    ex._init()
-    env = seen["runtime_env"]["env_vars"]  # type: ignore[index]
+    env = ray_runtime_env_vars()
     assert env["MKL_CBWR"] == os.environ["MKL_CBWR"] == "COMPATIBLE"
     for name, value in numerics.pins().items():
         assert env[name] == os.environ[name] == value

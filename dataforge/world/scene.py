@@ -211,7 +211,7 @@ def house_scene(
     arguments (reused where their element is unchanged, the same meshes in the same order)."""
     ids = ids or InstanceIds()
     semantics = SemanticTable.for_catalogue(catalogue)
-    hs = HouseScene(Scene(corners=None if parts is None else parts.corners), {}, semantics, ids)
+    hs = HouseScene(Scene(), {}, semantics, ids)
     key = (house.rooms, house.walls, house.doors, house.windows, ceiling, shapes)
     if parts is not None and parts.structure is not None and parts.structure[0] == key:
         head, tail = parts.structure[1], parts.structure[2]

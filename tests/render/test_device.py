@@ -8,9 +8,9 @@ import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
+from dfhelpers import ray_runtime_env_vars
 from renderhelpers import gl_config_class, gl_job, needs_egl
 
 from dataforge.errors import UsageError
@@ -279,24 +279,7 @@ def test_ray_workers_get_the_drivers_device_only_when_it_has_one(
 ) -> None:
     """Without one in the driver, each node keeps its own DATAFORGE_GL_DEVICE."""
     pytest.importorskip("ray")
-    from dataforge.run.executors import RayExecutor
-
-    def runtime_env() -> dict[str, str]:
-        seen: dict[str, Any] = {}
-
-        class FakeRay:
-            def is_initialized(self) -> bool:
-                return False
-
-            def init(self, **kw: object) -> None:
-                seen.update(kw)
-
-        ex = RayExecutor(workers=1)
-        ex._ray = FakeRay()
-        ex._init()
-        return seen["runtime_env"]["env_vars"]
-
     monkeypatch.setenv(ENV, "2")
-    assert runtime_env()[ENV] == "2"
+    assert ray_runtime_env_vars()[ENV] == "2"
     monkeypatch.delenv(ENV)
-    assert ENV not in runtime_env()
+    assert ENV not in ray_runtime_env_vars()
